@@ -1,0 +1,48 @@
+"""The interface every compiler under test implements (runs inside a worker process).
+
+A backend is a class with `compile` and `run`. The harness builds the program (an
+nn.Module, example inputs and optional dynamic shapes), computes the float64 golden values
+and compares; the backend only turns the program into something runnable and runs it.
+
+Call `phase(...)` before each stage so that a failure, hang or crash is attributed to the
+stage it happened in: export, import, lower, compile (inside `compile`), run (inside `run`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping, Sequence
+
+from harness.outcomes import Phase
+
+PhaseSetter = Callable[[Phase], None]
+
+
+@dataclasses.dataclass
+class Program:
+    """What a backend compiles: torch objects, built in the worker."""
+
+    name: str                       # the case id, usable as a symbol name after sanitising
+    module: Any                     # torch.nn.Module
+    example_inputs: tuple           # tuple of torch.Tensor
+    dynamic_shapes: Any = None      # for torch.export.export(dynamic_shapes=...), or None
+    output_names: Sequence[str] = ()
+
+
+class Backend:
+    """Base class. Subclasses set nothing else up in __init__ that imports slowly per case."""
+
+    def __init__(self, name: str, options: Mapping[str, Any]):
+        self.name = name
+        self.options = dict(options)
+
+    def compile(self, program: Program, phase: PhaseSetter) -> Any:
+        """Return an artifact that `run` accepts. Raise to report a compile error."""
+        raise NotImplementedError
+
+    def run(self, artifact: Any, inputs: Sequence[Any], phase: PhaseSetter) -> Sequence[Any]:
+        """Run the artifact on torch tensors; return a sequence of tensors or numpy arrays."""
+        raise NotImplementedError
+
+    def versions(self) -> dict[str, str]:
+        """Versions of what this backend exercises, for the report's environment block."""
+        return {}

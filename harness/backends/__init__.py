@@ -1,0 +1,1 @@
+"""Backends: each a small class implementing harness.backend.Backend, named by a configs/*.yaml."""

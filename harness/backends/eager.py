@@ -1,0 +1,21 @@
+"""The reference backend: the module run by PyTorch itself, no compiler in between."""
+from __future__ import annotations
+
+import torch
+
+from harness.backend import Backend, Program
+from harness.outcomes import Phase
+
+
+class EagerBackend(Backend):
+    def compile(self, program: Program, phase) -> Program:
+        phase(Phase.COMPILE)
+        return program
+
+    def run(self, artifact: Program, inputs, phase):
+        phase(Phase.RUN)
+        with torch.no_grad():
+            return artifact.module(*inputs)
+
+    def versions(self) -> dict[str, str]:
+        return {"torch": torch.__version__}

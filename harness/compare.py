@@ -1,0 +1,89 @@
+"""Compare a backend's outputs with float64 golden values; say exactly what differs.
+
+An element is within tolerance when
+    |got - want| <= sqrt(K) * (rtol * |want| + atol * max(1, rms(want)))
+where K is the number of terms summed per output element (rounding error of a sum grows
+with its length, so a fixed tolerance would call a correct large case wrong) and rms(want)
+sets the absolute scale (elements near zero after cancellation carry the error of the sum).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Sequence
+
+import numpy as np
+
+# Used when a backend config gives no tolerance for a dtype.
+DEFAULT_TOLERANCES = {
+    "float64": (1e-12, 1e-12),
+    "float32": (2e-6, 2e-6),
+    "float16": (2e-3, 2e-3),
+    "bfloat16": (1.6e-2, 1.6e-2),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+    """One output as numpy float64 (or its raw type) plus the dtype name the backend produced."""
+
+    name: str
+    values: np.ndarray
+    dtype: str
+
+
+def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
+            tolerance: tuple[float, float], reduction_sizes: dict[str, int]) -> str | None:
+    """None when every output matches, else a message naming the first output that does not."""
+    if len(got) != len(want):
+        names = ", ".join(w.name for w in want)
+        return f"expected {len(want)} outputs ({names}), got {len(got)}"
+    for g, w in zip(got, want):
+        problem = compare_one(g, w, dtype, tolerance, reduction_sizes.get(w.name, 1))
+        if problem:
+            return f"{w.name}: {problem}"
+    return None
+
+
+def compare_one(got: Output, want: Output, dtype: str, tolerance: tuple[float, float],
+                reduction: int) -> str | None:
+    if tuple(got.values.shape) != tuple(want.values.shape):
+        return f"shape {list(got.values.shape)} differs from expected {list(want.values.shape)}"
+    if got.dtype != dtype:
+        return f"dtype {got.dtype} differs from expected {dtype}"
+    g = got.values.astype(np.float64)
+    w = want.values.astype(np.float64)
+    problem = _non_finite(g, w)
+    if problem or g.size == 0:
+        return problem
+    rtol, atol = tolerance
+    scale = math.sqrt(max(reduction, 1))
+    rms = float(np.sqrt(np.mean(w * w)))
+    allowed = scale * (rtol * np.abs(w) + atol * max(1.0, rms))
+    err = np.abs(g - w)
+    bad = err > allowed
+    if not bad.any():
+        return None
+    worst = np.unravel_index(int(np.argmax(err - allowed)), err.shape)
+    rel = err / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
+    return (f"{int(bad.sum())} of {err.size} elements differ beyond tolerance; "
+            f"max abs error {float(err.max()):.3g}, max rel error {float(rel.max()):.3g}; "
+            f"worst at index {list(map(int, worst))}: got {g[worst]:.6g}, want {w[worst]:.6g}; "
+            f"tolerance rtol={rtol:g}, atol={atol:g} x max(1, rms {rms:.3g}), "
+            f"scaled by sqrt({reduction}) for the reduction length")
+
+
+def _non_finite(g: np.ndarray, w: np.ndarray) -> str | None:
+    """NaN and Inf must sit exactly where the golden has them (same sign for Inf)."""
+    g_nan, w_nan = np.isnan(g), np.isnan(w)
+    g_inf, w_inf = np.isinf(g), np.isinf(w)
+    wrong = (g_nan != w_nan) | (g_inf != w_inf) | (g_inf & w_inf & (np.sign(g) != np.sign(w)))
+    if not wrong.any():
+        if (g_nan | g_inf).any():  # identical non-finite positions: compare the rest only
+            g[g_nan | g_inf] = 0.0
+            w[w_nan | w_inf] = 0.0
+        return None
+    first = list(map(int, np.argwhere(wrong)[0]))
+    return (f"{int((g_nan & ~w_nan).sum())} NaN and {int((g_inf & ~w_inf).sum())} Inf where the golden "
+            f"value is finite, {int((wrong & ~(g_nan | g_inf)).sum())} finite where it is not; "
+            f"first at index {first}: got {g[tuple(first)]}, want {w[tuple(first)]}")

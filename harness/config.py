@@ -1,0 +1,103 @@
+"""Backend configs: one YAML file per backend in each configs directory."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from harness.errors import HarnessInputError
+from harness.yamlio import check_keys, load_yaml
+
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+CONFIG_KEYS = {"name", "description", "class", "options", "tolerances", "timeout", "requires"}
+TOLERANCE_KEYS = {"rtol", "atol"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendConfig:
+    name: str
+    description: str
+    class_path: str                       # "module:Class", imported in the worker only
+    options: Mapping[str, Any]
+    tolerances: Mapping[str, Tolerance]   # per dtype name
+    timeout: float | None
+    requires: tuple[str, ...]             # distributions the backend needs, e.g. ("torch-mlir",)
+    source: Path
+
+    def to_json(self) -> dict[str, Any]:
+        """What a worker needs to instantiate and check this backend."""
+        return {"name": self.name, "class": self.class_path, "options": dict(self.options),
+                "tolerances": {k: dataclasses.asdict(v) for k, v in self.tolerances.items()}}
+
+
+def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
+    """All backend configs of the given directories; a later directory may not redefine a name."""
+    configs: dict[str, BackendConfig] = {}
+    for directory in dirs:
+        for path in sorted(Path(directory).glob("*.yaml")):
+            config = _parse(path)
+            if config.name in configs:
+                raise HarnessInputError(str(path), f"backend {config.name!r} is already defined in "
+                                        f"{configs[config.name].source}", "rename one of them")
+            configs[config.name] = config
+    return configs
+
+
+def _parse(path: Path) -> BackendConfig:
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise HarnessInputError(str(path), "a backend config must be a mapping", "see configs/eager.yaml")
+    check_keys(path, data, CONFIG_KEYS, required={"name", "class"})
+    if data["name"] != path.stem:
+        raise HarnessInputError(str(path), f"name {data['name']!r} differs from the file name",
+                                f"rename the file to {data['name']}.yaml or fix the name")
+    class_path = data["class"]
+    if not isinstance(class_path, str) or ":" not in class_path:
+        raise HarnessInputError(str(path), f"class {class_path!r} is not of the form 'module:Class'")
+    return BackendConfig(
+        name=data["name"], description=str(data.get("description", "")), class_path=class_path,
+        options=_mapping(path, data, "options"), tolerances=_tolerances(path, data),
+        timeout=_positive(path, data.get("timeout"), "timeout"),
+        requires=tuple(data.get("requires") or ()), source=path)
+
+
+def _mapping(path: Path, data: dict, key: str) -> dict:
+    value = data.get(key) or {}
+    if not isinstance(value, dict):
+        raise HarnessInputError(str(path), f"{key!r} must be a mapping")
+    return dict(value)
+
+
+def _tolerances(path: Path, data: dict) -> dict[str, Tolerance]:
+    result = {}
+    for dtype, tol in _mapping(path, data, "tolerances").items():
+        if dtype not in DTYPES:
+            raise HarnessInputError(str(path), f"tolerance for unknown dtype {dtype!r}",
+                                    f"use one of {', '.join(DTYPES)}")
+        if not isinstance(tol, dict):
+            raise HarnessInputError(str(path), f"tolerances.{dtype} must be a mapping with rtol and atol")
+        check_keys(path, tol, TOLERANCE_KEYS, required=TOLERANCE_KEYS)
+        result[dtype] = Tolerance(_number(path, tol["rtol"], f"tolerances.{dtype}.rtol"),
+                                  _number(path, tol["atol"], f"tolerances.{dtype}.atol"))
+    return result
+
+
+def _number(path: Path, value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise HarnessInputError(str(path), f"{what} must be a non-negative number, not {value!r}")
+    return float(value)
+
+
+def _positive(path: Path, value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    number = _number(path, value, what)
+    if number == 0:
+        raise HarnessInputError(str(path), f"{what} must be positive")
+    return number

@@ -1,0 +1,152 @@
+"""Expected failures (xfail/<backend>.yaml) and cases not to attempt (crash_sets/<backend>.yaml).
+
+Each file is a YAML list of entries:
+  - id: conv_backward/2d/transposed*     # exact case id or fnmatch glob
+    reason: why it fails                  # required
+    issue: https://...                    # optional
+    phase: lower                          # optional: the phase that must fail
+    when: {torch-mlir: "<=20261001"}      # optional: version conditions (PEP 440 specifiers)
+    timeout: 120                          # optional: per-case seconds
+"""
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from harness.errors import HarnessInputError
+from harness.outcomes import Expected, Phase
+from harness.yamlio import check_keys, load_yaml, where
+
+ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout"}
+CONDITION_KEYS = ("python", "torch", "torch-mlir")
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    pattern: str
+    reason: str
+    kind: Expected                    # XFAIL or CRASH
+    source: str                       # "xfail/linalg-on-tensors.yaml:12"
+    phase: Phase | None = None
+    issue: str | None = None
+    timeout: float | None = None
+    active: bool = True               # False when its `when` conditions do not hold
+
+    def matches(self, case_id: str) -> bool:
+        return fnmatch.fnmatchcase(case_id, self.pattern)
+
+
+@dataclasses.dataclass
+class Expectations:
+    """The expectation entries of one backend, checked against the case registry."""
+
+    backend: str
+    entries: list[Entry]
+
+    def lookup(self, case_id: str) -> Entry | None:
+        """The first active entry for the case, crash-set entries first."""
+        for entry in sorted(self.entries, key=lambda e: e.kind is not Expected.CRASH):
+            if entry.active and entry.matches(case_id):
+                return entry
+        return None
+
+
+def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path,
+                      case_ids: Iterable[str], versions: Mapping[str, str]) -> Expectations:
+    case_ids = list(case_ids)
+    entries = (_load_file(Path(xfail_dir) / f"{backend}.yaml", Expected.XFAIL, versions)
+               + _load_file(Path(crash_dir) / f"{backend}.yaml", Expected.CRASH, versions))
+    _check_live(entries, case_ids)
+    _check_disjoint(entries, case_ids)
+    return Expectations(backend, entries)
+
+
+def _load_file(path: Path, kind: Expected, versions: Mapping[str, str]) -> list[Entry]:
+    if not path.exists():
+        return []
+    data = load_yaml(path)
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise HarnessInputError(str(path), "an expectation file must be a YAML list of entries",
+                                "start each entry with '- id: ...'")
+    return [_parse_entry(path, node, kind, versions) for node in data]
+
+
+def _parse_entry(path: Path, node: Any, kind: Expected, versions: Mapping[str, str]) -> Entry:
+    if not isinstance(node, dict):
+        raise HarnessInputError(str(path), f"entry {node!r} is not a mapping", "write '- id: ...\\n  reason: ...'")
+    at = where(path, node)
+    check_keys(path, node, ENTRY_KEYS, required={"id", "reason"})
+    for key in ("id", "reason"):
+        if not isinstance(node[key], str) or not node[key].strip():
+            raise HarnessInputError(at, f"{key!r} must be a non-empty string")
+    return Entry(pattern=node["id"], reason=node["reason"].strip(), kind=kind, source=at,
+                 phase=_phase(at, node.get("phase")), issue=node.get("issue"),
+                 timeout=_timeout(at, node.get("timeout")),
+                 active=_conditions_hold(at, node.get("when"), versions))
+
+
+def _phase(at: str, value: Any) -> Phase | None:
+    if value is None:
+        return None
+    try:
+        return Phase(value)
+    except ValueError:
+        raise HarnessInputError(at, f"unknown phase {value!r}",
+                                f"use one of {', '.join(p.value for p in Phase)}") from None
+
+
+def _timeout(at: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise HarnessInputError(at, f"timeout must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+def _conditions_hold(at: str, when: Any, versions: Mapping[str, str]) -> bool:
+    if when is None:
+        return True
+    if not isinstance(when, dict):
+        raise HarnessInputError(at, "'when' must be a mapping such as {torch: '>=2.13'}")
+    holds = True
+    for name, spec in when.items():
+        if name not in CONDITION_KEYS:
+            raise HarnessInputError(at, f"unknown condition {name!r}", f"use one of {', '.join(CONDITION_KEYS)}")
+        try:
+            specifier = SpecifierSet(str(spec))
+        except InvalidSpecifier:
+            raise HarnessInputError(at, f"bad version condition {name}: {spec!r}",
+                                    "write a PEP 440 specifier such as '>=2.13,<2.14'") from None
+        installed = versions.get(name)
+        if installed is None:
+            holds = False
+            continue
+        try:
+            holds &= specifier.contains(Version(installed), prereleases=True)
+        except InvalidVersion:
+            holds = False
+    return holds
+
+
+def _check_live(entries: list[Entry], case_ids: list[str]) -> None:
+    for entry in entries:
+        if not any(entry.matches(case_id) for case_id in case_ids):
+            raise HarnessInputError(entry.source, f"id {entry.pattern!r} matches no case",
+                                    "delete the entry or fix the id (list ids with --collect-only -q)")
+
+
+def _check_disjoint(entries: list[Entry], case_ids: list[str]) -> None:
+    crash = [e for e in entries if e.kind is Expected.CRASH]
+    for xfail in (e for e in entries if e.kind is Expected.XFAIL):
+        for entry in crash:
+            both = next((c for c in case_ids if xfail.matches(c) and entry.matches(c)), None)
+            if both:
+                raise HarnessInputError(xfail.source, f"case {both!r} is also in the crash set at {entry.source}",
+                                        "keep it in one of the two files")

@@ -1,0 +1,185 @@
+"""The pytest plugin: options, collection of case modules, verdicts, reports.
+
+Loaded by the rootdir conftest.py and by the `pytest11` entry point of the installed package.
+It never imports torch: cases run in worker processes (harness.pool, harness.worker).
+"""
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessInputError
+from harness.outcomes import Expected, Outcome, Verdict
+from harness.report import terminal_lines, write_json
+from harness.runner import Runner, Settings
+from harness.spec import Case
+
+RUNNER = pytest.StashKey[Runner]()
+OUTER_GUARD_SLACK = 360.0  # pytest-timeout's limit over a case's own timeout: worker start-up and reporting
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("e2e", "torch-backend-e2e")
+    group.addoption("--backend", action="append", default=[], metavar="NAME[,NAME...]",
+                    help="backend(s) to run the cases on (repeatable or comma list; default: ini e2e_backends)")
+    group.addoption("--configs-dir", action="append", default=[], metavar="DIR",
+                    help="an extra directory of backend configs (repeatable)")
+    group.addoption("--xfail-dir", metavar="DIR", help="expected-failure files (default: ini e2e_xfail_dir)")
+    group.addoption("--crash-sets-dir", metavar="DIR", help="crash-set files (default: ini e2e_crash_sets_dir)")
+    group.addoption("--cases-file", action="append", default=[], metavar="FILE",
+                    help="YAML or JSON list of convolution parameter sets to add as cases (repeatable)")
+    group.addoption("--run-crash-set", action="store_true", help="attempt crash-set cases instead of not running them")
+    group.addoption("--case-timeout", type=float, metavar="SECONDS",
+                    help="per-case timeout when neither expectation, case nor backend config sets one")
+    group.addoption("--report-json", metavar="PATH", help="write the JSON result report here")
+    parser.addini("e2e_backends", "default backends", type="args", default=["linalg-on-tensors"])
+    parser.addini("e2e_cases_dirs", "directories of case modules", type="paths", default=[])
+    parser.addini("e2e_configs_dirs", "directories of backend configs", type="paths", default=[])
+    parser.addini("e2e_xfail_dir", "directory of xfail/<backend>.yaml files", default="xfail")
+    parser.addini("e2e_crash_sets_dir", "directory of crash_sets/<backend>.yaml files", default="crash_sets")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: an end-to-end case run through a backend")
+    try:
+        runner = Runner(_settings(config))
+    except HarnessInputError as e:
+        raise pytest.UsageError(str(e)) from None
+    config.stash[RUNNER] = runner
+    config.pluginmanager.register(ResultReporter(config), "e2e-reporter")
+    report = config.getoption("report_json")
+    if report and not _writable(Path(report)):
+        raise pytest.UsageError(f"--report-json={report}: cannot write there; create the directory or pick another path")
+
+
+def _settings(config: pytest.Config) -> Settings:
+    root = Path(config.rootpath)
+    names = [n.strip() for opt in (config.getoption("backend") or config.getini("e2e_backends"))
+             for n in opt.split(",") if n.strip()]
+    timeout = config.getoption("case_timeout")
+    if timeout is not None and timeout <= 0:
+        raise pytest.UsageError(f"--case-timeout={timeout:g}: must be a positive number of seconds")
+    return Settings(
+        rootdir=root, backends=list(dict.fromkeys(names)),
+        cases_dirs=config.getini("e2e_cases_dirs") or [root / "cases"],
+        configs_dirs=(config.getini("e2e_configs_dirs") or [root / "configs"])
+        + [Path(d).resolve() for d in config.getoption("configs_dir")],
+        xfail_dir=root / (config.getoption("xfail_dir") or config.getini("e2e_xfail_dir")),
+        crash_sets_dir=root / (config.getoption("crash_sets_dir") or config.getini("e2e_crash_sets_dir")),
+        cases_files=[Path(f) for f in config.getoption("cases_file")],
+        run_crash_set=config.getoption("run_crash_set"), case_timeout=timeout)
+
+
+def _writable(path: Path) -> bool:
+    import os
+    return path.parent.is_dir() and os.access(path.parent, os.W_OK) and not path.is_dir()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    runner = config.stash.get(RUNNER, None)
+    if runner is not None:
+        runner.close()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    runner = parent.config.stash.get(RUNNER, None)
+    if runner is not None and file_path in runner.module_cases:
+        return CaseModule.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseModule(pytest.File):
+    """A case module: one item per (case, selected backend)."""
+
+    def collect(self):
+        runner = self.config.stash[RUNNER]
+        for case in runner.cases_for(self.path):
+            for backend in runner.configs:
+                yield CaseItem.from_parent(self, name=f"{case.id}[{backend}]", case=case, backend=backend)
+
+
+class CaseFailure(Exception):
+    """An unexpected result; its message is the whole failure report (no Python traceback)."""
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, backend: str, **kwargs):
+        super().__init__(**kwargs)
+        self.case, self.backend = case, backend
+        self.add_marker("e2e")
+        for tag in case.tags:
+            self.keywords[tag] = True
+        runner = self.config.stash[RUNNER]
+        guard = runner.timeout(case, runner.configs[backend], runner.expectations[backend].lookup(case.id))
+        self.add_marker(pytest.mark.timeout(guard + OUTER_GUARD_SLACK))
+        self.record: dict | None = None
+
+    def runtest(self) -> None:
+        record = self.config.stash[RUNNER].run(self.case, self.backend, self.nodeid)
+        self.record = record.to_json()
+        self.user_properties += [("e2e_outcome", record.outcome.value), ("e2e_phase", record.phase or ""),
+                                 ("e2e_verdict", record.verdict.value)]
+        if record.verdict is Verdict.SKIPPED:
+            pytest.skip(record.message)
+        if record.verdict is Verdict.UNEXPECTED_PASS:
+            raise CaseFailure(f"unexpectedly passed; the entry at {record.expectation_source} expects it to "
+                              f"fail: delete that line's entry (or narrow its id)")
+        if record.verdict is Verdict.UNEXPECTED_FAILURE:
+            raise CaseFailure(_failure_text(record))
+        if record.expected is not Expected.PASS:
+            pytest.xfail(f"{record.outcome.value} in {record.phase} ({record.expectation_source})")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, CaseFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.case.id} on {self.backend}"
+
+
+def _failure_text(record) -> str:
+    head = f"{record.outcome.value} in phase {record.phase}"
+    if record.expected is not Expected.PASS:
+        head += f" (expected {record.expected.value} at {record.expectation_source}, in a different phase)"
+    return f"{head}\n{record.message}\nparams: {record.params}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "call" and isinstance(item, CaseItem) and item.record is not None:
+        outcome.get_result().e2e = item.record  # travels to the xdist controller with the report
+
+
+class ResultReporter:
+    """Gathers the records of every case (from xdist workers too) and writes the reports."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.records: list[dict] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = getattr(report, "e2e", None)
+        if record is not None and report.when == "call":
+            self.records.append(record)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        path = self.config.getoption("report_json")
+        if path and not hasattr(self.config, "workerinput"):  # the xdist controller writes, workers send
+            complete = exitstatus != pytest.ExitCode.INTERRUPTED and not session.shouldstop
+            write_json(Path(path), self.environment(), self.records, complete)
+
+    def environment(self) -> dict:
+        runner = self.config.stash[RUNNER]
+        return {**runner.versions, "platform": platform.platform(),
+                "backends": {name: str(c.source) for name, c in runner.configs.items()},
+                "run_crash_set": runner.settings.run_crash_set}
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.records:
+            terminalreporter.section("e2e summary")
+            for line in terminal_lines(self.records):
+                terminalreporter.write_line(line)

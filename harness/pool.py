@@ -1,0 +1,152 @@
+"""Controller side of the worker protocol: run a case in a worker, survive hangs and crashes.
+
+A worker is reused across cases (imports are paid once). When a case hangs past its timeout
+the worker's process group is killed; when it crashes, its exit signal and the tail of its
+output are recorded. Either way a replacement takes over and the run goes on.
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness.outcomes import Outcome, Phase
+
+STARTUP_TIMEOUT = 300.0   # seconds for a worker to import torch and say ready (cold caches are slow)
+TAIL_BYTES = 4096         # how much of a dead worker's output goes into its result
+TAIL_LINES = 25
+
+
+class WorkerLost(Exception):
+    """The worker died or stopped answering; `outcome` says which."""
+
+    def __init__(self, outcome: Outcome, message: str):
+        super().__init__(message)
+        self.outcome = outcome
+        self.message = message
+
+
+class Worker:
+    """One worker process, its pipes and its captured output."""
+
+    def __init__(self, rootdir: Path):
+        self.log = tempfile.TemporaryFile()  # stdout+stderr of the worker; truncated per case
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(rootdir), os.environ.get("PYTHONPATH")])),
+                   PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+            start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        self.buffer = b""
+        self.ready = False
+
+    def wait_ready(self) -> None:
+        if not self.ready:
+            message = self.receive(time.monotonic() + STARTUP_TIMEOUT, "worker start-up")
+            assert message["type"] == "ready", message
+            self.ready = True
+
+    def send(self, message: dict) -> None:
+        self.log.seek(0)
+        self.log.truncate()
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise self.lost("sending the case") from None
+
+    def receive(self, deadline: float, doing: str) -> dict:
+        """The next message, or WorkerLost when the worker dies or the deadline passes."""
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerLost(Outcome.TIMED_OUT, f"no answer within the timeout during {doing}")
+            with selectors.DefaultSelector() as selector:
+                selector.register(self.proc.stdout, selectors.EVENT_READ)
+                if not selector.select(remaining):
+                    continue
+            chunk = self.proc.stdout.read()
+            if not chunk:
+                raise self.lost(doing)
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def lost(self, doing: str) -> WorkerLost:
+        """The worker has exited: say how, with the tail of its output."""
+        code = self.proc.wait()
+        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+        return WorkerLost(Outcome.CRASHED, f"worker {how} during {doing}{self.tail()}")
+
+    def tail(self) -> str:
+        self.log.seek(0, os.SEEK_END)
+        size = self.log.tell()
+        self.log.seek(max(0, size - TAIL_BYTES))
+        lines = self.log.read().decode(errors="replace").splitlines()[-TAIL_LINES:]
+        return ("\n--- last output of the worker ---\n" + "\n".join(lines)) if lines else ""
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.log):
+            stream.close()
+
+
+class WorkerPool:
+    """Runs cases one at a time in a reusable worker, with a spare started after the first loss."""
+
+    def __init__(self, rootdir: Path):
+        self.rootdir = Path(rootdir)
+        self.worker: Worker | None = None
+        self.spare: Worker | None = None
+
+    def run(self, request: dict, timeout: float) -> dict:
+        """Send one case; return the worker's result, or a crashed / timed_out result."""
+        worker = self._current()
+        phase = Phase.SETUP
+        started = time.monotonic()
+        try:
+            worker.wait_ready()
+            worker.send(request)
+            deadline = time.monotonic() + timeout
+            while True:
+                message = worker.receive(deadline, f"phase {phase.value}")
+                if message["type"] == "phase":
+                    phase = Phase(message["phase"])
+                elif message["type"] == "result":
+                    return message
+        except WorkerLost as lost:
+            message = lost.message
+            if lost.outcome is Outcome.TIMED_OUT:
+                message = f"timed out after {timeout:g} s in phase {phase.value}{worker.tail()}"
+            self._replace()
+            return {"type": "result", "outcome": lost.outcome.value, "phase": phase.value,
+                    "message": message, "durations": {phase.value: round(time.monotonic() - started, 6)}}
+
+    def close(self) -> None:
+        for worker in (self.worker, self.spare):
+            if worker is not None:
+                worker.kill()
+        self.worker = self.spare = None
+
+    def _current(self) -> Worker:
+        if self.worker is None:
+            self.worker = Worker(self.rootdir)
+        return self.worker
+
+    def _replace(self) -> None:
+        """Drop the current worker; promote the spare and start a new spare in the background."""
+        if self.worker is not None:
+            self.worker.kill()
+        self.worker, self.spare = self.spare or Worker(self.rootdir), Worker(self.rootdir)

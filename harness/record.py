@@ -1,0 +1,30 @@
+"""The result record: one per (case, backend); every report is a view of these."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from harness.outcomes import Expected, Outcome, Verdict
+
+
+@dataclasses.dataclass
+class Record:
+    case: str
+    backend: str
+    nodeid: str
+    params: dict[str, Any]
+    tags: list[str]
+    outcome: Outcome
+    phase: str | None
+    expected: Expected
+    verdict: Verdict
+    duration_s: float
+    message: str
+    expectation_source: str | None   # "xfail/linalg-on-tensors.yaml:12", or None
+    phase_durations: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        for key in ("outcome", "expected", "verdict"):
+            data[key] = data[key].value
+        return data

@@ -1,0 +1,90 @@
+"""The case registry: every case of the configured case modules plus any --cases-file entries.
+
+Loading a case module imports only harness modules (no torch), so the pytest process stays light.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.errors import HarnessInputError
+from harness.families import FAMILIES
+from harness.spec import Case
+from harness.yamlio import load_yaml, where
+
+CASES_FILE_KEYS = {"name", "family", "tags", "timeout"}
+
+
+def case_modules(dirs: Iterable[Path]) -> list[Path]:
+    """The case modules of the given directories: every *.py not starting with '_'."""
+    return [p for d in dirs for p in sorted(Path(d).glob("*.py")) if not p.name.startswith("_")]
+
+
+def load_case_module(path: Path) -> list[Case]:
+    """Import a case module by path and return its CASES list."""
+    name = "harness_cases_" + re.sub(r"\W", "_", str(path.resolve()))
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except (ValueError, TypeError) as e:  # a bad case declaration
+            raise HarnessInputError(str(path), str(e)) from None
+        sys.modules[name] = module
+    cases = getattr(module, "CASES", None)
+    if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
+        raise HarnessInputError(str(path), "a case module must define CASES, a list of harness.spec.Case")
+    return cases
+
+
+def load_cases_file(path: Path) -> list[Case]:
+    """Cases from a YAML or JSON list of parameter sets (the report's `params` schema)."""
+    path = Path(path)
+    if path.suffix == ".json":
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise HarnessInputError(str(path), f"cannot read JSON ({e})") from None
+    else:
+        entries = load_yaml(path)
+    if isinstance(entries, dict) and "results" in entries:  # a JSON report: take its params
+        entries = [dict(r["params"], family=r["case"].split("/")[0]) for r in entries["results"]]
+    if not isinstance(entries, list) or not entries:
+        raise HarnessInputError(str(path), "a cases file must be a non-empty list of parameter sets")
+    return [_case_from_entry(path, i, entry) for i, entry in enumerate(entries)]
+
+
+def _case_from_entry(path: Path, index: int, entry: Any) -> Case:
+    at = where(path, entry) if isinstance(entry, dict) else f"{path} entry {index}"
+    if not isinstance(entry, dict):
+        raise HarnessInputError(at, "each entry must be a mapping of parameters")
+    entry = dict(entry)
+    family = entry.pop("family", "conv_backward")
+    if family not in FAMILIES:
+        raise HarnessInputError(at, f"unknown family {family!r}", f"use one of {', '.join(FAMILIES)}")
+    name = str(entry.pop("name", f"{_slug(path.stem)}_{index}"))
+    tags = tuple(entry.pop("tags", ())) + ("cases_file",)
+    timeout = entry.pop("timeout", None)
+    try:
+        params = FAMILIES[family].validate(entry)
+        return Case(id=f"{family}/cases_file/{_slug(name)}", family=family, params=params,
+                    tags=tags, timeout=timeout)
+    except (ValueError, TypeError) as e:
+        raise HarnessInputError(at, str(e)) from None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", text)
+
+
+def check_unique(cases: list[Case]) -> None:
+    seen: dict[str, Case] = {}
+    for case in cases:
+        if case.id in seen:
+            raise HarnessInputError(case.id, "two cases share this id", "rename one (ids must be unique)")
+        seen[case.id] = case

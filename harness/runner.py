@@ -1,0 +1,136 @@
+"""Per-process harness state: configs, cases, expectations and the worker pool.
+
+The pytest plugin asks the Runner to run one (case, backend) pair and gets a Record back.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import platform
+import time
+from pathlib import Path
+from typing import Iterable
+
+from harness.config import BackendConfig, load_configs
+from harness.errors import HarnessInputError
+from harness.expectations import Entry, Expectations, load_expectations
+from harness.outcomes import Expected, Outcome, Phase, Verdict, decide
+from harness.pool import WorkerPool
+from harness.record import Record
+from harness.registry import case_modules, check_unique, load_case_module, load_cases_file
+from harness.spec import Case
+
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclasses.dataclass
+class Settings:
+    rootdir: Path
+    backends: list[str]
+    cases_dirs: list[Path]
+    configs_dirs: list[Path]
+    xfail_dir: Path
+    crash_sets_dir: Path
+    cases_files: list[Path]
+    run_crash_set: bool
+    case_timeout: float | None
+
+
+def installed_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for dist in ("torch", "torch-mlir", "numpy"):
+        try:
+            versions[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+class Runner:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.versions = installed_versions()
+        self.configs = self._select_backends(load_configs(settings.configs_dirs), settings.backends)
+        self.module_cases = {path: load_case_module(path) for path in case_modules(settings.cases_dirs)}
+        self.extra_cases = [c for f in settings.cases_files for c in load_cases_file(f)]
+        check_unique(self.all_cases)
+        for case in self.extra_cases:
+            if self._home_of(case.family) is None:
+                raise HarnessInputError(case.id, f"no case module declares family {case.family!r}",
+                                        "add one to the cases directory")
+        ids = [c.id for c in self.all_cases]
+        self.expectations = {name: load_expectations(name, settings.xfail_dir, settings.crash_sets_dir,
+                                                     ids, self.versions)
+                             for name in self.configs}
+        self._pool: WorkerPool | None = None
+
+    @property
+    def all_cases(self) -> list[Case]:
+        return [c for cases in self.module_cases.values() for c in cases] + self.extra_cases
+
+    def cases_for(self, path: Path) -> list[Case]:
+        """A case module's cases; --cases-file cases join the first module of their family."""
+        cases = list(self.module_cases.get(path, []))
+        return cases + [c for c in self.extra_cases if self._home_of(c.family) == path]
+
+    def _home_of(self, family: str) -> Path | None:
+        return next((p for p, cases in self.module_cases.items() if any(c.family == family for c in cases)), None)
+
+    def run(self, case: Case, backend: str, nodeid: str) -> Record:
+        config = self.configs[backend]
+        entry = self.expectations[backend].lookup(case.id)
+        expected = entry.kind if entry else Expected.PASS
+        started = time.monotonic()
+        if expected is Expected.CRASH and not self.settings.run_crash_set:
+            result = {"outcome": Outcome.NOT_RUN.value, "phase": None, "durations": {},
+                      "message": f"in the crash set ({entry.source}): {entry.reason}; run it with --run-crash-set"}
+        else:
+            request = {"type": "run", "case": case.to_json(), "backend": config.to_json()}
+            result = self.pool.run(request, self.timeout(case, config, entry))
+        outcome = Outcome(result["outcome"])
+        phase = result["phase"]
+        verdict = decide(outcome, expected, phase and Phase(phase), entry.phase if entry else None)
+        return Record(case=case.id, backend=backend, nodeid=nodeid, params=dict(case.params),
+                      tags=list(case.tags), outcome=outcome, phase=phase, expected=expected,
+                      verdict=verdict, duration_s=round(time.monotonic() - started, 3),
+                      message=result["message"], expectation_source=entry.source if entry else None,
+                      phase_durations=result["durations"])
+
+    def timeout(self, case: Case, config: BackendConfig, entry: Entry | None) -> float:
+        """Entry, else case, else backend config, else --case-timeout, else 60 s."""
+        for value in (entry and entry.timeout, case.timeout, config.timeout, self.settings.case_timeout):
+            if value:
+                return float(value)
+        return DEFAULT_TIMEOUT
+
+    @property
+    def pool(self) -> WorkerPool:
+        if self._pool is None:
+            self._pool = WorkerPool(self.settings.rootdir)
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+
+    def _select_backends(self, configs: dict[str, BackendConfig], names: Iterable[str]) -> dict[str, BackendConfig]:
+        selected = {}
+        for name in names:
+            if name not in configs:
+                known = ", ".join(sorted(configs)) or "none"
+                raise HarnessInputError(f"--backend={name}", f"unknown backend (known: {known})",
+                                        "add configs/<name>.yaml or pass --configs-dir=DIR")
+            for dist in configs[name].requires:
+                if dist not in self.versions and not _installed(dist):
+                    raise HarnessInputError(f"--backend={name}", f"needs the package {dist!r}, which is not installed",
+                                            f"pip install {dist} (see {configs[name].source})")
+            selected[name] = configs[name]
+        return selected
+
+
+def _installed(dist: str) -> bool:
+    try:
+        importlib.metadata.version(dist)
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        return False

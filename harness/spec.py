@@ -1,0 +1,37 @@
+"""A case is plain data: an id, the family that builds it, JSON-able params, tags, a timeout.
+
+Specs are created and validated in the pytest process, which never imports torch; the worker
+turns a spec into a module and inputs with the family's `build` function (see harness.families).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any, Mapping
+
+_ID_PART = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str                        # "conv_backward/2d/stride2_pad1": family/…/name, glob-friendly
+    family: str                    # key in harness.families.FAMILIES
+    params: Mapping[str, Any]      # JSON-able; the family's schema
+    tags: tuple[str, ...] = ()
+    timeout: float | None = None   # seconds; overrides the backend default
+
+    def __post_init__(self) -> None:
+        parts = self.id.split("/")
+        if not all(_ID_PART.match(p) for p in parts):
+            raise ValueError(f"case id {self.id!r}: use '/'-separated parts of letters, digits, '_', '-', '.'")
+        json.dumps(dict(self.params))  # fails early on params that cannot reach a worker
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "family": self.family, "params": dict(self.params),
+                "tags": list(self.tags), "timeout": self.timeout}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Case":
+        return cls(id=data["id"], family=data["family"], params=data["params"],
+                   tags=tuple(data.get("tags", ())), timeout=data.get("timeout"))

@@ -1,0 +1,120 @@
+"""The worker process: builds a case, computes golden values, compiles, runs and compares.
+
+Started by harness.pool as `python -m harness.worker`. Protocol: one JSON object per line,
+requests on stdin, replies on the original stdout (fd 1 is then pointed at stderr, so whatever
+a case or compiler prints lands in the captured log and cannot corrupt the protocol).
+
+  worker -> controller  {"type": "ready", "pid": ...}
+  controller -> worker  {"type": "run", "case": {...}, "backend": {...}}
+  worker -> controller  {"type": "phase", "phase": "lower"}          (zero or more)
+  worker -> controller  {"type": "result", "outcome": ..., "phase": ..., "message": ...,
+                         "durations": {...}}
+"""
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import importlib
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from typing import Any, Callable
+
+from harness.outcomes import Outcome, Phase, outcome_for_exception
+
+execute: Callable = None  # harness.execute.execute, imported by main()
+
+MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
+
+
+class Session:
+    """Per-worker state: backends are instantiated once and reused across cases."""
+
+    def __init__(self, send: Callable[[dict], None]):
+        self.send = send
+        self.backends: dict[str, Any] = {}
+
+    def backend(self, spec: dict) -> Any:
+        if spec["name"] not in self.backends:
+            module_name, _, class_name = spec["class"].partition(":")
+            cls = getattr(importlib.import_module(module_name), class_name)
+            self.backends[spec["name"]] = cls(spec["name"], spec.get("options", {}))
+        return self.backends[spec["name"]]
+
+    def run(self, request: dict) -> dict:
+        clock = PhaseClock(self.send)
+        try:
+            outcome, message = execute(request["case"], request["backend"], self.backend, clock.enter)
+        except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
+            outcome, message = outcome_for_exception(clock.phase), describe(e)
+        clock.stop()
+        return {"type": "result", "outcome": outcome.value,
+                "phase": None if outcome is Outcome.PASSED else clock.phase.value,
+                "message": message[:MESSAGE_LIMIT], "durations": clock.durations}
+
+
+class PhaseClock:
+    """Tracks the current phase, reports each change and times every phase."""
+
+    def __init__(self, send: Callable[[dict], None]):
+        self.send = send
+        self.phase = Phase.SETUP
+        self.started = time.perf_counter()
+        self.durations: dict[str, float] = {}
+
+    def enter(self, phase: Phase) -> None:
+        self.stop()
+        self.phase = Phase(phase)
+        self.started = time.perf_counter()
+        self.send({"type": "phase", "phase": self.phase.value})
+
+    def stop(self) -> None:
+        now = time.perf_counter()
+        key = self.phase.value
+        self.durations[key] = round(self.durations.get(key, 0.0) + now - self.started, 6)
+        self.started = now
+
+
+def describe(error: BaseException) -> str:
+    """The error's type and message, plus where in Python it was raised."""
+    frames = traceback.extract_tb(error.__traceback__)
+    location = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(error).__name__}: {str(error).strip()}{location}"
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the controller dies, even mid native call."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def main() -> None:
+    reply = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides when workers stop
+    faulthandler.enable(all_threads=True)
+    _die_with_parent()
+
+    def send(message: dict) -> None:
+        reply.write(json.dumps(message) + "\n")
+
+    global execute
+    from harness.execute import execute  # torch: imported before "ready", off any case's clock
+    session = Session(send)
+    send({"type": "ready", "pid": os.getpid()})
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["type"] == "run":
+            send(session.run(request))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Safe YAML loading that remembers the line of every mapping, for error messages."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import HarnessInputError
+
+
+class LineDict(dict):
+    """A mapping from YAML that knows its 1-based line number."""
+
+    line: int = 0
+
+
+class _LineLoader(yaml.SafeLoader):
+    def construct_mapping(self, node, deep=False):
+        mapping = LineDict(super().construct_mapping(node, deep=deep))
+        mapping.line = node.start_mark.line + 1
+        return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping)
+
+
+def load_yaml(path: Path) -> Any:
+    """Parse a YAML file safely; malformed YAML becomes one HarnessInputError with its line."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise HarnessInputError(str(path), f"cannot read: {e.strerror}") from None
+    try:
+        return yaml.load(text, Loader=_LineLoader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = f":{mark.line + 1}" if mark else ""
+        raise HarnessInputError(f"{path}{line}", f"malformed YAML ({e.problem or e.context})",
+                                "fix the syntax") from None
+    except yaml.YAMLError as e:
+        raise HarnessInputError(str(path), f"malformed YAML ({e})", "fix the syntax") from None
+
+
+def where(path: Path, node: Any) -> str:
+    """'file:line' for a mapping loaded by load_yaml, else just the file."""
+    line = getattr(node, "line", 0)
+    return f"{path}:{line}" if line else str(path)
+
+
+def check_keys(path: Path, node: dict, allowed: set[str], required: set[str] = frozenset()) -> None:
+    unknown = sorted(set(node) - allowed)
+    if unknown:
+        raise HarnessInputError(where(path, node), f"unknown key {unknown[0]!r}",
+                                f"allowed keys are {', '.join(sorted(allowed))}")
+    missing = sorted(set(required) - set(node))
+    if missing:
+        raise HarnessInputError(where(path, node), f"missing required key {missing[0]!r}")
