@@ -21,6 +21,7 @@ from harness.outcomes import Outcome, Phase
 STARTUP_TIMEOUT = 300.0   # seconds for a worker to import torch and say ready (cold caches are slow)
 TAIL_BYTES = 4096         # how much of a dead worker's output goes into its result
 TAIL_LINES = 25
+STACK_DUMP_WAIT = 1.0     # seconds to wait for a stuck worker's stack dump before killing it
 
 
 class WorkerLost(Exception):
@@ -92,6 +93,20 @@ class Worker:
         lines = self.log.read().decode(errors="replace").splitlines()[-TAIL_LINES:]
         return ("\n--- last output of the worker ---\n" + "\n".join(lines)) if lines else ""
 
+    def stacks(self) -> str:
+        """Ask a stuck worker for its Python stacks (faulthandler on SIGUSR1) and return its output tail."""
+        self.log.seek(0, os.SEEK_END)
+        before = self.log.tell()
+        try:
+            os.kill(self.proc.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            return self.tail()
+        deadline = time.monotonic() + STACK_DUMP_WAIT
+        while time.monotonic() < deadline and os.fstat(self.log.fileno()).st_size == before:
+            time.sleep(0.02)
+        time.sleep(0.05)  # let the dump finish
+        return self.tail()
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             try:
@@ -129,7 +144,7 @@ class WorkerPool:
         except WorkerLost as lost:
             message = lost.message
             if lost.outcome is Outcome.TIMED_OUT:
-                message = f"timed out after {timeout:g} s in phase {phase.value}{worker.tail()}"
+                message = f"timed out after {timeout:g} s in phase {phase.value}{worker.stacks()}"
             self._replace()
             return {"type": "result", "outcome": lost.outcome.value, "phase": phase.value,
                     "message": message, "durations": {phase.value: round(time.monotonic() - started, 6)}}

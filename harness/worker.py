@@ -101,6 +101,7 @@ def main() -> None:
     sys.stdout = sys.stderr
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides when workers stop
     faulthandler.enable(all_threads=True)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the controller asks "where are you?" before a kill
     _die_with_parent()
 
     def send(message: dict) -> None:

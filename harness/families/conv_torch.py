@@ -1,0 +1,139 @@
+"""Torch-side builders of the convolution families (imported in worker processes only).
+
+`build_backward(case)` and `build_forward(case)` turn a validated Case into a `Built`: the
+`Program` a backend compiles and the input sets it is run on. The modules hold no parameters or
+buffers (the convolution settings are plain Python attributes), so the same module runs at any
+dtype: the golden values come from calling it on inputs upcast to float64.
+
+Inputs are deterministic: each input set is drawn with `torch.testing.make_tensor` in [-1, 1]
+(moderate, so float16/bfloat16 sums stay far from overflow) under a seed derived from the case id
+and the set's index, inside `torch.random.fork_rng` so the global RNG state is left as it was.
+A case with a dynamic batch gets a second input set at batch N + 1.
+"""
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from typing import Any
+
+import torch
+
+from harness.backend import Program
+from harness.families import conv_params
+from harness.spec import Case
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64,
+          "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+@dataclasses.dataclass
+class Built:
+    program: Program
+    input_sets: list[tuple]     # input_sets[0] is program.example_inputs
+
+
+class ConvolutionBackward(torch.nn.Module):
+    """forward(grad_output, input, weight) -> the gradients selected by output_mask, as a tuple."""
+
+    def __init__(self, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
+                 output_mask):
+        super().__init__()
+        self.bias_sizes = None if bias_sizes is None else list(bias_sizes)
+        self.stride = list(stride)
+        self.padding = list(padding)
+        self.dilation = list(dilation)
+        self.transposed = bool(transposed)
+        self.output_padding = list(output_padding)
+        self.groups = int(groups)
+        self.output_mask = [bool(m) for m in output_mask]
+
+    def forward(self, grad_output, input, weight):
+        grads = torch.ops.aten.convolution_backward(
+            grad_output, input, weight, self.bias_sizes, self.stride, self.padding, self.dilation,
+            self.transposed, self.output_padding, self.groups, self.output_mask)
+        # Unselected gradients come back as None, which no backend can return: drop them.
+        return tuple(g for g, keep in zip(grads, self.output_mask) if keep)
+
+
+class ConvolutionForward(torch.nn.Module):
+    """forward(input, weight, bias) -> (output,)."""
+
+    def __init__(self, stride, padding, dilation, transposed, output_padding, groups):
+        super().__init__()
+        self.stride = list(stride)
+        self.padding = list(padding)
+        self.dilation = list(dilation)
+        self.transposed = bool(transposed)
+        self.output_padding = list(output_padding)
+        self.groups = int(groups)
+
+    def forward(self, input, weight, bias):
+        return (torch.ops.aten.convolution(input, weight, bias, self.stride, self.padding, self.dilation,
+                                           self.transposed, self.output_padding, self.groups),)
+
+
+class ConvolutionForwardNoBias(ConvolutionForward):
+    """forward(input, weight) -> (output,), with no bias."""
+
+    def forward(self, input, weight):
+        return (torch.ops.aten.convolution(input, weight, None, self.stride, self.padding, self.dilation,
+                                           self.transposed, self.output_padding, self.groups),)
+
+
+def case_seed(case_id: str, index: int = 0) -> int:
+    """The seed of input set `index` of a case: stable across runs, processes and machines."""
+    return zlib.crc32(f"{case_id}#{index}".encode())
+
+
+def make_inputs(shapes: list[list[int]], dtype: torch.dtype, seed: int) -> tuple:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return tuple(torch.testing.make_tensor(tuple(s), dtype=dtype, device="cpu", low=-1.0, high=1.0)
+                     for s in shapes)
+
+
+def _with_batch(params: dict[str, Any], batch: int) -> dict[str, Any]:
+    return {**params, "input_shape": [batch, *params["input_shape"][1:]]}
+
+
+def _batch_sizes(params: dict[str, Any]) -> list[int]:
+    n = params["input_shape"][0]
+    return [n, n + 1] if params["dynamic_dims"] else [n]
+
+
+def build_backward(case: Case) -> Built:
+    p = conv_params.validate_backward(case.params)
+    dtype = DTYPES[p["dtype"]]
+    bias_sizes = [conv_params.out_channels(p)] if p["bias"] else None
+    module = ConvolutionBackward(bias_sizes, p["stride"], p["padding"], p["dilation"], p["transposed"],
+                                 p["output_padding"], p["groups"], p["output_mask"])
+    input_sets = []
+    for index, batch in enumerate(_batch_sizes(p)):
+        s = conv_params.shapes(_with_batch(p, batch))
+        input_sets.append(make_inputs([s["output"], s["input"], s["weight"]], dtype, case_seed(case.id, index)))
+    dynamic_shapes = None
+    if p["dynamic_dims"]:
+        batch_dim = torch.export.Dim("batch")
+        dynamic_shapes = ({0: batch_dim}, {0: batch_dim}, None)
+    program = Program(name=case.id, module=module, example_inputs=input_sets[0],
+                      dynamic_shapes=dynamic_shapes, output_names=conv_params.backward_output_names(p))
+    return Built(program=program, input_sets=input_sets)
+
+
+def build_forward(case: Case) -> Built:
+    p = conv_params.validate_forward(case.params)
+    dtype = DTYPES[p["dtype"]]
+    cls = ConvolutionForward if p["bias"] else ConvolutionForwardNoBias
+    module = cls(p["stride"], p["padding"], p["dilation"], p["transposed"], p["output_padding"], p["groups"])
+    input_sets = []
+    for index, batch in enumerate(_batch_sizes(p)):
+        s = conv_params.shapes(_with_batch(p, batch))
+        wanted = [s["input"], s["weight"]] + ([s["bias"]] if p["bias"] else [])
+        input_sets.append(make_inputs(wanted, dtype, case_seed(case.id, index)))
+    dynamic_shapes = None
+    if p["dynamic_dims"]:
+        batch_dim = torch.export.Dim("batch")
+        dynamic_shapes = ({0: batch_dim}, None, None) if p["bias"] else ({0: batch_dim}, None)
+    program = Program(name=case.id, module=module, example_inputs=input_sets[0],
+                      dynamic_shapes=dynamic_shapes, output_names=conv_params.forward_output_names(p))
+    return Built(program=program, input_sets=input_sets)
