@@ -1,0 +1,99 @@
+"""The `linalg-on-tensors` backend: torch.export -> torch-mlir FX import -> Torch backend IR ->
+Linalg-on-Tensors -> LLVM, run by the MLIR ExecutionEngine (see harness.backends.mlir_jit).
+
+Options (from configs/linalg-on-tensors.yaml):
+  torch_backend_pipeline  Torch IR -> Torch backend IR; `@BACKEND_LEGAL_OPS@` in it becomes the
+                          comma-joined `backend_legal_ops`
+  linalg_pipeline         Torch backend IR -> Linalg-on-Tensors
+  llvm_lowering_passes    list of passes, Linalg-on-Tensors -> LLVM
+  backend_legal_ops       ops left undecomposed (default none)
+  opt_level, shared_libs  ExecutionEngine settings (default 2, none)
+  keep_ir                 keep each stage's IR text on the artifact (default false)
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import re
+from typing import Any, Mapping, Sequence
+
+import torch
+import torch_mlir.fx
+from torch_mlir import ir
+
+from harness.backend import Backend, PhaseSetter, Program
+from harness.backends.mlir_jit import JitModule, run_pipeline
+from harness.outcomes import Phase
+
+LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
+REQUIRED_OPTIONS = ("torch_backend_pipeline", "linalg_pipeline", "llvm_lowering_passes")
+
+
+@dataclasses.dataclass
+class LinalgArtifact:
+    jit: JitModule
+    func_name: str
+    raw_ir: str | None = None      # right after FX import
+    torch_ir: str | None = None    # Torch backend IR
+    linalg_ir: str | None = None   # Linalg-on-Tensors
+    llvm_ir: str | None = None     # LLVM dialect, as handed to the ExecutionEngine
+
+
+def symbol_name(case_name: str) -> str:
+    """A case id ("conv_backward/2d/x") as an MLIR/C symbol name ("conv_backward_2d_x")."""
+    name = re.sub(r"\W", "_", case_name) or "main"
+    return name if not name[0].isdigit() else "f_" + name
+
+
+class LinalgOnTensorsBackend(Backend):
+
+    def __init__(self, name: str, options: Mapping[str, Any]):
+        super().__init__(name, options)
+        missing = [k for k in REQUIRED_OPTIONS if k not in self.options]
+        if missing:
+            raise ValueError(f"backend {name}: options {missing} are missing from the config")
+
+    def torch_backend_pipeline(self) -> str:
+        pipeline = self.options["torch_backend_pipeline"]
+        legal_ops = list(self.options.get("backend_legal_ops") or [])
+        if LEGAL_OPS_PLACEHOLDER not in pipeline and legal_ops:
+            raise ValueError(f"backend_legal_ops is set but torch_backend_pipeline has no "
+                             f"{LEGAL_OPS_PLACEHOLDER} to put them in")
+        return pipeline.replace(LEGAL_OPS_PLACEHOLDER, ",".join(legal_ops))
+
+    def compile(self, program: Program, phase: PhaseSetter) -> LinalgArtifact:
+        keep_ir = bool(self.options.get("keep_ir", False))
+        ir_text = str if keep_ir else (lambda m: None)
+        func_name = symbol_name(program.name)
+
+        phase(Phase.EXPORT)
+        exported = torch.export.export(program.module, tuple(program.example_inputs),
+                                       dynamic_shapes=program.dynamic_shapes)
+
+        phase(Phase.IMPORT)
+        module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name)
+        # torch-mlir names its failure repro file (in the temp dir) after this attribute.
+        with module.context:
+            module.operation.attributes["torch.debug_module_name"] = ir.StringAttr.get(func_name)
+        raw_ir = ir_text(module)
+
+        phase(Phase.LOWER)
+        run_pipeline(module, f"builtin.module({self.torch_backend_pipeline()})",
+                     "Lowering TorchFX IR -> Torch Backend IR")
+        torch_ir = ir_text(module)
+        run_pipeline(module, f"builtin.module({self.options['linalg_pipeline']})",
+                     "Lowering Torch Backend IR -> Linalg-on-Tensors Backend IR")
+        linalg_ir = ir_text(module)
+
+        phase(Phase.COMPILE)
+        jit = JitModule(module, func_name, self.options["llvm_lowering_passes"],
+                        opt_level=int(self.options.get("opt_level", 2)),
+                        shared_libs=self.options.get("shared_libs") or (), keep_ir=keep_ir)
+        return LinalgArtifact(jit, func_name, raw_ir, torch_ir, linalg_ir, jit.llvm_ir)
+
+    def run(self, artifact: LinalgArtifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
+        phase(Phase.RUN)
+        return artifact.jit(inputs)
+
+    def versions(self) -> dict[str, str]:
+        return {"torch": torch.__version__, "torch-mlir": importlib.metadata.version("torch-mlir")}

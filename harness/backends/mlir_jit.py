@@ -1,0 +1,214 @@
+"""Linalg-on-Tensors -> LLVM -> MLIR ExecutionEngine: the reusable JIT half of the MLIR backends.
+
+`JitModule(module, func_name, passes, opt_level=2)` lowers an `ir.Module` in Linalg-on-Tensors form
+(in place) with a RefBackend-style pass list, JIT-compiles it, and `jit(inputs)` runs it on torch
+tensors or numpy arrays and returns numpy arrays (copies that outlive the engine's buffers).
+
+Calling convention (set up by the `refback-munge-calling-conventions` pass): the entry function
+takes each tensor as a pointer to an unranked memref descriptor and returns nothing; it hands its
+results to an external `refbackend_consume_func_return_<tokens>` function, one token per result
+(`mrf32` = unranked memref of f32). We register a ctypes callback under that name that copies the
+results out. Result buffers are allocated by the JIT code and never freed (they may alias inputs or
+constants, so freeing them is unsafe): a small leak per call, acceptable in a worker process.
+
+Element types: f32, f64, f16, i64, i32, i1 (numpy bool). bfloat16: numpy has none. The munge pass
+rejects bf16 arguments ("argument must be a memref of f16, f32, ...": a compile error), and names a
+bf16 result `mrf16` as if it were f16; so result types are taken from the Linalg-level signature,
+never from that name, and bf16 results (raw 16-bit patterns) come back widened exactly to float32.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import tempfile
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch_mlir import ir
+from torch_mlir.compiler_utils import TorchMlirCompilerError, run_pipeline_with_repro_report
+from torch_mlir.execution_engine import ExecutionEngine
+
+# MLIR element type -> numpy dtype that carries its bytes across the boundary.
+_CARRIER = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
+            "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+_TORCH_TO_MLIR = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+                  torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}
+_NUMPY_TO_MLIR = {np.dtype(v): k for k, v in _CARRIER.items() if k != "bf16"}
+_CONSUME_PREFIX = "refbackend_consume_func_return_"
+
+
+class JitError(RuntimeError):
+    """The module cannot be JIT-compiled or called with the given inputs."""
+
+
+def run_pipeline(module: ir.Module, pipeline: str, description: str) -> None:
+    """Run a pass pipeline on `module` in place. On failure raise TorchMlirCompilerError whose
+    message starts with the MLIR diagnostics (torch-mlir's own report leaves them on fd 2)."""
+    diagnostics: list[str] = []
+
+    def collect(d) -> bool:
+        notes = "".join(f"\n  note: {n.message}" for n in d.notes)
+        diagnostics.append(f"{str(d.severity).rsplit('.', 1)[-1].lower()}: {d.message}{notes}")
+        return True  # handled: nothing goes to stderr
+
+    handler = module.context.attach_diagnostic_handler(collect)
+    try:
+        run_pipeline_with_repro_report(module, pipeline, description)
+    except TorchMlirCompilerError as e:
+        raise TorchMlirCompilerError("\n".join(diagnostics + [str(e)])) from None
+    finally:
+        handler.detach()
+
+
+def pipeline_of(passes: Sequence[str]) -> str:
+    """Join a list of pass strings (func-level ones written as `func.func(...)`)."""
+    return "builtin.module(" + ",".join(p.strip() for p in passes) + ")"
+
+
+def _tensor_types(types, what: str) -> list[tuple[str, tuple]]:
+    """(element type, shape with None for dynamic sizes) of each ranked tensor type."""
+    out = []
+    for t in types:
+        if not isinstance(t, ir.RankedTensorType):
+            raise JitError(f"{what} of type {t} is not a ranked tensor")
+        elem = str(t.element_type)
+        if elem not in _CARRIER:
+            raise JitError(f"{what} element type {elem} is not supported by the JIT invoker")
+        out.append((elem, tuple(None if t.is_dynamic_dim(d) else t.shape[d] for d in range(t.rank))))
+    return out
+
+
+def _entry_signature(module: ir.Module, func_name: str):
+    """Argument and result (element type, shape) lists of the Linalg-on-Tensors entry function."""
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == func_name:
+            ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            return _tensor_types(ftype.inputs, "argument"), _tensor_types(ftype.results, "result")
+    raise JitError(f"no function @{func_name} in the module")
+
+
+def _consume_name(llvm_ir: str, n_results: int) -> str:
+    """The name of the consume function the lowered entry function calls."""
+    names = set(re.findall(_CONSUME_PREFIX + r"\w+", llvm_ir))
+    if len(names) != 1:
+        raise JitError(f"expected one {_CONSUME_PREFIX}* function, found {sorted(names)}")
+    name = names.pop()
+    tokens = name[len(_CONSUME_PREFIX):].split("_")
+    if len(tokens) != n_results or not all(t.startswith("mr") for t in tokens):
+        raise JitError(f"{name} does not pass {n_results} memref results")
+    return name
+
+
+class _MemRef(ctypes.Structure):
+    """Unranked memref: rank and a pointer to the ranked descriptor
+    {allocated, aligned, offset, sizes[rank], strides[rank]}, all 64-bit."""
+    _fields_ = [("rank", ctypes.c_int64), ("descriptor", ctypes.c_void_p)]
+
+
+def _to_memref(array: np.ndarray) -> tuple[Any, list]:
+    """A pointer to a pointer to an unranked memref over `array`, and the objects to keep alive."""
+    rank = array.ndim
+    ranked = (ctypes.c_int64 * (3 + 2 * rank))(
+        array.ctypes.data, array.ctypes.data, 0,
+        *array.shape, *(s // array.itemsize for s in array.strides))
+    unranked = _MemRef(rank, ctypes.addressof(ranked))
+    ptr = ctypes.pointer(unranked)
+    return ctypes.pointer(ptr), [array, ranked, unranked, ptr]
+
+
+def _from_memref(memref: _MemRef, carrier: type) -> np.ndarray:
+    """A fresh numpy array holding a copy of the data `memref` describes."""
+    rank = memref.rank
+    desc = (ctypes.c_int64 * (3 + 2 * rank)).from_address(memref.descriptor)
+    shape, strides = tuple(desc[3:3 + rank]), tuple(desc[3 + rank:])
+    dtype = np.dtype(carrier)
+    if 0 in shape:
+        return np.empty(shape, dtype)
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    base = desc[1] + desc[2] * dtype.itemsize  # aligned pointer + offset
+    flat = np.frombuffer((ctypes.c_char * (extent * dtype.itemsize)).from_address(base), dtype)
+    return np.lib.stride_tricks.as_strided(
+        flat, shape, tuple(s * dtype.itemsize for s in strides)).copy()
+
+
+def _to_carrier(value: Any, elem: str) -> np.ndarray:
+    """A torch tensor or numpy array as a contiguous numpy array in the carrier dtype of `elem`."""
+    if isinstance(value, torch.Tensor):
+        t = value.detach().cpu().contiguous()
+        got = _TORCH_TO_MLIR.get(t.dtype)
+        array = t.view(torch.int16).numpy().view(np.uint16) if got == "bf16" else t.numpy()
+    else:
+        array = np.asarray(value)
+        got = _NUMPY_TO_MLIR.get(array.dtype)
+    if got != elem:
+        raise JitError(f"input has dtype {getattr(value, 'dtype', None)}, the function expects {elem}")
+    return np.ascontiguousarray(array)
+
+
+class JitModule:
+    """A Linalg-on-Tensors module lowered to LLVM and loaded into an ExecutionEngine.
+
+    `module` is lowered in place; with keep_ir=True `llvm_ir` holds the lowered IR text.
+    `shared_libs` go to the ExecutionEngine: the default pass list needs none (math functions
+    resolve to libm, which the Python process has loaded).
+    """
+
+    def __init__(self, module: ir.Module, func_name: str, passes: Sequence[str],
+                 opt_level: int = 2, shared_libs: Sequence[str] = (), keep_ir: bool = False):
+        self.func_name = func_name
+        self.arg_types, self.result_types = _entry_signature(module, func_name)
+        run_pipeline(module, pipeline_of(passes), "Lowering Linalg-on-Tensors IR -> LLVM")
+        text = str(module)  # needed for the consume name; cheap next to JIT compiling
+        self.llvm_ir = text if keep_ir else None
+        consume_name = _consume_name(text, len(self.result_types))
+        self._results: list[np.ndarray] | None = None
+        self._callback = self._make_callback()  # must outlive the engine: kept on self
+        self.engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs))
+        self.engine.register_runtime(consume_name, self._callback)
+        self._module = module  # keeps the context alive as long as the engine
+        # Looking the entry up makes the JIT generate and link code now (so that counts as
+        # compiling). LLVM reports link errors, such as a missing runtime symbol, only on fd 2.
+        with tempfile.TemporaryFile() as err:
+            saved = os.dup(2)
+            os.dup2(err.fileno(), 2)
+            try:
+                address = self.engine.raw_lookup("_mlir_ciface_" + func_name)
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            err.seek(0)
+            log = err.read().decode(errors="replace").strip()
+        if not address:
+            raise JitError(f"JIT could not materialize @{func_name}: {log or 'no message'}")
+        self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+
+    def _make_callback(self):
+        carriers = [_CARRIER[elem] for elem, _ in self.result_types]
+
+        def consume(*memrefs):
+            self._results = [_from_memref(m.contents, c) for m, c in zip(memrefs, carriers)]
+
+        return ctypes.CFUNCTYPE(None, *[ctypes.POINTER(_MemRef)] * len(carriers))(consume)
+
+    def __call__(self, inputs: Sequence[Any]) -> list[np.ndarray]:
+        if len(inputs) != len(self.arg_types):
+            raise JitError(f"{len(inputs)} inputs given, @{self.func_name} takes {len(self.arg_types)}")
+        args, keep_alive = [], []
+        for i, (value, (elem, shape)) in enumerate(zip(inputs, self.arg_types)):
+            array = _to_carrier(value, elem)
+            if array.ndim != len(shape) or any(w not in (None, n) for w, n in zip(shape, array.shape)):
+                want = tuple("?" if w is None else w for w in shape)
+                raise JitError(f"input {i} has shape {array.shape}, the function expects {want}")
+            arg, alive = _to_memref(array)
+            args.append(ctypes.cast(arg, ctypes.c_void_p))
+            keep_alive.append(alive)
+        self._results = None
+        self._entry((ctypes.c_void_p * len(args))(*args))
+        results, self._results = self._results, None
+        if results is None:
+            raise JitError(f"@{self.func_name} returned without passing its results")
+        return [(r.astype(np.uint32) << 16).view(np.float32) if elem == "bf16" else r
+                for r, (elem, _) in zip(results, self.result_types)]
