@@ -1,0 +1,62 @@
+"""How far correct results sit from the configured tolerances, per backend and dtype.
+
+Runs every passing case in this process (no isolation: use it on backends that do not crash),
+and prints, per dtype, the worst normalised error (see harness.compare.normalised_error), the
+case it came from, the configured tolerance and the margin between them.
+
+    python benchmarks/tolerance_margins.py eager linalg-on-tensors [--skip-slow]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+
+from harness.compare import normalised_error
+from harness.config import load_configs
+from harness.execute import as_outputs, golden
+from harness.families import FAMILIES
+from harness.registry import case_modules, load_case_module
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def worst_errors(config, cases) -> dict[str, tuple[float, str]]:
+    module_name, _, class_name = config.class_path.partition(":")
+    backend = getattr(importlib.import_module(module_name), class_name)(config.name, config.options)
+    worst: dict[str, tuple[float, str]] = {}
+    for case in cases:
+        family = FAMILIES[case.family]
+        built = family.load_builder()(case)
+        try:
+            artifact = backend.compile(built.program, lambda phase: None)
+            got = as_outputs(built.program.output_names,
+                             backend.run(artifact, built.input_sets[0], lambda phase: None))
+        except Exception:  # noqa: BLE001 - failing cases have no numbers to calibrate with
+            continue
+        sizes = family.reduction_sizes(case.params)
+        for g, w in zip(got, golden(built.program, built.input_sets[0])):
+            error = normalised_error(g.values, w.values, sizes.get(w.name, 1))
+            dtype = case.params["dtype"]
+            if error >= worst.get(dtype, (-1.0, ""))[0]:
+                worst[dtype] = (error, f"{case.id}:{w.name}")
+    return worst
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("backends", nargs="+")
+    parser.add_argument("--skip-slow", action="store_true", help="leave out cases tagged slow")
+    args = parser.parse_args()
+    configs = load_configs([ROOT / "configs"])
+    cases = [c for path in case_modules([ROOT / "cases"]) for c in load_case_module(path)
+             if not (args.skip_slow and "slow" in c.tags)]
+    for name in args.backends:
+        for dtype, (error, where) in sorted(worst_errors(configs[name], cases).items()):
+            tolerance = configs[name].tolerances[dtype].rtol
+            margin = f"{tolerance / error:.0f}x" if error else "exact"
+            print(f"{name:20} {dtype:9} worst {error:.2e} at {where}; tolerance {tolerance:.0e}; margin {margin}")
+
+
+if __name__ == "__main__":
+    main()
