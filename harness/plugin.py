@@ -174,7 +174,8 @@ class ResultReporter:
 
     def environment(self) -> dict:
         runner = self.config.stash[RUNNER]
-        return {**runner.versions, "platform": platform.platform(),
+        versions = {name.replace("-", "_"): version for name, version in runner.versions.items()}
+        return {**versions, "platform": platform.platform(),
                 "backends": {name: str(c.source) for name, c in runner.configs.items()},
                 "run_crash_set": runner.settings.run_crash_set}
 

@@ -74,9 +74,9 @@ class Worker:
                 if not selector.select(remaining):
                     continue
             chunk = self.proc.stdout.read()
-            if not chunk:
+            if chunk == b"":  # end of file: the worker has exited
                 raise self.lost(doing)
-            self.buffer += chunk
+            self.buffer += chunk or b""  # None: nothing to read after all
         line, _, self.buffer = self.buffer.partition(b"\n")
         return json.loads(line)
 
