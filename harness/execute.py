@@ -62,7 +62,7 @@ def _to_output(name: str, value: Any) -> Output:
             value = value.to(torch.float64)
         return Output(name, value.detach().cpu().numpy(), dtype)
     array = np.asarray(value)
-    return Output(name, array, getattr(value, "harness_dtype", array.dtype.name))
+    return Output(name, array, array.dtype.name)
 
 
 def _tolerance(backend_spec: dict, dtype: str) -> tuple[float, float]:

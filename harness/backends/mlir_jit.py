@@ -2,7 +2,8 @@
 
 `JitModule(module, func_name, passes, opt_level=2)` lowers an `ir.Module` in Linalg-on-Tensors form
 (in place) with a RefBackend-style pass list, JIT-compiles it, and `jit(inputs)` runs it on torch
-tensors or numpy arrays and returns numpy arrays (copies that outlive the engine's buffers).
+tensors or numpy arrays and returns numpy arrays (copies that outlive the engine's buffers), or
+torch.bfloat16 tensors for bf16 results, which numpy cannot represent.
 
 Calling convention (set up by the `refback-munge-calling-conventions` pass): the entry function
 takes each tensor as a pointer to an unranked memref descriptor and returns nothing; it hands its
@@ -14,7 +15,7 @@ constants, so freeing them is unsafe): a small leak per call, acceptable in a wo
 Element types: f32, f64, f16, i64, i32, i1 (numpy bool). bfloat16: numpy has none. The munge pass
 rejects bf16 arguments ("argument must be a memref of f16, f32, ...": a compile error), and names a
 bf16 result `mrf16` as if it were f16; so result types are taken from the Linalg-level signature,
-never from that name, and bf16 results (raw 16-bit patterns) come back widened exactly to float32.
+never from that name, and bf16 results (raw 16-bit patterns) come back as torch.bfloat16 tensors.
 """
 from __future__ import annotations
 
@@ -210,5 +211,5 @@ class JitModule:
         results, self._results = self._results, None
         if results is None:
             raise JitError(f"@{self.func_name} returned without passing its results")
-        return [(r.astype(np.uint32) << 16).view(np.float32) if elem == "bf16" else r
+        return [torch.from_numpy(r.view(np.int16)).view(torch.bfloat16) if elem == "bf16" else r
                 for r, (elem, _) in zip(results, self.result_types)]
