@@ -176,7 +176,7 @@ class ResultReporter:
         runner = self.config.stash[RUNNER]
         versions = {name.replace("-", "_"): version for name, version in runner.versions.items()}
         return {**versions, "platform": platform.platform(),
-                "backends": {name: str(c.source) for name, c in runner.configs.items()},
+                "backends": runner.backend_environment(),
                 "run_crash_set": runner.settings.run_crash_set}
 
     def pytest_terminal_summary(self, terminalreporter) -> None:

@@ -36,13 +36,19 @@ class Settings:
     case_timeout: float | None
 
 
+def distribution_version(dist: str) -> str | None:
+    """The installed version of a distribution, read without importing it."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def installed_versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for dist in ("torch", "torch-mlir", "numpy"):
-        try:
-            versions[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            pass
+        if distribution_version(dist):
+            versions[dist] = distribution_version(dist)
     return versions
 
 
@@ -109,6 +115,11 @@ class Runner:
             self._pool = WorkerPool(self.settings.rootdir)
         return self._pool
 
+    def backend_environment(self) -> dict:
+        """Per selected backend: its config file and the versions of what it requires."""
+        return {name: {"config": str(c.source), "versions": {d: distribution_version(d) for d in c.requires}}
+                for name, c in self.configs.items()}
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
@@ -121,16 +132,9 @@ class Runner:
                 raise HarnessInputError(f"--backend={name}", f"unknown backend (known: {known})",
                                         "add configs/<name>.yaml or pass --configs-dir=DIR")
             for dist in configs[name].requires:
-                if dist not in self.versions and not _installed(dist):
+                if distribution_version(dist) is None:
                     raise HarnessInputError(f"--backend={name}", f"needs the package {dist!r}, which is not installed",
                                             f"pip install {dist} (see {configs[name].source})")
             selected[name] = configs[name]
         return selected
 
-
-def _installed(dist: str) -> bool:
-    try:
-        importlib.metadata.version(dist)
-        return True
-    except importlib.metadata.PackageNotFoundError:
-        return False
