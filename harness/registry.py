@@ -68,10 +68,11 @@ def _case_from_entry(path: Path, index: int, entry: Any) -> Case:
     if family not in FAMILIES:
         raise HarnessInputError(at, f"unknown family {family!r}", f"use one of {', '.join(FAMILIES)}")
     name = str(entry.pop("name", f"{_slug(path.stem)}_{index}"))
-    tags = tuple(entry.pop("tags", ())) + ("cases_file",)
+    extra_tags = list(entry.pop("tags", ())) + ["cases_file"]
     timeout = entry.pop("timeout", None)
     try:
         params = FAMILIES[family].validate(entry)
+        tags = tuple(dict.fromkeys(FAMILIES[family].derive_tags(params) + extra_tags))
         return Case(id=f"{family}/cases_file/{_slug(name)}", family=family, params=params,
                     tags=tags, timeout=timeout)
     except (ValueError, TypeError) as e:

@@ -26,6 +26,9 @@ class Case:
         if not all(_ID_PART.match(p) for p in parts):
             raise ValueError(f"case id {self.id!r}: use '/'-separated parts of letters, digits, '_', '-', '.'")
         json.dumps(dict(self.params))  # fails early on params that cannot reach a worker
+        if self.timeout is not None and (isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float))
+                                         or self.timeout <= 0):
+            raise ValueError(f"case {self.id}: timeout must be a positive number of seconds, not {self.timeout!r}")
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "family": self.family, "params": dict(self.params),
