@@ -87,9 +87,15 @@ def _non_finite(g: np.ndarray, w: np.ndarray) -> str | None:
             w[w_nan | w_inf] = 0.0
         return None
     first = list(map(int, np.argwhere(wrong)[0]))
-    return (f"{int((g_nan & ~w_nan).sum())} NaN and {int((g_inf & ~w_inf).sum())} Inf where the golden "
-            f"value is finite, {int((wrong & ~(g_nan | g_inf)).sum())} finite where it is not; "
-            f"first at index {first}: got {g[tuple(first)]}, want {w[tuple(first)]}")
+    golden_finite = ~(w_nan | w_inf)
+    counts = {"NaN": g_nan & golden_finite, "Inf": g_inf & golden_finite,
+              "finite": ~(g_nan | g_inf) & ~golden_finite}
+    wrong_sign = int((g_inf & w_inf & (np.sign(g) != np.sign(w))).sum())
+    other = int(wrong.sum()) - sum(int(c.sum()) for c in counts.values()) - wrong_sign  # NaN vs Inf swaps
+    return (f"{int(counts['NaN'].sum())} NaN and {int(counts['Inf'].sum())} Inf where the golden value is "
+            f"finite, {int(counts['finite'].sum())} finite where it is not, {wrong_sign} Inf of the wrong sign"
+            + (f", {other} NaN/Inf swapped" if other else "")
+            + f"; first at index {first}: got {g[tuple(first)]}, want {w[tuple(first)]}")
 
 
 def normalised_error(got: np.ndarray, want: np.ndarray, reduction: int) -> float:

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.errors import HarnessInputError
-from harness.yamlio import check_keys, load_yaml
+from harness.spec import is_seconds
+from harness.yamlio import check_keys, load_yaml, shown
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 CONFIG_KEYS = {"name", "description", "class", "options", "tolerances", "timeout", "requires"}
@@ -43,7 +44,7 @@ def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
         for path in sorted(Path(directory).glob("*.yaml")):
             config = _parse(path)
             if config.name in configs:
-                raise HarnessInputError(str(path), f"backend {config.name!r} is already defined in "
+                raise HarnessInputError(shown(path), f"backend {config.name!r} is already defined in "
                                         f"{configs[config.name].source}", "rename one of them")
             configs[config.name] = config
     return configs
@@ -52,14 +53,14 @@ def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
 def _parse(path: Path) -> BackendConfig:
     data = load_yaml(path)
     if not isinstance(data, dict):
-        raise HarnessInputError(str(path), "a backend config must be a mapping", "see configs/eager.yaml")
+        raise HarnessInputError(shown(path), "a backend config must be a mapping", "see configs/eager.yaml")
     check_keys(path, data, CONFIG_KEYS, required={"name", "class"})
     if data["name"] != path.stem:
-        raise HarnessInputError(str(path), f"name {data['name']!r} differs from the file name",
+        raise HarnessInputError(shown(path), f"name {data['name']!r} differs from the file name",
                                 f"rename the file to {data['name']}.yaml or fix the name")
     class_path = data["class"]
     if not isinstance(class_path, str) or ":" not in class_path:
-        raise HarnessInputError(str(path), f"class {class_path!r} is not of the form 'module:Class'")
+        raise HarnessInputError(shown(path), f"class {class_path!r} is not of the form 'module:Class'")
     return BackendConfig(
         name=data["name"], description=str(data.get("description", "")), class_path=class_path,
         options=_mapping(path, data, "options"), tolerances=_tolerances(path, data),
@@ -70,7 +71,7 @@ def _parse(path: Path) -> BackendConfig:
 def _mapping(path: Path, data: dict, key: str) -> dict:
     value = data.get(key) or {}
     if not isinstance(value, dict):
-        raise HarnessInputError(str(path), f"{key!r} must be a mapping")
+        raise HarnessInputError(shown(path), f"{key!r} must be a mapping")
     return dict(value)
 
 
@@ -78,10 +79,10 @@ def _tolerances(path: Path, data: dict) -> dict[str, Tolerance]:
     result = {}
     for dtype, tol in _mapping(path, data, "tolerances").items():
         if dtype not in DTYPES:
-            raise HarnessInputError(str(path), f"tolerance for unknown dtype {dtype!r}",
+            raise HarnessInputError(shown(path), f"tolerance for unknown dtype {dtype!r}",
                                     f"use one of {', '.join(DTYPES)}")
         if not isinstance(tol, dict):
-            raise HarnessInputError(str(path), f"tolerances.{dtype} must be a mapping with rtol and atol")
+            raise HarnessInputError(shown(path), f"tolerances.{dtype} must be a mapping with rtol and atol")
         check_keys(path, tol, TOLERANCE_KEYS, required=TOLERANCE_KEYS)
         result[dtype] = Tolerance(_number(path, tol["rtol"], f"tolerances.{dtype}.rtol"),
                                   _number(path, tol["atol"], f"tolerances.{dtype}.atol"))
@@ -89,15 +90,12 @@ def _tolerances(path: Path, data: dict) -> dict[str, Tolerance]:
 
 
 def _number(path: Path, value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise HarnessInputError(str(path), f"{what} must be a non-negative number, not {value!r}")
+    if not (is_seconds(value) or value == 0):  # the same test: a non-negative, finite number
+        raise HarnessInputError(shown(path), f"{what} must be a non-negative, finite number, not {value!r}")
     return float(value)
 
 
 def _positive(path: Path, value: Any, what: str) -> float | None:
-    if value is None:
-        return None
-    number = _number(path, value, what)
-    if number == 0:
-        raise HarnessInputError(str(path), f"{what} must be positive")
-    return number
+    if value is not None and not is_seconds(value):
+        raise HarnessInputError(shown(path), f"{what} must be a positive, finite number of seconds, not {value!r}")
+    return value if value is None else float(value)

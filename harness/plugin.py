@@ -14,7 +14,7 @@ from harness.errors import HarnessInputError
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.report import terminal_lines, write_json
 from harness.runner import Runner, Settings
-from harness.spec import Case
+from harness.spec import Case, is_seconds
 
 RUNNER = pytest.StashKey[Runner]()
 OUTER_GUARD_SLACK = 360.0  # pytest-timeout's limit over a case's own timeout: worker start-up and reporting
@@ -55,21 +55,27 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _settings(config: pytest.Config) -> Settings:
-    root = Path(config.rootpath)
+    root, here = Path(config.rootpath), Path(config.invocation_params.dir)  # ini paths vs CLI paths
     names = [n.strip() for opt in (config.getoption("backend") or config.getini("e2e_backends"))
              for n in opt.split(",") if n.strip()]
     timeout = config.getoption("case_timeout")
-    if timeout is not None and timeout <= 0:
-        raise pytest.UsageError(f"--case-timeout={timeout:g}: must be a positive number of seconds")
+    if timeout is not None and not is_seconds(timeout):
+        raise pytest.UsageError(f"--case-timeout={timeout:g}: must be a positive, finite number of seconds")
     return Settings(
         rootdir=root, backends=list(dict.fromkeys(names)),
         cases_dirs=config.getini("e2e_cases_dirs") or [root / "cases"],
         configs_dirs=(config.getini("e2e_configs_dirs") or [root / "configs"])
-        + [Path(d).resolve() for d in config.getoption("configs_dir")],
-        xfail_dir=root / (config.getoption("xfail_dir") or config.getini("e2e_xfail_dir")),
-        crash_sets_dir=root / (config.getoption("crash_sets_dir") or config.getini("e2e_crash_sets_dir")),
-        cases_files=[Path(f) for f in config.getoption("cases_file")],
+        + [here / d for d in config.getoption("configs_dir")],
+        xfail_dir=_cli_or_ini(config, "xfail_dir", here, root),
+        crash_sets_dir=_cli_or_ini(config, "crash_sets_dir", here, root),
+        cases_files=[here / f for f in config.getoption("cases_file")],
         run_crash_set=config.getoption("run_crash_set"), case_timeout=timeout)
+
+
+def _cli_or_ini(config: pytest.Config, name: str, here: Path, root: Path) -> Path:
+    """A command-line path is relative to where pytest was started; an ini path to the rootdir."""
+    option = config.getoption(name)
+    return here / option if option else root / config.getini(f"e2e_{name}")
 
 
 def _writable(path: Path) -> bool:
@@ -109,8 +115,7 @@ class CaseItem(pytest.Item):
         super().__init__(**kwargs)
         self.case, self.backend = case, backend
         self.add_marker("e2e")
-        for tag in case.tags:
-            self.keywords[tag] = True
+        self.extra_keyword_matches.update(case.tags)  # `-k transposed` selects by tag
         runner = self.config.stash[RUNNER]
         guard = runner.timeout(case, runner.configs[backend], runner.expectations[backend].lookup(case.id))
         self.add_marker(pytest.mark.timeout(guard + OUTER_GUARD_SLACK))

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
 from harness.spec import Case
-from harness.yamlio import load_yaml, where
+from harness.yamlio import load_yaml, shown, where
 
 CASES_FILE_KEYS = {"name", "family", "tags", "timeout"}
 
@@ -34,11 +34,11 @@ def load_case_module(path: Path) -> list[Case]:
         try:
             spec.loader.exec_module(module)
         except (ValueError, TypeError) as e:  # a bad case declaration
-            raise HarnessInputError(str(path), str(e)) from None
+            raise HarnessInputError(shown(path), str(e)) from None
         sys.modules[name] = module
     cases = getattr(module, "CASES", None)
     if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
-        raise HarnessInputError(str(path), "a case module must define CASES, a list of harness.spec.Case")
+        raise HarnessInputError(shown(path), "a case module must define CASES, a list of harness.spec.Case")
     return cases
 
 
@@ -49,13 +49,13 @@ def load_cases_file(path: Path) -> list[Case]:
         try:
             entries = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
-            raise HarnessInputError(str(path), f"cannot read JSON ({e})") from None
+            raise HarnessInputError(shown(path), f"cannot read JSON ({e})") from None
     else:
         entries = load_yaml(path)
     if isinstance(entries, dict) and "results" in entries:  # a JSON report: take its params
         entries = [dict(r["params"], family=r["case"].split("/")[0]) for r in entries["results"]]
     if not isinstance(entries, list) or not entries:
-        raise HarnessInputError(str(path), "a cases file must be a non-empty list of parameter sets")
+        raise HarnessInputError(shown(path), "a cases file must be a non-empty list of parameter sets")
     return [_case_from_entry(path, i, entry) for i, entry in enumerate(entries)]
 
 
@@ -68,7 +68,10 @@ def _case_from_entry(path: Path, index: int, entry: Any) -> Case:
     if family not in FAMILIES:
         raise HarnessInputError(at, f"unknown family {family!r}", f"use one of {', '.join(FAMILIES)}")
     name = str(entry.pop("name", f"{_slug(path.stem)}_{index}"))
-    extra_tags = list(entry.pop("tags", ())) + ["cases_file"]
+    extra_tags = entry.pop("tags", [])
+    if not isinstance(extra_tags, list) or not all(isinstance(t, str) for t in extra_tags):
+        raise HarnessInputError(at, f"tags must be a list of strings, not {extra_tags!r}", "write tags: [a, b]")
+    extra_tags = extra_tags + ["cases_file"]
     timeout = entry.pop("timeout", None)
     try:
         params = FAMILIES[family].validate(entry)

@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from typing import Any, Mapping
 
 _ID_PART = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+def is_seconds(value: Any) -> bool:
+    """A usable timeout: a positive, finite number (NaN and infinity break deadline arithmetic)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value > 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,9 +33,8 @@ class Case:
         if not all(_ID_PART.match(p) for p in parts):
             raise ValueError(f"case id {self.id!r}: use '/'-separated parts of letters, digits, '_', '-', '.'")
         json.dumps(dict(self.params))  # fails early on params that cannot reach a worker
-        if self.timeout is not None and (isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float))
-                                         or self.timeout <= 0):
-            raise ValueError(f"case {self.id}: timeout must be a positive number of seconds, not {self.timeout!r}")
+        if self.timeout is not None and not is_seconds(self.timeout):
+            raise ValueError(f"case {self.id}: timeout must be a positive, finite number of seconds, not {self.timeout!r}")
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "family": self.family, "params": dict(self.params),

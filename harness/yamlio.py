@@ -1,6 +1,8 @@
 """Safe YAML loading that remembers the line of every mapping, for error messages."""
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,16 @@ class _LineLoader(yaml.SafeLoader):
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping)
+# YAML 1.1 reads 1e-6 (no dot) as a string; tolerances are written that way, so read it as a float.
+_LineLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_LineLoader.add_implicit_resolver("tag:yaml.org,2002:float",
+                                  re.compile(r"^[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$"), list("-+0123456789"))
+
+
+def shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 def load_yaml(path: Path) -> Any:
@@ -30,22 +42,22 @@ def load_yaml(path: Path) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
-        raise HarnessInputError(str(path), f"cannot read: {e.strerror}") from None
+        raise HarnessInputError(shown(path), f"cannot read: {e.strerror}") from None
     try:
         return yaml.load(text, Loader=_LineLoader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = f":{mark.line + 1}" if mark else ""
-        raise HarnessInputError(f"{path}{line}", f"malformed YAML ({e.problem or e.context})",
+        raise HarnessInputError(f"{shown(path)}{line}", f"malformed YAML ({e.problem or e.context})",
                                 "fix the syntax") from None
     except yaml.YAMLError as e:
-        raise HarnessInputError(str(path), f"malformed YAML ({e})", "fix the syntax") from None
+        raise HarnessInputError(shown(path), f"malformed YAML ({e})", "fix the syntax") from None
 
 
 def where(path: Path, node: Any) -> str:
     """'file:line' for a mapping loaded by load_yaml, else just the file."""
     line = getattr(node, "line", 0)
-    return f"{path}:{line}" if line else str(path)
+    return f"{shown(path)}:{line}" if line else shown(path)
 
 
 def check_keys(path: Path, node: dict, allowed: set[str], required: set[str] = frozenset()) -> None:

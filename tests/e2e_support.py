@@ -1,0 +1,123 @@
+"""Helpers of the end-to-end tests: a tiny harness project and the result of a pytest run on it."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SUBPROCESS_TIMEOUT = 240  # seconds for one pytest run of a tiny project (a hang here is a harness bug)
+
+# Three tiny cases: eager runs each in a few milliseconds.
+TINY_CASES = '''\
+from harness.families.conv_params import conv_backward_case, conv_forward_case
+
+CASES = [
+    conv_backward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]),
+    conv_backward_case("tiny_stride2", input_shape=[1, 2, 5, 5], weight_shape=[2, 2, 3, 3], stride=2),
+    conv_forward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]),
+]
+'''
+TINY_IDS = ["conv_backward/2d/tiny", "conv_backward/2d/tiny_stride2", "conv_forward/2d/tiny"]
+
+# Records, per pytest process of the project, whether torch was imported by the end of the session.
+PROBE_CONFTEST = '''\
+import json, os, sys
+
+def pytest_sessionfinish(session):
+    path = os.path.join(str(session.config.rootpath), "controller_modules.jsonl")
+    with open(path, "a") as out:
+        out.write(json.dumps({"pid": os.getpid(), "torch": "torch" in sys.modules,
+                              "xdist_worker": hasattr(session.config, "workerinput")}) + "\\n")
+'''
+
+
+class E2EResult:
+    """One pytest run of a project: exit code, output, and the parsed JSON report."""
+
+    def __init__(self, ret: int, stdout: str, stderr: str, report: dict | None, seconds: float):
+        self.ret = int(ret)
+        self.stdout = stdout
+        self.stderr = stderr
+        self.output = stdout + "\n" + stderr
+        self.report = report
+        self.seconds = seconds
+
+    @property
+    def results(self) -> list[dict]:
+        assert self.report is not None, f"no JSON report was written\n{self.output}"
+        return self.report["results"]
+
+    def record(self, backend: str, case: str) -> dict:
+        found = [r for r in self.results if r["backend"] == backend and r["case"] == case]
+        assert len(found) == 1, f"{len(found)} records for {case} on {backend}"
+        return found[0]
+
+    def error_lines(self) -> list[str]:
+        return [line for line in self.output.splitlines() if line.startswith("ERROR:")]
+
+
+class Project:
+    """A tiny harness project in a directory, and ways to run pytest on it."""
+
+    def __init__(self, path: Path, pytester: pytest.Pytester | None = None):
+        self.path = Path(path)
+        self.pytester = pytester
+        (self.path / "cases").mkdir(exist_ok=True)
+        (self.path / "configs").mkdir(exist_ok=True)
+        (self.path / "pytest.ini").write_text("[pytest]\ntestpaths = cases\ne2e_backends = eager\n")
+        (self.path / "cases" / "tiny.py").write_text(TINY_CASES)
+        (self.path / "conftest.py").write_text(PROBE_CONFTEST)
+        shutil.copy(REPO / "configs" / "eager.yaml", self.path / "configs" / "eager.yaml")
+        shutil.copy(REPO / "tests" / "fake_backends.py", self.path / "fake_backends.py")
+
+    def add_fake(self, name: str, fault: str, phase: str = "compile", only: str = "*",
+                 timeout: float | None = 60, **extra: Any) -> str:
+        """configs/<name>.yaml for a FaultyBackend; returns the name."""
+        config = {"name": name, "class": "fake_backends:FaultyBackend",
+                  "options": {"fault": fault, "phase": phase, "only": only}, **extra}
+        if timeout is not None:
+            config["timeout"] = timeout
+        self.write(f"configs/{name}.yaml", json.dumps(config, indent=1))  # JSON is YAML
+        return name
+
+    def write(self, relpath: str, text: str) -> Path:
+        path = self.path / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    def xfail(self, backend: str, text: str) -> Path:
+        return self.write(f"xfail/{backend}.yaml", text)
+
+    def crash_set(self, backend: str, text: str) -> Path:
+        return self.write(f"crash_sets/{backend}.yaml", text)
+
+    def probes(self) -> list[dict]:
+        """One entry per pytest process of the last run (controller and xdist workers)."""
+        path = self.path / "controller_modules.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def run(self, *args: str, report: str | None = "report.json") -> E2EResult:
+        """pytest -p harness.plugin [--report-json] ARGS in a subprocess, from the project root."""
+        assert self.pytester is not None
+        report_path = self.path / report if report else None
+        for stale in (report_path, self.path / "controller_modules.jsonl"):  # both describe one run
+            if stale and stale.exists():
+                stale.unlink()
+        full = ["-p", "harness.plugin", *([f"--report-json={report}"] if report else []), *args]
+        started = time.monotonic()
+        result = self.pytester.runpytest_subprocess(*full, timeout=SUBPROCESS_TIMEOUT)
+        seconds = time.monotonic() - started
+        data = json.loads(report_path.read_text()) if report_path and report_path.exists() else None
+        return E2EResult(result.ret, "\n".join(result.outlines), "\n".join(result.errlines), data, seconds)
+
+
+def python_path_env() -> str:
+    return os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))

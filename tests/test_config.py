@@ -1,0 +1,172 @@
+"""Backend configs (harness.config) and backend selection (harness.runner)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.config import BackendConfig, Tolerance, load_configs
+from harness.errors import HarnessInputError
+from harness.runner import Runner, Settings
+
+from e2e_support import REPO, TINY_CASES
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def error(*dirs) -> str:
+    with pytest.raises(HarnessInputError) as info:
+        load_configs(dirs)
+    return str(info.value)
+
+
+def test_repo_configs_load():
+    configs = load_configs([REPO / "configs"])
+    assert "eager" in configs
+    eager = configs["eager"]
+    assert eager.class_path == "harness.backends.eager:EagerBackend"
+    assert eager.source == REPO / "configs" / "eager.yaml"
+    assert "torch" in eager.requires
+
+
+def test_full_config_is_parsed(tmp_path):
+    path = write(tmp_path, "my-compiler", """\
+        name: my-compiler
+        description: one line
+        class: my_package.backend:MyBackend
+        timeout: 90
+        requires: [my-wheel]
+        tolerances:
+          float32: {rtol: 1.0e-6, atol: 2.0e-6}
+          float16: {rtol: 0.001, atol: 0}
+        options: {level: 3, passes: [a, b]}
+        """)
+    config = load_configs([tmp_path])["my-compiler"]
+    assert config == BackendConfig(
+        name="my-compiler", description="one line", class_path="my_package.backend:MyBackend",
+        options={"level": 3, "passes": ["a", "b"]},
+        tolerances={"float32": Tolerance(1e-6, 2e-6), "float16": Tolerance(0.001, 0.0)},
+        timeout=90.0, requires=("my-wheel",), source=path)
+    assert config.to_json() == {"name": "my-compiler", "class": "my_package.backend:MyBackend",
+                                "options": {"level": 3, "passes": ["a", "b"]},
+                                "tolerances": {"float32": {"rtol": 1e-6, "atol": 2e-6},
+                                               "float16": {"rtol": 0.001, "atol": 0.0}}}
+
+
+def test_minimal_config_defaults(tmp_path):
+    write(tmp_path, "m", "name: m\nclass: a.b:C\n")
+    config = load_configs([tmp_path])["m"]
+    assert (config.description, config.options, config.tolerances, config.timeout, config.requires) == \
+        ("", {}, {}, None, ())
+
+
+def test_only_yaml_files_are_configs(tmp_path):
+    write(tmp_path, "m", "name: m\nclass: a.b:C\n")
+    (tmp_path / "notes.txt").write_text("name: x\n")
+    (tmp_path / "old.yml").write_text("name: old\nclass: a:B\n")
+    assert list(load_configs([tmp_path])) == ["m"]
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("name: other\nclass: a.b:C\n", "name 'other' differs from the file name; rename the file to other.yaml"),
+    ("name: bad\nclass: a.b.C\n", "class 'a.b.C' is not of the form 'module:Class'"),
+    ("name: bad\nclass: [a, b]\n", "is not of the form 'module:Class'"),
+    ("name: bad\n", "missing required key 'class'"),
+    ("class: a:B\n", "missing required key 'name'"),
+    ("name: bad\nclass: a:B\ntimeout: 0\n", "timeout must be a positive, finite number"),
+    ("name: bad\nclass: a:B\ntimeout: -5\n", "timeout must be a positive, finite number of seconds, not -5"),
+    ("name: bad\nclass: a:B\ntimeout: soon\n", "timeout must be a positive, finite number of seconds, not 'soon'"),
+    ("name: bad\nclass: a:B\noptions: [1, 2]\n", "'options' must be a mapping"),
+    ("name: bad\nclass: a:B\ntolerances: {int8: {rtol: 0, atol: 0}}\n", "tolerance for unknown dtype 'int8'"),
+    ("name: bad\nclass: a:B\ntolerances: {float32: 0.1}\n", "tolerances.float32 must be a mapping"),
+    ("name: bad\nclass: a:B\ntolerances: {float32: {rtol: 0.1}}\n", "missing required key 'atol'"),
+    ("name: bad\nclass: a:B\ntolerances: {float32: {rtol: -1.0, atol: 0}}\n",
+     "tolerances.float32.rtol must be a non-negative, finite number"),
+    ("- name: bad\n", "a backend config must be a mapping"),
+])
+def test_bad_config(tmp_path, text, problem):
+    path = write(tmp_path, "bad", text)
+    message = error(tmp_path)
+    assert message.startswith(str(path)), message
+    assert problem in message, message
+
+
+def test_exponent_without_a_dot_is_a_number(tmp_path):
+    write(tmp_path, "m", "name: m\nclass: a:B\ntolerances: {float32: {rtol: 1e-6, atol: 1e-6}}\n")
+    assert load_configs([tmp_path])["m"].tolerances["float32"] == Tolerance(1e-6, 1e-6)
+
+
+def test_unknown_key_names_line(tmp_path):
+    path = write(tmp_path, "bad", "name: bad\nclass: a:B\ntimout: 3\n")
+    message = error(tmp_path)
+    assert message.startswith(f"{path}:1: unknown key 'timout'")
+    assert "allowed keys are class, description, name, options, requires, timeout, tolerances" in message
+
+
+def test_malformed_yaml_names_line(tmp_path):
+    path = write(tmp_path, "bad", "name: bad\nclass: a:B\noptions: {a: [1, 2}\n")
+    message = error(tmp_path)
+    assert message.startswith(f"{path}:3: malformed YAML"), message
+
+
+def test_a_bad_config_breaks_loading_even_when_not_selected(tmp_path):
+    write(tmp_path, "good", "name: good\nclass: a:B\n")
+    write(tmp_path, "zbad", "name: wrong\nclass: a:B\n")
+    assert "differs from the file name" in error(tmp_path)
+
+
+def test_later_directory_may_not_redefine_a_name(tmp_path):
+    first = write(tmp_path / "one", "eager", "name: eager\nclass: a:B\n")
+    second = write(tmp_path / "two", "eager", "name: eager\nclass: c:D\n")
+    assert error(tmp_path / "one", tmp_path / "two") == \
+        f"{second}: backend 'eager' is already defined in {first}; rename one of them"
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf"])
+def test_non_finite_timeout_is_rejected(tmp_path, value):
+    write(tmp_path, "bad", f"name: bad\nclass: a:B\ntimeout: {value}\n")
+    assert "timeout" in error(tmp_path)
+
+
+# ------------------------------------------------------------------------------------- selection
+
+def settings(root: Path, backends: list[str], **kw) -> Settings:
+    (root / "cases").mkdir(exist_ok=True)
+    (root / "cases" / "tiny.py").write_text(TINY_CASES)
+    return Settings(rootdir=root, backends=backends, cases_dirs=[root / "cases"],
+                    configs_dirs=[root / "configs"], xfail_dir=root / "xfail",
+                    crash_sets_dir=root / "crash_sets", cases_files=[], run_crash_set=False,
+                    case_timeout=kw.pop("case_timeout", None), **kw)
+
+
+def test_unknown_backend_lists_the_known_ones(tmp_path):
+    write(tmp_path / "configs", "alpha", "name: alpha\nclass: a:B\n")
+    write(tmp_path / "configs", "beta", "name: beta\nclass: a:B\n")
+    with pytest.raises(HarnessInputError) as info:
+        Runner(settings(tmp_path, ["alpha", "gamma"]))
+    assert str(info.value) == ("--backend=gamma: unknown backend (known: alpha, beta); "
+                               "add configs/<name>.yaml or pass --configs-dir=DIR")
+
+
+def test_backend_requiring_a_missing_distribution(tmp_path):
+    path = write(tmp_path / "configs", "needy", "name: needy\nclass: a:B\nrequires: [no-such-dist-e2e-test]\n")
+    write(tmp_path / "configs", "fine", "name: fine\nclass: a:B\n")
+    with pytest.raises(HarnessInputError) as info:
+        Runner(settings(tmp_path, ["needy"]))
+    assert str(info.value) == (f"--backend=needy: needs the package 'no-such-dist-e2e-test', which is not "
+                               f"installed; pip install no-such-dist-e2e-test (see {path})")
+    # Not selected: no problem.
+    runner = Runner(settings(tmp_path, ["fine"]))
+    assert list(runner.configs) == ["fine"]
+
+
+def test_selected_backends_keep_their_order(tmp_path):
+    for name in ("a", "b", "c"):
+        write(tmp_path / "configs", name, f"name: {name}\nclass: x:Y\n")
+    assert list(Runner(settings(tmp_path, ["c", "a"])).configs) == ["c", "a"]

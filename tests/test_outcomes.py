@@ -1,0 +1,97 @@
+"""harness.outcomes: the vocabulary and the `decide` truth table, written out in full."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from harness.outcomes import COMPILE_PHASES, Expected, Outcome, Phase, Verdict, decide, outcome_for_exception
+
+O, E, V = Outcome, Expected, Verdict
+OK, FAIL, XPASS, SKIP = V.OK, V.UNEXPECTED_FAILURE, V.UNEXPECTED_PASS, V.SKIPPED
+
+# The phase a result of each outcome is recorded with (None when it did not fail).
+PHASE_OF = {O.PASSED: None, O.MISMATCH: Phase.COMPARE, O.COMPILE_ERROR: Phase.LOWER,
+            O.RUNTIME_ERROR: Phase.RUN, O.CRASHED: Phase.COMPILE, O.TIMED_OUT: Phase.LOWER, O.NOT_RUN: None}
+
+# outcome -> verdict for expected = pass / xfail / crash, when the entry names no phase.
+TABLE = {
+    #                  pass   xfail   crash
+    O.PASSED:        (OK,    XPASS,  XPASS),
+    O.MISMATCH:      (FAIL,  OK,     OK),
+    O.COMPILE_ERROR: (FAIL,  OK,     OK),
+    O.RUNTIME_ERROR: (FAIL,  OK,     OK),
+    O.CRASHED:       (FAIL,  OK,     OK),
+    O.TIMED_OUT:     (FAIL,  OK,     OK),
+    O.NOT_RUN:       (SKIP,  SKIP,   SKIP),
+}
+# ... and when the entry names the phase the result was recorded in (same verdicts), or another phase:
+TABLE_OTHER_PHASE = {
+    O.PASSED:        (XPASS, XPASS),
+    O.MISMATCH:      (FAIL,  FAIL),
+    O.COMPILE_ERROR: (FAIL,  FAIL),
+    O.RUNTIME_ERROR: (FAIL,  FAIL),
+    O.CRASHED:       (FAIL,  FAIL),
+    O.TIMED_OUT:     (FAIL,  FAIL),
+    O.NOT_RUN:       (SKIP,  SKIP),
+}
+
+
+def test_vocabulary_is_fixed():
+    assert [o.value for o in Outcome] == ["passed", "mismatch", "compile_error", "runtime_error", "crashed",
+                                          "timed_out", "not_run"]
+    assert [e.value for e in Expected] == ["pass", "xfail", "crash"]
+    assert [v.value for v in Verdict] == ["ok", "unexpected_failure", "unexpected_pass", "skipped"]
+    assert [p.value for p in Phase] == ["setup", "export", "import", "lower", "compile", "run", "compare"]
+
+
+def test_tables_cover_every_outcome():
+    assert set(TABLE) == set(Outcome) == set(TABLE_OTHER_PHASE)
+
+
+@pytest.mark.parametrize("outcome, expected", itertools.product(Outcome, Expected),
+                         ids=lambda v: v.value)
+def test_decide_without_expected_phase(outcome, expected):
+    column = list(Expected).index(expected)
+    assert decide(outcome, expected, PHASE_OF[outcome], None) is TABLE[outcome][column]
+
+
+@pytest.mark.parametrize("outcome, expected", itertools.product(Outcome, [E.XFAIL, E.CRASH]),
+                         ids=lambda v: v.value)
+def test_decide_with_the_matching_expected_phase(outcome, expected):
+    phase = PHASE_OF[outcome] or Phase.LOWER  # PASSED / NOT_RUN have no phase: any entry phase
+    column = list(Expected).index(expected)
+    assert decide(outcome, expected, PHASE_OF[outcome], phase) is TABLE[outcome][column]
+
+
+@pytest.mark.parametrize("outcome, expected", itertools.product(Outcome, [E.XFAIL, E.CRASH]),
+                         ids=lambda v: v.value)
+def test_decide_with_another_expected_phase(outcome, expected):
+    other = Phase.EXPORT  # never the phase in PHASE_OF
+    column = [E.XFAIL, E.CRASH].index(expected)
+    assert decide(outcome, expected, PHASE_OF[outcome], other) is TABLE_OTHER_PHASE[outcome][column]
+
+
+@pytest.mark.parametrize("phase", list(Phase), ids=lambda p: p.value)
+def test_every_phase_can_be_the_expected_one(phase):
+    assert decide(O.COMPILE_ERROR, E.XFAIL, phase, phase) is OK
+    others = [p for p in Phase if p is not phase]
+    assert all(decide(O.COMPILE_ERROR, E.XFAIL, phase, p) is FAIL for p in others)
+
+
+def test_expected_pass_ignores_an_expected_phase():
+    assert decide(O.PASSED, E.PASS, None, Phase.LOWER) is OK
+    assert decide(O.MISMATCH, E.PASS, Phase.COMPARE, Phase.COMPARE) is FAIL
+
+
+@pytest.mark.parametrize("phase, outcome", [
+    (Phase.SETUP, O.COMPILE_ERROR), (Phase.EXPORT, O.COMPILE_ERROR), (Phase.IMPORT, O.COMPILE_ERROR),
+    (Phase.LOWER, O.COMPILE_ERROR), (Phase.COMPILE, O.COMPILE_ERROR), (Phase.RUN, O.RUNTIME_ERROR),
+    (Phase.COMPARE, O.MISMATCH),
+], ids=lambda v: v.value)
+def test_outcome_for_exception(phase, outcome):
+    assert outcome_for_exception(phase) is outcome
+
+
+def test_compile_phases():
+    assert COMPILE_PHASES == {Phase.SETUP, Phase.EXPORT, Phase.IMPORT, Phase.LOWER, Phase.COMPILE}

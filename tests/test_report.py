@@ -1,0 +1,59 @@
+"""harness.report: the JSON report and the terminal summary, from records."""
+from __future__ import annotations
+
+import json
+
+from harness.report import SCHEMA_VERSION, summarise, terminal_lines, write_json
+
+
+def rec(backend, case, outcome="passed", verdict="ok", phase=None, message=""):
+    return {"backend": backend, "case": case, "outcome": outcome, "verdict": verdict, "phase": phase,
+            "message": message}
+
+
+RECORDS = [
+    rec("b2", "fam/2d/z"),
+    rec("b1", "fam/2d/y", "crashed", "unexpected_failure", "run", "worker killed by SIGSEGV during phase run\nmore"),
+    rec("b1", "fam/2d/x"),
+    rec("b1", "fam/2d/w", "passed", "unexpected_pass"),
+    rec("b1", "fam/2d/v", "not_run", "skipped"),
+    rec("b1", "fam/2d/u", "compile_error", "ok", "lower", "expected"),
+]
+
+
+def test_summarise_counts_per_backend():
+    assert summarise(RECORDS) == {
+        "b1": {"total": 5, "outcomes": {"crashed": 1, "passed": 2, "not_run": 1, "compile_error": 1},
+               "verdicts": {"unexpected_failure": 1, "ok": 2, "unexpected_pass": 1, "skipped": 1}},
+        "b2": {"total": 1, "outcomes": {"passed": 1}, "verdicts": {"ok": 1}},
+    }
+
+
+def test_write_json_sorts_and_summarises(tmp_path):
+    path = tmp_path / "r.json"
+    write_json(path, {"python": "3.11"}, list(RECORDS), complete=True)
+    report = json.loads(path.read_text())
+    assert set(report) == {"schema_version", "complete", "created", "environment", "results", "summary"}
+    assert report["schema_version"] == SCHEMA_VERSION == 1
+    assert report["complete"] is True
+    assert report["environment"] == {"python": "3.11"}
+    assert [(r["backend"], r["case"]) for r in report["results"]] == sorted((r["backend"], r["case"]) for r in RECORDS)
+    assert report["summary"] == summarise(RECORDS)
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left behind
+
+
+def test_write_json_replaces_an_old_report(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("old")
+    write_json(path, {}, [], complete=False)
+    report = json.loads(path.read_text())
+    assert report["complete"] is False and report["results"] == [] and report["summary"] == {}
+
+
+def test_terminal_lines():
+    assert terminal_lines(RECORDS) == [
+        "b1: 5 cases  passed=2  compile_error=1  crashed=1  not_run=1",
+        "  UNEXPECTED_PASS: fam/2d/w [passed] ",
+        "  UNEXPECTED_FAILURE: fam/2d/y [crashed in run] worker killed by SIGSEGV during phase run",
+        "b2: 1 cases  passed=1",
+    ]
