@@ -10,7 +10,7 @@ from harness.spec import is_seconds
 from harness.yamlio import check_keys, load_yaml, shown
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
-CONFIG_KEYS = {"name", "description", "class", "options", "tolerances", "timeout", "requires"}
+CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "requires"}
 TOLERANCE_KEYS = {"rtol", "atol"}
 
 
@@ -39,26 +39,52 @@ class BackendConfig:
 
 def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
     """All backend configs of the given directories; a later directory may not redefine a name."""
-    configs: dict[str, BackendConfig] = {}
+    documents: dict[str, tuple[Path, dict]] = {}
     for directory in dirs:
         for path in sorted(Path(directory).glob("*.yaml")):
-            config = _parse(path)
-            if config.name in configs:
-                raise HarnessInputError(shown(path), f"backend {config.name!r} is already defined in "
-                                        f"{configs[config.name].source}", "rename one of them")
-            configs[config.name] = config
-    return configs
+            data = _read(path)
+            if data["name"] in documents:
+                raise HarnessInputError(shown(path), f"backend {data['name']!r} is already defined in "
+                                        f"{shown(documents[data['name']][0])}", "rename one of them")
+            documents[data["name"]] = (path, data)
+    return {name: _parse(path, _inherit(name, documents)) for name, (path, _) in documents.items()}
 
 
-def _parse(path: Path) -> BackendConfig:
+def _read(path: Path) -> dict:
     data = load_yaml(path)
     if not isinstance(data, dict):
         raise HarnessInputError(shown(path), "a backend config must be a mapping", "see configs/eager.yaml")
-    check_keys(path, data, CONFIG_KEYS, required={"name", "class"})
+    check_keys(path, data, CONFIG_KEYS, required={"name"})
     if data["name"] != path.stem:
         raise HarnessInputError(shown(path), f"name {data['name']!r} differs from the file name",
                                 f"rename the file to {data['name']}.yaml or fix the name")
-    class_path = data["class"]
+    return data
+
+
+def _inherit(name: str, documents: dict[str, tuple[Path, dict]], chain: tuple[str, ...] = ()) -> dict:
+    """A config with `extends: BASE` takes BASE's keys; its own keys, options and tolerances win."""
+    path, data = documents[name]
+    base_name = data.get("extends")
+    if base_name is None:
+        return data
+    if base_name not in documents:
+        raise HarnessInputError(shown(path), f"extends unknown backend {base_name!r}",
+                                f"use one of {', '.join(sorted(documents))}")
+    if base_name in chain + (name,):
+        raise HarnessInputError(shown(path), f"extends {base_name!r}, which extends it back", "break the cycle")
+    base = _inherit(base_name, documents, chain + (name,))
+    merged = {**base, **data}
+    for key in ("options", "tolerances"):
+        merged[key] = {**(base.get(key) or {}), **(data.get(key) or {})}
+    del merged["extends"]
+    return merged
+
+
+def _parse(path: Path, data: dict) -> BackendConfig:
+    class_path = data.get("class")
+    if class_path is None:
+        raise HarnessInputError(shown(path), "missing required key 'class'",
+                                "name the backend class as module:Class, or extend a config that does")
     if not isinstance(class_path, str) or ":" not in class_path:
         raise HarnessInputError(shown(path), f"class {class_path!r} is not of the form 'module:Class'")
     return BackendConfig(

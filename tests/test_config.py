@@ -106,7 +106,7 @@ def test_unknown_key_names_line(tmp_path):
     path = write(tmp_path, "bad", "name: bad\nclass: a:B\ntimout: 3\n")
     message = error(tmp_path)
     assert message.startswith(f"{path}:1: unknown key 'timout'")
-    assert "allowed keys are class, description, name, options, requires, timeout, tolerances" in message
+    assert "allowed keys are class, description, extends, name, options, requires, timeout, tolerances" in message
 
 
 def test_malformed_yaml_names_line(tmp_path):
@@ -170,3 +170,25 @@ def test_selected_backends_keep_their_order(tmp_path):
     for name in ("a", "b", "c"):
         write(tmp_path / "configs", name, f"name: {name}\nclass: x:Y\n")
     assert list(Runner(settings(tmp_path, ["c", "a"])).configs) == ["c", "a"]
+
+
+def test_extends_inherits_and_overrides(tmp_path):
+    write(tmp_path, "base", "name: base\nclass: m:C\ntimeout: 30\nrequires: [torch]\n"
+                            "tolerances: {float32: {rtol: 1.0e-6, atol: 1.0e-6}}\noptions: {a: 1, b: [x]}\n")
+    write(tmp_path, "child", "name: child\nextends: base\noptions: {b: [y], c: 3}\n"
+                             "tolerances: {float16: {rtol: 1.0e-3, atol: 1.0e-3}}\n")
+    child = load_configs([tmp_path])["child"]
+    assert (child.class_path, child.timeout, child.requires) == ("m:C", 30.0, ("torch",))
+    assert child.options == {"a": 1, "b": ["y"], "c": 3}
+    assert set(child.tolerances) == {"float32", "float16"}
+
+
+@pytest.mark.parametrize("child, problem", [
+    ("name: child\nextends: nobody\n", "extends unknown backend 'nobody'"),
+    ("name: child\nextends: child\nclass: m:C\n", "extends 'child', which extends it back"),
+])
+def test_bad_extends(tmp_path, child, problem):
+    write(tmp_path, "base", "name: base\nclass: m:C\n")
+    write(tmp_path, "child", child)
+    with pytest.raises(HarnessInputError, match=problem):
+        load_configs([tmp_path])

@@ -1,10 +1,17 @@
-"""The `linalg-on-tensors` backend: torch.export -> torch-mlir FX import -> Torch backend IR ->
-Linalg-on-Tensors -> LLVM, run by the MLIR ExecutionEngine (see harness.backends.mlir_jit).
+"""The MLIR backends: torch.export -> torch-mlir FX import -> Torch backend IR -> (configured
+pipelines) -> Linalg-on-Tensors -> LLVM, run by the MLIR ExecutionEngine (harness.backends.mlir_jit).
 
-Options (from configs/linalg-on-tensors.yaml):
+One class serves every path into Linalg; the configs differ only in options:
+  linalg-on-tensors         to_linalg_pipelines: [torch-backend-to-linalg-on-tensors-backend-pipeline]
+  linalg-on-tensors-direct  the same, with backend_legal_ops: [aten.convolution_backward]
+  tosa / stablehlo          [torch-backend-to-<x>-backend-pipeline, <x> -> Linalg passes]
+
+Options:
   torch_backend_pipeline  Torch IR -> Torch backend IR; `@BACKEND_LEGAL_OPS@` in it becomes the
                           comma-joined `backend_legal_ops`
-  linalg_pipeline         Torch backend IR -> Linalg-on-Tensors
+  to_linalg_pipelines     Torch backend IR -> Linalg-on-Tensors: pass-pipeline strings (module
+                          level, without `builtin.module(...)`), run in order, each on its own so
+                          a failure names its stage
   llvm_lowering_passes    list of passes, Linalg-on-Tensors -> LLVM
   backend_legal_ops       ops left undecomposed (default none)
   opt_level, shared_libs  ExecutionEngine settings (default 2, none)
@@ -26,17 +33,22 @@ from harness.backends.mlir_jit import JitModule, run_pipeline
 from harness.outcomes import Phase
 
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
-REQUIRED_OPTIONS = ("torch_backend_pipeline", "linalg_pipeline", "llvm_lowering_passes")
+REQUIRED_OPTIONS = ("torch_backend_pipeline", "to_linalg_pipelines", "llvm_lowering_passes")
 
 
 @dataclasses.dataclass
-class LinalgArtifact:
+class MlirArtifact:
     jit: JitModule
     func_name: str
     raw_ir: str | None = None      # right after FX import
     torch_ir: str | None = None    # Torch backend IR
-    linalg_ir: str | None = None   # Linalg-on-Tensors
+    stage_irs: list = dataclasses.field(default_factory=list)  # after each to_linalg pipeline
     llvm_ir: str | None = None     # LLVM dialect, as handed to the ExecutionEngine
+
+    @property
+    def linalg_ir(self) -> str | None:
+        """Linalg-on-Tensors: the output of the last to_linalg pipeline."""
+        return self.stage_irs[-1] if self.stage_irs else None
 
 
 def symbol_name(case_name: str) -> str:
@@ -45,13 +57,17 @@ def symbol_name(case_name: str) -> str:
     return name if not name[0].isdigit() else "f_" + name
 
 
-class LinalgOnTensorsBackend(Backend):
+class MlirBackend(Backend):
 
     def __init__(self, name: str, options: Mapping[str, Any]):
         super().__init__(name, options)
         missing = [k for k in REQUIRED_OPTIONS if k not in self.options]
         if missing:
             raise ValueError(f"backend {name}: options {missing} are missing from the config")
+        stages = self.options["to_linalg_pipelines"]
+        if not isinstance(stages, list) or not stages or not all(isinstance(s, str) for s in stages):
+            raise ValueError(f"backend {name}: to_linalg_pipelines must be a non-empty list of "
+                             f"pass-pipeline strings")
 
     def torch_backend_pipeline(self) -> str:
         pipeline = self.options["torch_backend_pipeline"]
@@ -61,7 +77,7 @@ class LinalgOnTensorsBackend(Backend):
                              f"{LEGAL_OPS_PLACEHOLDER} to put them in")
         return pipeline.replace(LEGAL_OPS_PLACEHOLDER, ",".join(legal_ops))
 
-    def compile(self, program: Program, phase: PhaseSetter) -> LinalgArtifact:
+    def compile(self, program: Program, phase: PhaseSetter) -> MlirArtifact:
         keep_ir = bool(self.options.get("keep_ir", False))
         ir_text = str if keep_ir else (lambda m: None)
         func_name = symbol_name(program.name)
@@ -81,17 +97,21 @@ class LinalgOnTensorsBackend(Backend):
         run_pipeline(module, f"builtin.module({self.torch_backend_pipeline()})",
                      "Lowering TorchFX IR -> Torch Backend IR")
         torch_ir = ir_text(module)
-        run_pipeline(module, f"builtin.module({self.options['linalg_pipeline']})",
-                     "Lowering Torch Backend IR -> Linalg-on-Tensors Backend IR")
-        linalg_ir = ir_text(module)
+        stages = self.options["to_linalg_pipelines"]
+        stage_irs = []
+        for index, stage in enumerate(stages, 1):
+            run_pipeline(module, f"builtin.module({stage})",
+                         f"Lowering Torch Backend IR -> Linalg-on-Tensors, stage {index} of {len(stages)}")
+            if keep_ir:
+                stage_irs.append(str(module))
 
         phase(Phase.COMPILE)
         jit = JitModule(module, func_name, self.options["llvm_lowering_passes"],
                         opt_level=int(self.options.get("opt_level", 2)),
                         shared_libs=self.options.get("shared_libs") or (), keep_ir=keep_ir)
-        return LinalgArtifact(jit, func_name, raw_ir, torch_ir, linalg_ir, jit.llvm_ir)
+        return MlirArtifact(jit, func_name, raw_ir, torch_ir, stage_irs, jit.llvm_ir)
 
-    def run(self, artifact: LinalgArtifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
+    def run(self, artifact: MlirArtifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
         phase(Phase.RUN)
         return artifact.jit(inputs)
 
