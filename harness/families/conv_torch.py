@@ -32,52 +32,43 @@ class Built:
     input_sets: list[tuple]     # input_sets[0] is program.example_inputs
 
 
-class ConvolutionBackward(torch.nn.Module):
+class _Convolution(torch.nn.Module):
+    """The geometry shared by the forward and backward modules (no parameters: any dtype works)."""
+
+    def __init__(self, stride, padding, dilation, transposed, output_padding, groups):
+        super().__init__()
+        self.geometry = (list(stride), list(padding), list(dilation), bool(transposed),
+                         list(output_padding), int(groups))
+
+
+class ConvolutionBackward(_Convolution):
     """forward(grad_output, input, weight) -> the gradients selected by output_mask, as a tuple."""
 
     def __init__(self, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
                  output_mask):
-        super().__init__()
+        super().__init__(stride, padding, dilation, transposed, output_padding, groups)
         self.bias_sizes = None if bias_sizes is None else list(bias_sizes)
-        self.stride = list(stride)
-        self.padding = list(padding)
-        self.dilation = list(dilation)
-        self.transposed = bool(transposed)
-        self.output_padding = list(output_padding)
-        self.groups = int(groups)
         self.output_mask = [bool(m) for m in output_mask]
 
     def forward(self, grad_output, input, weight):
-        grads = torch.ops.aten.convolution_backward(
-            grad_output, input, weight, self.bias_sizes, self.stride, self.padding, self.dilation,
-            self.transposed, self.output_padding, self.groups, self.output_mask)
+        grads = torch.ops.aten.convolution_backward(grad_output, input, weight, self.bias_sizes,
+                                                    *self.geometry, self.output_mask)
         # Unselected gradients come back as None, which no backend can return: drop them.
         return tuple(g for g, keep in zip(grads, self.output_mask) if keep)
 
 
-class ConvolutionForward(torch.nn.Module):
+class ConvolutionForward(_Convolution):
     """forward(input, weight, bias) -> (output,)."""
 
-    def __init__(self, stride, padding, dilation, transposed, output_padding, groups):
-        super().__init__()
-        self.stride = list(stride)
-        self.padding = list(padding)
-        self.dilation = list(dilation)
-        self.transposed = bool(transposed)
-        self.output_padding = list(output_padding)
-        self.groups = int(groups)
-
     def forward(self, input, weight, bias):
-        return (torch.ops.aten.convolution(input, weight, bias, self.stride, self.padding, self.dilation,
-                                           self.transposed, self.output_padding, self.groups),)
+        return (torch.ops.aten.convolution(input, weight, bias, *self.geometry),)
 
 
-class ConvolutionForwardNoBias(ConvolutionForward):
+class ConvolutionForwardNoBias(_Convolution):
     """forward(input, weight) -> (output,), with no bias."""
 
     def forward(self, input, weight):
-        return (torch.ops.aten.convolution(input, weight, None, self.stride, self.padding, self.dilation,
-                                           self.transposed, self.output_padding, self.groups),)
+        return (torch.ops.aten.convolution(input, weight, None, *self.geometry),)
 
 
 def case_seed(case_id: str, index: int = 0) -> int:
