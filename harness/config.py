@@ -10,7 +10,7 @@ from harness.spec import is_seconds
 from harness.yamlio import check_keys, load_yaml, shown
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
-CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "requires"}
+CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "requires", "install"}
 TOLERANCE_KEYS = {"rtol", "atol"}
 
 
@@ -29,6 +29,7 @@ class BackendConfig:
     tolerances: Mapping[str, Tolerance]   # per dtype name
     timeout: float | None
     requires: tuple[str, ...]             # distributions the backend needs, e.g. ("torch-mlir",)
+    install: str                          # how to install them, shown when one is missing
     source: Path
 
     def to_json(self) -> dict[str, Any]:
@@ -91,7 +92,8 @@ def _parse(path: Path, data: dict) -> BackendConfig:
         name=data["name"], description=str(data.get("description", "")), class_path=class_path,
         options=_mapping(path, data, "options"), tolerances=_tolerances(path, data),
         timeout=_positive(path, data.get("timeout"), "timeout"),
-        requires=tuple(data.get("requires") or ()), source=path)
+        requires=tuple(data.get("requires") or ()), source=path,
+        install=str(data.get("install") or 'pip install -e "."'))
 
 
 def _mapping(path: Path, data: dict, key: str) -> dict:

@@ -58,3 +58,26 @@ def terminal_lines(records: list[dict]) -> list[str]:
                 first = r["message"].splitlines()[0][:160] if r["message"] else ""
                 lines.append(f"  {r['verdict'].upper()}: {r['case']} [{r['outcome']}{where}] {first}")
     return lines
+
+
+def backend_table(records: list[dict], configs: dict) -> str:
+    """Markdown: per backend, what it exercises, how to install it, and its counts per family."""
+    families = sorted({r["case"].split("/")[0] for r in records})
+    head = ["backend", "what it exercises", "install"] + [f"{f}: passed / xfail / crash set" for f in families]
+    rows = [head, ["---"] * len(head)]
+    for backend in sorted({r["backend"] for r in records}):
+        config = configs.get(backend)
+        row = [f"`{backend}`", config.description if config else "", f"`{config.install}`" if config else ""]
+        for family in families:
+            mine = [r for r in records if r["backend"] == backend and r["case"].startswith(family + "/")]
+            passed = sum(r["outcome"] == Outcome.PASSED.value for r in mine)
+            expected = collections.Counter(r["expected"] for r in mine)
+            row.append(f"{passed} / {expected['xfail']} / {expected['crash']}")
+        rows.append(row)
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in rows) + "\n"
+
+
+def replace_between(text: str, begin: str, end: str, body: str) -> str:
+    """`text` with everything between the two marker lines replaced by `body`."""
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    return text[:start] + "\n" + body + text[stop:]

@@ -134,7 +134,7 @@ class Runner:
             for dist in configs[name].requires:
                 if distribution_version(dist) is None:
                     raise HarnessInputError(f"--backend={name}", f"needs the package {dist!r}, which is not installed",
-                                            f"pip install {dist} (see {configs[name].source})")
+                                            f"install it with: {configs[name].install}")
             selected[name] = configs[name]
         return selected
 

@@ -52,7 +52,7 @@ def test_full_config_is_parsed(tmp_path):
         name="my-compiler", description="one line", class_path="my_package.backend:MyBackend",
         options={"level": 3, "passes": ["a", "b"]},
         tolerances={"float32": Tolerance(1e-6, 2e-6), "float16": Tolerance(0.001, 0.0)},
-        timeout=90.0, requires=("my-wheel",), source=path)
+        timeout=90.0, requires=("my-wheel",), source=path, install='pip install -e "."')
     assert config.to_json() == {"name": "my-compiler", "class": "my_package.backend:MyBackend",
                                 "options": {"level": 3, "passes": ["a", "b"]},
                                 "tolerances": {"float32": {"rtol": 1e-6, "atol": 2e-6},
@@ -106,7 +106,7 @@ def test_unknown_key_names_line(tmp_path):
     path = write(tmp_path, "bad", "name: bad\nclass: a:B\ntimout: 3\n")
     message = error(tmp_path)
     assert message.startswith(f"{path}:1: unknown key 'timout'")
-    assert "allowed keys are class, description, extends, name, options, requires, timeout, tolerances" in message
+    assert "allowed keys are class, description, extends, install, name, options, requires, timeout, tolerances" in message
 
 
 def test_malformed_yaml_names_line(tmp_path):
@@ -155,12 +155,13 @@ def test_unknown_backend_lists_the_known_ones(tmp_path):
 
 
 def test_backend_requiring_a_missing_distribution(tmp_path):
-    path = write(tmp_path / "configs", "needy", "name: needy\nclass: a:B\nrequires: [no-such-dist-e2e-test]\n")
+    write(tmp_path / "configs", "needy", "name: needy\nclass: a:B\nrequires: [no-such-dist-e2e-test]\n"
+                                         "install: pip install -e '.[needy]'\n")
     write(tmp_path / "configs", "fine", "name: fine\nclass: a:B\n")
     with pytest.raises(HarnessInputError) as info:
         Runner(settings(tmp_path, ["needy"]))
-    assert str(info.value) == (f"--backend=needy: needs the package 'no-such-dist-e2e-test', which is not "
-                               f"installed; pip install no-such-dist-e2e-test (see {path})")
+    assert str(info.value) == ("--backend=needy: needs the package 'no-such-dist-e2e-test', which is not "
+                               "installed; install it with: pip install -e '.[needy]'")
     # Not selected: no problem.
     runner = Runner(settings(tmp_path, ["fine"]))
     assert list(runner.configs) == ["fine"]
