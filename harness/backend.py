@@ -28,6 +28,14 @@ class Program:
     output_names: Sequence[str] = ()
 
 
+def export_program(program: Program):
+    """torch.export of the program with its dynamic shapes: the common first step of most backends."""
+    import torch  # here, not at the top: this interface module must stay importable without torch
+
+    return torch.export.export(program.module, tuple(program.example_inputs),
+                               dynamic_shapes=program.dynamic_shapes)
+
+
 class Backend:
     """Base class. Subclasses set nothing else up in __init__ that imports slowly per case."""
 

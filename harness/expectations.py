@@ -5,7 +5,8 @@ Each file is a YAML list of entries:
     reason: why it fails                  # required
     issue: https://...                    # optional
     phase: lower                          # optional: the phase that must fail
-    when: {torch-mlir: "<=20261001"}      # optional: version conditions (PEP 440 specifiers)
+    when: {torch-mlir: "<=20261001"}      # optional: PEP 440 conditions on python or a distribution
+                                          # (torch, torch-mlir, or one a backend config requires)
     timeout: 120                          # optional: per-case seconds
 """
 from __future__ import annotations
@@ -24,7 +25,6 @@ from harness.spec import is_seconds
 from harness.yamlio import check_keys, load_yaml, shown, where
 
 ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout"}
-CONDITION_KEYS = ("python", "torch", "torch-mlir")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Expectations:
 
 
 def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path,
-                      case_ids: Iterable[str], versions: Mapping[str, str]) -> Expectations:
+                      case_ids: Iterable[str], versions: Mapping[str, str | None]) -> Expectations:
     case_ids = list(case_ids)
     entries = (_load_file(Path(xfail_dir) / f"{backend}.yaml", Expected.XFAIL, versions)
                + _load_file(Path(crash_dir) / f"{backend}.yaml", Expected.CRASH, versions))
@@ -67,7 +67,7 @@ def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path,
     return Expectations(backend, entries)
 
 
-def _load_file(path: Path, kind: Expected, versions: Mapping[str, str]) -> list[Entry]:
+def _load_file(path: Path, kind: Expected, versions: Mapping[str, str | None]) -> list[Entry]:
     if not path.exists():
         return []
     data = load_yaml(path)
@@ -79,7 +79,7 @@ def _load_file(path: Path, kind: Expected, versions: Mapping[str, str]) -> list[
     return [_parse_entry(path, node, kind, versions) for node in data]
 
 
-def _parse_entry(path: Path, node: Any, kind: Expected, versions: Mapping[str, str]) -> Entry:
+def _parse_entry(path: Path, node: Any, kind: Expected, versions: Mapping[str, str | None]) -> Entry:
     if not isinstance(node, dict):
         raise HarnessInputError(shown(path), f"entry {node!r} is not a mapping", "write '- id: ...\\n  reason: ...'")
     at = where(path, node)
@@ -111,15 +111,15 @@ def _timeout(at: str, value: Any) -> float | None:
     return float(value)
 
 
-def _conditions_hold(at: str, when: Any, versions: Mapping[str, str]) -> bool:
+def _conditions_hold(at: str, when: Any, versions: Mapping[str, str | None]) -> bool:
     if when is None:
         return True
     if not isinstance(when, dict):
         raise HarnessInputError(at, "'when' must be a mapping such as {torch: '>=2.13'}")
     holds = True
     for name, spec in when.items():
-        if name not in CONDITION_KEYS:
-            raise HarnessInputError(at, f"unknown condition {name!r}", f"use one of {', '.join(CONDITION_KEYS)}")
+        if name not in versions:  # known names map to None when not installed
+            raise HarnessInputError(at, f"unknown condition {name!r}", f"use one of {', '.join(sorted(versions))}")
         try:
             specifier = SpecifierSet(str(spec))
         except InvalidSpecifier:

@@ -56,7 +56,8 @@ class Runner:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.versions = installed_versions()
-        self.configs = self._select_backends(load_configs(settings.configs_dirs), settings.backends)
+        configs = load_configs(settings.configs_dirs)
+        self.configs = self._select_backends(configs, settings.backends)
         self.module_cases = {path: load_case_module(path) for path in case_modules(settings.cases_dirs)}
         self.extra_cases = [c for f in settings.cases_files for c in load_cases_file(f)]
         check_unique(self.all_cases)
@@ -65,8 +66,10 @@ class Runner:
                 raise HarnessInputError(case.id, f"no case module declares family {case.family!r}",
                                         "add one to the cases directory")
         ids = [c.id for c in self.all_cases]
+        conditions = {**{d: distribution_version(d) for c in configs.values() for d in c.requires},
+                      **self.versions}  # what `when:` may name; None: known but not installed
         self.expectations = {name: load_expectations(name, settings.xfail_dir, settings.crash_sets_dir,
-                                                     ids, self.versions)
+                                                     ids, conditions)
                              for name in self.configs}
         self._pool: WorkerPool | None = None
 

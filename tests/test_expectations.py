@@ -164,7 +164,15 @@ def test_when_conditions(dirs, when, active):
 
 def test_when_on_a_package_that_is_not_installed_is_inactive(dirs):
     write(dirs, "xfail", "- id: conv_backward/2d/basic\n  reason: r\n  when: {torch-mlir: '>=1'}\n")
-    assert load(dirs, versions={"python": "3.11.7", "torch": "2.13.0"}).entries[0].active is False
+    versions = {"python": "3.11.7", "torch": "2.13.0", "torch-mlir": None}
+    assert load(dirs, versions=versions).entries[0].active is False
+
+
+def test_when_may_name_a_distribution_a_backend_requires(dirs):
+    write(dirs, "xfail", "- id: conv_backward/2d/basic\n  reason: r\n  when: {iree-base-compiler: '==3.13.0'}\n")
+    versions = {**VERSIONS, "iree-base-compiler": "3.13.0"}
+    assert load(dirs, versions=versions).entries[0].active is True
+    assert "unknown condition 'iree-base-compiler'" in error(dirs)
 
 
 # ------------------------------------------------------------------------------------- validation

@@ -28,7 +28,7 @@ import torch
 import torch_mlir.fx
 from torch_mlir import ir
 
-from harness.backend import Backend, PhaseSetter, Program
+from harness.backend import Backend, PhaseSetter, Program, export_program
 from harness.backends.mlir_jit import JitModule, run_pipeline
 from harness.outcomes import Phase
 
@@ -83,8 +83,7 @@ class MlirBackend(Backend):
         func_name = symbol_name(program.name)
 
         phase(Phase.EXPORT)
-        exported = torch.export.export(program.module, tuple(program.example_inputs),
-                                       dynamic_shapes=program.dynamic_shapes)
+        exported = export_program(program)
 
         phase(Phase.IMPORT)
         module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name)

@@ -1,0 +1,139 @@
+"""The `inductor` backend: torch.compile(module, fullgraph=True) with TorchInductor on CPU.
+
+torch.compile is lazy, so `compile` calls the compiled module once on the example inputs, and
+the stages of that first call report their phases through the backend callable handed to
+torch.compile, which is Inductor's own entry point (what backend="inductor" calls) wrapped:
+  export   TorchDynamo captures the graph (graph breaks, fake-tensor and meta-function errors)
+  lower    AOT Autograd: functionalisation and decomposition to the ATen ops Inductor consumes
+  compile  Inductor: lowering, scheduling, C++ code generation, gcc, loading the kernels
+  run      entered when compilation returns, so that the first execution counts as a run
+`run` calls the same compiled module again (under torch.no_grad, like the first call).
+
+Dynamic shapes: the dims that Program.dynamic_shapes makes dynamic are marked with
+torch._dynamo.mark_dynamic on the example inputs, so the graph is compiled once with a symbolic
+batch. `run` executes under torch.compiler.set_stance("fail_on_recompile"): if a later input set
+would make Dynamo recompile (the dynamic dim was specialised after all), the case fails in phase
+run with Dynamo's guard-failure reason instead of silently compiling a second graph.
+
+What it exercises (torch 2.13 CPU): Inductor keeps aten.convolution_backward as an extern call of
+ATen's own kernel, so conv_backward cases test capture, AOT Autograd and Inductor's wrapper code
+but generate no C++. So do 1-D and 3-D forward cases (extern convolution); only the 2-D forward
+cases add generated C++ kernels (channels-last layout conversions around the extern convolution).
+
+Dynamo keys its caches on the code object, which every case of a family shares
+(ConvolutionBackward.forward), so `compile` resets Dynamo first; otherwise the ninth case of a
+worker would hit the recompile limit (8) and fail with FailOnRecompileLimitHit.
+
+Options (configs/inductor.yaml):
+  cache_dir        Inductor's cache directory (TORCHINDUCTOR_CACHE_DIR). Default: a fresh directory
+                   per worker process (see fresh_cache_dir), so two workers never share
+                   a cache and every run really compiles (no FX-graph cache hits from earlier runs).
+                   The first C++ kernel of each worker then pays the cold cost (CPU ISA probes built
+                   with g++ and the first kernel): about 13 s on an idle 2-core machine, 2 s after.
+  compile_threads  Inductor's parallel compile workers (default 1: the harness already runs cases
+                   in parallel, and a pool of compile subprocesses per worker costs start-up time)
+"""
+from __future__ import annotations
+
+import atexit
+import getpass
+import inspect
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+import torch._dynamo
+import torch._inductor.config
+from torch._inductor import cpp_builder
+from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+from harness.backend import Backend, PhaseSetter, Program
+from harness.outcomes import Phase
+
+
+def dynamic_dims(program: Program) -> list[tuple[int, ...]]:
+    """Per example input, the dims that Program.dynamic_shapes (torch.export's form) makes dynamic."""
+    specs = program.dynamic_shapes
+    if specs is None:
+        return [()] * len(program.example_inputs)
+    if isinstance(specs, dict):  # keyed by forward's argument names
+        specs = [specs.get(n) for n in inspect.signature(program.module.forward).parameters]
+    dims = []
+    for spec in specs:
+        if isinstance(spec, dict):
+            dims.append(tuple(spec))
+        elif isinstance(spec, (list, tuple)):
+            dims.append(tuple(i for i, d in enumerate(spec) if d is not None))
+        else:
+            dims.append(())
+    return dims
+
+
+def fresh_cache_dir() -> Path:
+    """An empty <tmp>/torchinductor-e2e-<user>/<pid>. The pool SIGKILLs its workers, so atexit
+    cannot be relied on: the directories of processes that no longer exist are removed here."""
+    root = Path(tempfile.gettempdir()) / f"torchinductor-e2e-{getpass.getuser()}"
+    for old in root.glob("*"):
+        if old.name.isdigit() and (old.name == str(os.getpid()) or not _alive(int(old.name))):
+            shutil.rmtree(old, ignore_errors=True)
+    path = root / str(os.getpid())
+    path.mkdir(parents=True)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+class InductorBackend(Backend):
+
+    def __init__(self, name, options):
+        super().__init__(name, options)
+        cache_dir = self.options.get("cache_dir") or fresh_cache_dir()
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)  # read by Inductor at each cache access
+        torch._inductor.config.compile_threads = int(self.options.get("compile_threads", 1))
+
+    def compile(self, program: Program, phase: PhaseSetter):
+        torch._dynamo.reset()
+        phase(Phase.EXPORT)
+        inputs = [t.detach() for t in program.example_inputs]  # new tensor objects to mark
+        for tensor, dims in zip(inputs, dynamic_dims(program)):
+            for dim in dims:
+                torch._dynamo.mark_dynamic(tensor, dim)
+
+        def inner_compile(*args, **kwargs):
+            phase(Phase.COMPILE)
+            return compile_fx_inner(*args, **kwargs)
+
+        def backend(graph, example_inputs):
+            phase(Phase.LOWER)
+            compiled = compile_fx(graph, example_inputs, inner_compile=inner_compile)
+            phase(Phase.RUN)
+            return compiled
+
+        module = torch.compile(program.module, backend=backend, fullgraph=True)
+        with torch.no_grad():
+            module(*inputs)
+        return module
+
+    def run(self, artifact, inputs: Sequence[Any], phase: PhaseSetter):
+        phase(Phase.RUN)
+        with torch.no_grad(), torch.compiler.set_stance("fail_on_recompile"):
+            return artifact(*inputs)
+
+    def versions(self) -> dict[str, str]:
+        compiler = cpp_builder.get_cpp_compiler()
+        found = re.search(r"[a-z+]+ version [^_]+", cpp_builder.get_compiler_version_info(compiler))
+        return {"torch": torch.__version__,
+                "c++ compiler": f"{compiler}: {found.group(0).strip() if found else 'unknown'}"}

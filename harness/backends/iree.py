@@ -1,0 +1,108 @@
+"""The `iree-llvm-cpu` backend: torch.export -> IREE's FX importer (torch dialect) -> iree-compile
+for the llvm-cpu target -> run by the IREE runtime (`local-task` driver).
+
+Phases:
+  export   torch.export.export with the program's dynamic shapes
+  import   iree.compiler.extras.fx_importer.FxImporter.import_frozen_program -> torch-dialect MLIR
+  lower    iree-compile --compile-to=input: torch dialect -> IREE's input dialects (linalg, ...);
+           torch-mlir's conversions, bundled in IREE, fail here
+  compile  iree-compile --compile-from=input -> a VM flatbuffer, loaded into a runtime context
+  run      the `main` function of that module on numpy arrays
+
+iree-compile runs as a subprocess (iree.compiler.compile_str): a crash or abort of the compiler is
+a compile error whose message says which signal killed it, not a crash of the worker. A hang
+still costs the case its timeout (the worker's process group is killed with the compiler in it).
+
+Options (configs/iree-llvm-cpu.yaml):
+  target_backends  iree-compile targets (default [llvm-cpu])
+  driver           runtime HAL driver (default local-task)
+  flags            extra iree-compile flags for both steps, e.g. --iree-llvmcpu-target-cpu=host
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import signal
+from typing import Any, Sequence
+
+import ml_dtypes
+import numpy as np
+import torch
+import iree.runtime as rt
+from iree.compiler import CompilerToolError, compile_str, ir
+from iree.compiler.extras.fx_importer import FxImporter
+
+from harness.backend import Backend, PhaseSetter, Program, export_program
+from harness.outcomes import Phase
+
+
+class IreeCompileError(RuntimeError):
+    """iree-compile failed; the message starts with its error diagnostics."""
+
+
+def iree_compile(source: str | bytes, **kwargs) -> bytes:
+    """compile_str, with the compiler's `error:` lines (or the killing signal) first in the message."""
+    try:
+        return compile_str(source, **kwargs)
+    except CompilerToolError as e:
+        text = str(e)
+        errors = [line.strip() for line in text.splitlines() if "error:" in line]
+        code = re.search(r"Error code: (-?\d+)", text)
+        if code and int(code.group(1)) < 0:
+            errors.insert(0, f"iree-compile was killed by {signal.Signals(-int(code.group(1))).name}")
+        raise IreeCompileError("\n".join(errors + ["", text])) from None
+
+
+def to_numpy(value: torch.Tensor) -> np.ndarray:
+    t = value.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+def from_numpy(array: np.ndarray) -> np.ndarray | torch.Tensor:
+    if array.dtype == ml_dtypes.bfloat16:  # numpy has no bf16: hand it back as torch.bfloat16
+        return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
+    return array
+
+
+class IreeBackend(Backend):
+
+    def __init__(self, name, options):
+        super().__init__(name, options)
+        self.targets = list(self.options.get("target_backends") or ["llvm-cpu"])
+        self.flags = list(self.options.get("flags") or [])
+        self._config = None  # the runtime driver and device: created once per worker
+
+    def compile(self, program: Program, phase: PhaseSetter):
+        phase(Phase.EXPORT)
+        exported = export_program(program)
+
+        phase(Phase.IMPORT)
+        importer = FxImporter(context=ir.Context())
+        importer.import_frozen_program(exported, func_name="main")
+        torch_ir = str(importer.module_op)
+
+        phase(Phase.LOWER)
+        input_ir = iree_compile(torch_ir, input_type="torch", target_backends=self.targets,
+                                extra_args=["--compile-to=input", *self.flags])
+
+        phase(Phase.COMPILE)
+        vmfb = iree_compile(input_ir, target_backends=self.targets,
+                            extra_args=["--compile-from=input", *self.flags])
+        if self._config is None:
+            self._config = rt.Config(self.options.get("driver", "local-task"))
+        context = rt.SystemContext(config=self._config)
+        context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
+        return context.modules.module["main"]
+
+    def run(self, artifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
+        phase(Phase.RUN)
+        results = artifact(*[to_numpy(t) for t in inputs])
+        if not isinstance(results, (tuple, list)):
+            results = (results,)
+        return [from_numpy(r.to_host().copy()) for r in results]  # copies outlive the device buffers
+
+    def versions(self) -> dict[str, str]:
+        iree = {d: importlib.metadata.version(d) for d in ("iree-base-compiler", "iree-base-runtime")}
+        return {"torch": torch.__version__, **iree}
