@@ -42,6 +42,8 @@ class Backend:
     def __init__(self, name: str, options: Mapping[str, Any]):
         self.name = name
         self.options = dict(options)
+        self.notes: dict[str, Any] = {}  # facts about the current case for the report (JSON-able);
+                                         # emptied before each case, kept even when it fails
 
     def compile(self, program: Program, phase: PhaseSetter) -> Any:
         """Return an artifact that `run` accepts. Raise to report a compile error."""

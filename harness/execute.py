@@ -16,14 +16,13 @@ _DTYPE_NAMES = {torch.float64: "float64", torch.float32: "float32", torch.float1
                 torch.bfloat16: "bfloat16"}
 
 
-def execute(case_json: dict, backend_spec: dict, get_backend: Callable[[dict], Any],
+def execute(case_json: dict, backend_spec: dict, backend: Any,
             phase: Callable[[Phase], None]) -> tuple[Outcome, str]:
     """Return (outcome, message); exceptions propagate and are attributed to the current phase."""
     case = Case.from_json(case_json)
     family = FAMILIES[case.family]
     built = family.load_builder()(case)
     goldens = [golden(built.program, inputs) for inputs in built.input_sets]
-    backend = get_backend(backend_spec)
     artifact = backend.compile(built.program, phase)
     dtype = case.params["dtype"]
     tolerance = _tolerance(backend_spec, dtype)

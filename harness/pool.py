@@ -146,8 +146,8 @@ class WorkerPool:
             if lost.outcome is Outcome.TIMED_OUT:
                 message = f"timed out after {timeout:g} s in phase {phase.value}{worker.stacks()}"
             self._replace()
-            return {"type": "result", "outcome": lost.outcome.value, "phase": phase.value,
-                    "message": message, "durations": {phase.value: round(time.monotonic() - started, 6)}}
+            return {"type": "result", "outcome": lost.outcome.value, "phase": phase.value, "message": message,
+                    "durations": {phase.value: round(time.monotonic() - started, 6)}, "notes": {}}
 
     def close(self) -> None:
         for worker in (self.worker, self.spare):

@@ -22,6 +22,7 @@ class Record:
     message: str
     expectation_source: str | None   # "xfail/linalg-on-tensors.yaml:12", or None
     phase_durations: dict[str, float]
+    notes: dict[str, Any]            # what the backend reported about the case, e.g. its lowering path
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -77,6 +77,24 @@ def backend_table(records: list[dict], configs: dict) -> str:
     return "\n".join("| " + " | ".join(cells) + " |" for cells in rows) + "\n"
 
 
+def lowering_table(records: list[dict]) -> str:
+    """Markdown: per backend and watched op, how many cases took each lowering path, and passed."""
+    paths: dict[tuple[str, str], collections.Counter] = {}
+    for r in records:
+        for op, path in r.get("notes", {}).items():
+            if path in ("direct", "decomposed"):
+                counts = paths.setdefault((r["backend"], op), collections.Counter())
+                counts[path] += 1
+                counts[path + " passed"] += r["outcome"] == Outcome.PASSED.value
+    if not paths:
+        return ""
+    rows = [["backend", "op", "decomposed: cases (passed)", "direct: cases (passed)"], ["---"] * 4]
+    for (backend, op), c in sorted(paths.items()):
+        rows.append([f"`{backend}`", f"`{op}`", f"{c['decomposed']} ({c['decomposed passed']})",
+                     f"{c['direct']} ({c['direct passed']})"])
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in rows) + "\n"
+
+
 def replace_between(text: str, begin: str, end: str, body: str) -> str:
     """`text` with everything between the two marker lines replaced by `body`."""
     start, stop = text.index(begin) + len(begin), text.index(end)

@@ -91,7 +91,7 @@ class Runner:
         expected = entry.kind if entry else Expected.PASS
         started = time.monotonic()
         if expected is Expected.CRASH and not self.settings.run_crash_set:
-            result = {"outcome": Outcome.NOT_RUN.value, "phase": None, "durations": {},
+            result = {"outcome": Outcome.NOT_RUN.value, "phase": None, "durations": {}, "notes": {},
                       "message": f"in the crash set ({entry.source}): {entry.reason}; run it with --run-crash-set"}
         else:
             request = {"type": "run", "case": case.to_json(), "backend": config.to_json()}
@@ -103,7 +103,7 @@ class Runner:
                       tags=list(case.tags), outcome=outcome, phase=phase, expected=expected,
                       verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                       message=result["message"], expectation_source=entry.source if entry else None,
-                      phase_durations=result["durations"])
+                      phase_durations=result["durations"], notes=result.get("notes", {}))
 
     def timeout(self, case: Case, config: BackendConfig, entry: Entry | None) -> float:
         """Entry, else case, else backend config, else --case-timeout, else 60 s."""

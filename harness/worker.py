@@ -46,14 +46,18 @@ class Session:
 
     def run(self, request: dict) -> dict:
         clock = PhaseClock(self.send)
+        backend = None
         try:
-            outcome, message = execute(request["case"], request["backend"], self.backend, clock.enter)
+            backend = self.backend(request["backend"])
+            backend.notes = {}
+            outcome, message = execute(request["case"], request["backend"], backend, clock.enter)
         except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
             outcome, message = outcome_for_exception(clock.phase), describe(e)
         clock.stop()
         return {"type": "result", "outcome": outcome.value,
                 "phase": None if outcome is Outcome.PASSED else clock.phase.value,
-                "message": message[:MESSAGE_LIMIT], "durations": clock.durations}
+                "message": message[:MESSAGE_LIMIT], "durations": clock.durations,
+                "notes": getattr(backend, "notes", {})}
 
 
 class PhaseClock:

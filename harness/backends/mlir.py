@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import re
+from collections import Counter
 from typing import Any, Mapping, Sequence
 
 import torch
@@ -33,6 +34,8 @@ from harness.backends.mlir_jit import JitModule, run_pipeline
 from harness.outcomes import Phase
 
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
+# Ops whose lowering path (decomposed or direct) the report shows, when a case imports them.
+WATCHED_OPS = ("torch.aten.convolution_backward",)
 REQUIRED_OPTIONS = ("torch_backend_pipeline", "to_linalg_pipelines", "llvm_lowering_passes")
 
 
@@ -49,6 +52,11 @@ class MlirArtifact:
     def linalg_ir(self) -> str | None:
         """Linalg-on-Tensors: the output of the last to_linalg pipeline."""
         return self.stage_irs[-1] if self.stage_irs else None
+
+
+def _generic_asm(module: ir.Module) -> str:
+    """The module in generic form, where every op prints as "dialect.op"; constants elided."""
+    return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=16)
 
 
 def symbol_name(case_name: str) -> str:
@@ -91,11 +99,13 @@ class MlirBackend(Backend):
         with module.context:
             module.operation.attributes["torch.debug_module_name"] = ir.StringAttr.get(func_name)
         raw_ir = ir_text(module)
+        watched = [op for op in WATCHED_OPS if f'"{op}"' in _generic_asm(module)]
 
         phase(Phase.LOWER)
         run_pipeline(module, f"builtin.module({self.torch_backend_pipeline()})",
                      "Lowering TorchFX IR -> Torch Backend IR")
         torch_ir = ir_text(module)
+        self.note_lowering_paths(module, watched)
         stages = self.options["to_linalg_pipelines"]
         stage_irs = []
         for index, stage in enumerate(stages, 1):
@@ -104,11 +114,27 @@ class MlirBackend(Backend):
             if keep_ir:
                 stage_irs.append(str(module))
 
+        self.note_linalg_ops(module)
+
         phase(Phase.COMPILE)
         jit = JitModule(module, func_name, self.options["llvm_lowering_passes"],
                         opt_level=int(self.options.get("opt_level", 2)),
                         shared_libs=self.options.get("shared_libs") or (), keep_ir=keep_ir)
         return MlirArtifact(jit, func_name, raw_ir, torch_ir, stage_irs, jit.llvm_ir)
+
+    def note_lowering_paths(self, module: ir.Module, ops: list[str]) -> None:
+        """For each imported op: does the Torch backend IR still have it (it reaches the backend
+        whole: the direct path) or did torch-mlir decompose it (convolution_backward: into
+        forward convolutions)?"""
+        text = _generic_asm(module)
+        for op in ops:
+            self.notes[op] = "direct" if f'"{op}"' in text else "decomposed"
+
+    def note_linalg_ops(self, module: ir.Module) -> None:
+        """How many linalg.generic and named convolution ops the Linalg IR has."""
+        names = Counter(re.findall(r'"(linalg\.[\w.]+)"', _generic_asm(module)))
+        self.notes["linalg.generic"] = names["linalg.generic"]
+        self.notes["linalg named convolutions"] = sum(n for op, n in names.items() if "conv" in op)
 
     def run(self, artifact: MlirArtifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
         phase(Phase.RUN)

@@ -1,0 +1,49 @@
+"""`python -m harness table`: the README's backend and lowering-path tables, from JSON reports."""
+from __future__ import annotations
+
+import json
+
+from harness.__main__ import TABLE_BEGIN, TABLE_END, main
+from harness.report import backend_table, lowering_table
+
+
+def record(backend, case, outcome="passed", expected="pass", notes=None):
+    return {"backend": backend, "case": case, "outcome": outcome, "expected": expected, "notes": notes or {}}
+
+
+RECORDS = [
+    record("be", "conv_backward/2d/a", notes={"torch.aten.convolution_backward": "decomposed"}),
+    record("be", "conv_backward/2d/b", "compile_error", "xfail", {"torch.aten.convolution_backward": "direct"}),
+    record("be", "conv_backward/2d/c", "not_run", "crash"),
+    record("be", "conv_forward/2d/a"),
+]
+
+
+def test_backend_table_counts_passed_xfail_and_crash_per_family():
+    table = backend_table(RECORDS, {})
+    assert "| `be` |  |  | 1 / 1 / 1 | 1 / 0 / 0 |" in table
+
+
+def test_lowering_table_counts_paths_and_their_passes():
+    table = lowering_table(RECORDS)
+    assert "| `be` | `torch.aten.convolution_backward` | 1 (1) | 1 (0) |" in table
+    assert lowering_table([record("be", "conv_forward/2d/a")]) == ""
+
+
+def test_table_rewrites_only_between_the_markers(tmp_path, monkeypatch):
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"results": RECORDS}))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"before\n{TABLE_BEGIN}\nold table\n{TABLE_END}\nafter\n")
+    (tmp_path / "configs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["table", str(report), "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith("before\n") and text.endswith(f"{TABLE_END}\nafter\n")
+    assert "old table" not in text and "1 / 1 / 1" in text
+
+
+def test_unreadable_report_is_one_error_line(tmp_path, capsys):
+    assert main(["table", str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "--report-json" in err
