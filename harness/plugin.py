@@ -5,13 +5,14 @@ It never imports torch: cases run in worker processes (harness.pool, harness.wor
 """
 from __future__ import annotations
 
+import os
 import platform
 from pathlib import Path
 
 import pytest
 
 from harness.errors import HarnessInputError
-from harness.outcomes import Expected, Outcome, Verdict
+from harness.outcomes import Expected, Verdict
 from harness.report import terminal_lines, write_json
 from harness.runner import Runner, Settings
 from harness.spec import Case, is_seconds
@@ -79,7 +80,6 @@ def _cli_or_ini(config: pytest.Config, name: str, here: Path, root: Path) -> Pat
 
 
 def _writable(path: Path) -> bool:
-    import os
     return path.parent.is_dir() and os.access(path.parent, os.W_OK) and not path.is_dir()
 
 

@@ -13,8 +13,8 @@ from typing import Iterable
 
 from harness.config import BackendConfig, load_configs
 from harness.errors import HarnessInputError
-from harness.expectations import Entry, Expectations, load_expectations
-from harness.outcomes import Expected, Outcome, Phase, Verdict, decide
+from harness.expectations import Entry, load_expectations
+from harness.outcomes import Expected, Outcome, Phase, decide
 from harness.pool import WorkerPool
 from harness.record import Record
 from harness.registry import case_modules, check_unique, load_case_module, load_cases_file

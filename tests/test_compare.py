@@ -4,9 +4,8 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pytest
 
-from harness.compare import DEFAULT_TOLERANCES, Output, compare, compare_one
+from harness.compare import DEFAULT_TOLERANCES, Output, compare
 
 TOL = (1e-6, 1e-6)
 
