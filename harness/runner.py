@@ -13,7 +13,7 @@ from typing import Iterable
 
 from harness.config import BackendConfig, load_configs
 from harness.errors import HarnessInputError
-from harness.expectations import Entry, load_expectations
+from harness.expectations import Entry, Expectations, load_expectations
 from harness.outcomes import Expected, Outcome, Phase, decide
 from harness.pool import WorkerPool
 from harness.record import Record
@@ -60,18 +60,25 @@ class Runner:
         self.configs = self._select_backends(configs, settings.backends)
         self.module_cases = {path: load_case_module(path) for path in case_modules(settings.cases_dirs)}
         self.extra_cases = [c for f in settings.cases_files for c in load_cases_file(f)]
+        self._check_cases()
+        self.expectations = self._load_expectations(configs)
+        self._pool: WorkerPool | None = None
+
+    def _check_cases(self) -> None:
         check_unique(self.all_cases)
         for case in self.extra_cases:
             if self._home_of(case.family) is None:
                 raise HarnessInputError(case.id, f"no case module declares family {case.family!r}",
                                         "add one to the cases directory")
+
+    def _load_expectations(self, all_configs: dict[str, BackendConfig]) -> dict[str, Expectations]:
+        """Each selected backend's expectations, checked against every case id."""
         ids = [c.id for c in self.all_cases]
-        conditions = {**{d: distribution_version(d) for c in configs.values() for d in c.requires},
+        conditions = {**{d: distribution_version(d) for c in all_configs.values() for d in c.requires},
                       **self.versions}  # what `when:` may name; None: known but not installed
-        self.expectations = {name: load_expectations(name, settings.xfail_dir, settings.crash_sets_dir,
-                                                     ids, conditions)
-                             for name in self.configs}
-        self._pool: WorkerPool | None = None
+        return {name: load_expectations(name, self.settings.xfail_dir, self.settings.crash_sets_dir,
+                                        ids, conditions)
+                for name in self.configs}
 
     @property
     def all_cases(self) -> list[Case]:
