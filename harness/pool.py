@@ -131,9 +131,11 @@ class WorkerPool:
         worker = self._current()
         phase = Phase.SETUP
         started = time.monotonic()
+        sent = False
         try:
             worker.wait_ready()
             worker.send(request)
+            sent = True
             deadline = time.monotonic() + timeout
             while True:
                 message = worker.receive(deadline, f"phase {phase.value}")
@@ -143,11 +145,15 @@ class WorkerPool:
                     return message
         except WorkerLost as lost:
             message = lost.message
-            if lost.outcome is Outcome.TIMED_OUT:
+            if lost.outcome is Outcome.TIMED_OUT and sent:
                 message = f"timed out after {timeout:g} s in phase {phase.value}{worker.stacks()}"
             self._replace()
             return {"type": "result", "outcome": lost.outcome.value, "phase": phase.value, "message": message,
                     "durations": {phase.value: round(time.monotonic() - started, 6)}, "notes": {}}
+        except BaseException:  # Ctrl-C or pytest-timeout mid-case: the worker's next answer would
+            worker.kill()      # belong to this case, so it must not serve another
+            self.worker = None
+            raise
 
     def close(self) -> None:
         for worker in (self.worker, self.spare):
@@ -157,7 +163,7 @@ class WorkerPool:
 
     def _current(self) -> Worker:
         if self.worker is None:
-            self.worker = Worker(self.rootdir)
+            self.worker, self.spare = self.spare or Worker(self.rootdir), None
         return self.worker
 
     def _replace(self) -> None:
