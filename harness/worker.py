@@ -8,7 +8,7 @@ a case or compiler prints lands in the captured log and cannot corrupt the proto
   controller -> worker  {"type": "run", "case": {...}, "backend": {...}}
   worker -> controller  {"type": "phase", "phase": "lower"}          (zero or more)
   worker -> controller  {"type": "result", "outcome": ..., "phase": ..., "message": ...,
-                         "durations": {...}}
+                         "durations": {phase: seconds}, "notes": {...}}
 """
 from __future__ import annotations
 
@@ -25,16 +25,15 @@ from typing import Any, Callable
 
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 
-execute: Callable = None  # harness.execute.execute, imported by main()
-
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
 
 
 class Session:
     """Per-worker state: backends are instantiated once and reused across cases."""
 
-    def __init__(self, send: Callable[[dict], None]):
+    def __init__(self, send: Callable[[dict], None], execute: Callable):
         self.send = send
+        self.execute = execute  # harness.execute.execute: passed in so that torch loads before "ready"
         self.backends: dict[str, Any] = {}
 
     def backend(self, spec: dict) -> Any:
@@ -50,7 +49,7 @@ class Session:
         try:
             backend = self.backend(request["backend"])
             backend.notes = {}
-            outcome, message = execute(request["case"], request["backend"], backend, clock.enter)
+            outcome, message = self.execute(request["case"], request["backend"], backend, clock.enter)
         except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
             outcome, message = outcome_for_exception(clock.phase), describe(e)
         clock.stop()
@@ -111,9 +110,8 @@ def main() -> None:
     def send(message: dict) -> None:
         reply.write(json.dumps(message) + "\n")
 
-    global execute
-    from harness.execute import execute  # torch: imported before "ready", off any case's clock
-    session = Session(send)
+    from harness.execute import execute  # imports torch: before "ready", off any case's clock
+    session = Session(send, execute)
     send({"type": "ready", "pid": os.getpid()})
     for line in sys.stdin:
         request = json.loads(line)
