@@ -1,0 +1,87 @@
+"""What the harness adds on top of the compiler: pytest + isolation against a bare in-process loop.
+
+Runs the convolution-backward family on one backend three ways, each in a fresh process, in
+one session so the numbers are comparable:
+  bare      one Python process: build, golden, compile, run, compare, case after case
+            (no pytest, no workers, no isolation; failures are caught and counted)
+  harness   pytest --backend=B -k conv_backward            (one worker)
+  harness2  the same with -n 2                             (two pytest-xdist workers)
+and prints each wall time, the ratios harness/bare and harness2/bare, and the per-phase
+medians of the harness run (from its JSON report).
+
+    python benchmarks/overhead.py [--backend linalg-on-tensors] [--filter conv_backward]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BARE_LOOP = """
+import sys, time
+from pathlib import Path
+from harness.config import load_configs
+from harness.execute import execute
+from harness.registry import case_modules, load_case_module
+import importlib
+root = Path(sys.argv[1]); config = load_configs([root / "configs"])[sys.argv[2]]
+module_name, _, class_name = config.class_path.partition(":")
+backend = getattr(importlib.import_module(module_name), class_name)(config.name, config.options)
+cases = [c for p in case_modules([root / "cases"]) for c in load_case_module(p) if sys.argv[3] in c.id]
+failed = 0
+for case in cases:
+    try:
+        outcome, _ = execute(case.to_json(), config.to_json(), backend, lambda phase: None)
+        failed += outcome.value != "passed"
+    except Exception:
+        failed += 1
+print(len(cases), failed)
+"""
+
+
+def wall(command: list[str]) -> tuple[float, str]:
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    elapsed = time.monotonic() - started
+    if done.returncode not in (0, 1):  # 1: the bare loop or pytest saw failures; that is data
+        sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return elapsed, done.stdout
+
+
+def phase_medians(report: Path) -> dict[str, float]:
+    phases: dict[str, list[float]] = {}
+    for result in json.loads(report.read_text())["results"]:
+        for phase, seconds in result["phase_durations"].items():
+            phases.setdefault(phase, []).append(seconds)
+    return {phase: statistics.median(values) for phase, values in phases.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default="linalg-on-tensors")
+    parser.add_argument("--filter", default="conv_backward", help="substring of the case ids to run")
+    args = parser.parse_args()
+    bare, counts = wall([sys.executable, "-c", BARE_LOOP, str(ROOT), args.backend, args.filter])
+    print(f"bare loop:           {bare:7.1f} s  (cases, failed: {counts.strip()})")
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        pytest = [sys.executable, "-m", "pytest", "-q", f"--backend={args.backend}", "-k", args.filter,
+                  f"--report-json={report}"]
+        one, _ = wall(pytest)
+        print(f"harness, 1 worker:   {one:7.1f} s  ratio {one / bare:.2f}")
+        two, _ = wall(pytest + ["-n", "2"])
+        print(f"harness, -n 2:       {two:7.1f} s  ratio {two / bare:.2f}")
+        medians = phase_medians(report)
+    print("per-phase medians (s, from the -n 2 run): "
+          + ", ".join(f"{phase} {seconds:.3f}" for phase, seconds in medians.items()))
+
+
+if __name__ == "__main__":
+    main()
