@@ -52,8 +52,10 @@ def load_cases_file(path: Path) -> list[Case]:
             raise HarnessInputError(shown(path), f"cannot read JSON ({e})") from None
     else:
         entries = load_yaml(path)
-    if isinstance(entries, dict) and "results" in entries:  # a JSON report: take its params
-        entries = [dict(r["params"], family=r["case"].split("/")[0]) for r in entries["results"]]
+    if isinstance(entries, dict) and "results" in entries:  # a JSON report: each case's params, once
+        by_case = {r["case"]: r["params"] for r in entries["results"]}
+        entries = [dict(params, family=case.split("/")[0], name=case.split("/", 1)[1])
+                   for case, params in by_case.items()]
     if not isinstance(entries, list) or not entries:
         raise HarnessInputError(shown(path), "a cases file must be a non-empty list of parameter sets")
     return [_case_from_entry(path, i, entry) for i, entry in enumerate(entries)]
