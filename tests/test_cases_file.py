@@ -125,13 +125,14 @@ def test_a_json_report_is_a_cases_file(tmp_path):
     bwd = validate_backward({"input_shape": [1, 2, 5, 5], "weight_shape": [2, 2, 3, 3], "stride": 2})
     report = {"schema_version": 1, "results": [
         {"case": "conv_forward/2d/tiny", "backend": "eager", "params": fwd},
+        {"case": "conv_forward/2d/tiny", "backend": "other", "params": fwd},  # one case, two backends
         {"case": "conv_backward/2d/tiny_stride2", "backend": "eager", "params": bwd}]}
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
     cases = load_cases_file(path)
     assert [(c.id, c.family, c.params) for c in cases] == [
-        ("conv_forward/cases_file/report_0", "conv_forward", fwd),
-        ("conv_backward/cases_file/report_1", "conv_backward", bwd)]
+        ("conv_forward/cases_file/2d_tiny", "conv_forward", fwd),
+        ("conv_backward/cases_file/2d_tiny_stride2", "conv_backward", bwd)]
 
 
 @pytest.mark.parametrize("text, problem", [
