@@ -165,10 +165,13 @@ class ResultReporter:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.records: list[dict] = []
+        self.backend_versions: dict[str, dict] = {}  # what each backend says of itself
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "e2e", None)
         if record is not None and report.when == "call":
+            record = dict(record)
+            self.backend_versions.setdefault(record["backend"], {}).update(record.pop("backend_versions", {}))
             self.records.append(record)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
@@ -181,7 +184,8 @@ class ResultReporter:
         runner = self.config.stash[RUNNER]
         versions = {name.replace("-", "_"): version for name, version in runner.versions.items()}
         return {**versions, "platform": platform.platform(),
-                "backends": runner.backend_environment(),
+                "backends": {name: {**info, "reported": self.backend_versions.get(name, {})}
+                             for name, info in runner.backend_environment().items()},
                 "run_crash_set": runner.settings.run_crash_set}
 
     def pytest_terminal_summary(self, terminalreporter) -> None:

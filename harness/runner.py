@@ -19,6 +19,7 @@ from harness.pool import WorkerPool
 from harness.record import Record
 from harness.registry import case_modules, check_unique, load_case_module, load_cases_file
 from harness.spec import Case
+from harness.yamlio import shown
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -110,7 +111,8 @@ class Runner:
                       tags=list(case.tags), outcome=outcome, phase=phase, expected=expected,
                       verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                       message=result["message"], expectation_source=entry.source if entry else None,
-                      phase_durations=result["durations"], notes=result.get("notes", {}))
+                      phase_durations=result["durations"], notes=result.get("notes", {}),
+                      backend_versions=result.get("versions", {}))
 
     def timeout(self, case: Case, config: BackendConfig, entry: Entry | None) -> float:
         """Entry, else case, else backend config, else --case-timeout, else 60 s."""
@@ -127,7 +129,7 @@ class Runner:
 
     def backend_environment(self) -> dict:
         """Per selected backend: its config file and the versions of what it requires."""
-        return {name: {"config": str(c.source), "versions": {d: distribution_version(d) for d in c.requires}}
+        return {name: {"config": shown(c.source), "versions": {d: distribution_version(d) for d in c.requires}}
                 for name, c in self.configs.items()}
 
     def close(self) -> None:

@@ -8,7 +8,8 @@ a case or compiler prints lands in the captured log and cannot corrupt the proto
   controller -> worker  {"type": "run", "case": {...}, "backend": {...}}
   worker -> controller  {"type": "phase", "phase": "lower"}          (zero or more)
   worker -> controller  {"type": "result", "outcome": ..., "phase": ..., "message": ...,
-                         "durations": {phase: seconds}, "notes": {...}}
+                         "durations": {phase: seconds}, "notes": {...},
+                         "versions": {...}}   (versions: with a backend's first result only)
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class Session:
         self.backends: dict[str, Any] = {}
 
     def backend(self, spec: dict) -> Any:
+        """The backend instance for a spec, created on first use."""
         if spec["name"] not in self.backends:
             module_name, _, class_name = spec["class"].partition(":")
             cls = getattr(importlib.import_module(module_name), class_name)
@@ -46,6 +48,7 @@ class Session:
     def run(self, request: dict) -> dict:
         clock = PhaseClock(self.send)
         backend = None
+        first_use = request["backend"]["name"] not in self.backends
         try:
             backend = self.backend(request["backend"])
             backend.notes = {}
@@ -53,10 +56,13 @@ class Session:
         except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
             outcome, message = outcome_for_exception(clock.phase), describe(e)
         clock.stop()
-        return {"type": "result", "outcome": outcome.value,
-                "phase": None if outcome is Outcome.PASSED else clock.phase.value,
-                "message": message[:MESSAGE_LIMIT], "durations": clock.durations,
-                "notes": getattr(backend, "notes", {})}
+        result = {"type": "result", "outcome": outcome.value,
+                  "phase": None if outcome is Outcome.PASSED else clock.phase.value,
+                  "message": message[:MESSAGE_LIMIT], "durations": clock.durations,
+                  "notes": getattr(backend, "notes", {})}
+        if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
+            result["versions"] = _versions(backend)
+        return result
 
 
 class PhaseClock:
@@ -79,6 +85,13 @@ class PhaseClock:
         key = self.phase.value
         self.durations[key] = round(self.durations.get(key, 0.0) + now - self.started, 6)
         self.started = now
+
+
+def _versions(backend: Any) -> dict[str, str]:
+    try:
+        return {str(k): str(v) for k, v in backend.versions().items()}
+    except Exception as e:  # noqa: BLE001 - a failing probe must not fail the case
+        return {"error": describe(e)}
 
 
 def describe(error: BaseException) -> str:

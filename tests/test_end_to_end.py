@@ -162,6 +162,8 @@ def test_json_report_schema(fault_run):
     assert env["backends"]["fake-hang"]["config"].endswith("configs/fake-hang.yaml")
     assert env["backends"]["fake-hang"]["versions"] == {}  # requires nothing
     assert env["backends"]["eager"]["versions"] == {"torch": env["torch"]}  # requires: [torch]
+    assert env["backends"]["eager"]["reported"] == {"torch": env["torch"]}  # EagerBackend.versions()
+    assert all("backend_versions" not in r for r in report["results"])  # moved into the environment
     results = report["results"]
     assert len(results) == len(BACKENDS) * len(TINY_IDS)
     assert [(r["backend"], r["case"]) for r in results] == sorted((r["backend"], r["case"]) for r in results)
