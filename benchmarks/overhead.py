@@ -27,13 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 BARE_LOOP = """
 import sys, time
 from pathlib import Path
+from harness.backend import create_backend
 from harness.config import load_configs
 from harness.execute import execute
 from harness.registry import case_modules, load_case_module
-import importlib
 root = Path(sys.argv[1]); config = load_configs([root / "configs"])[sys.argv[2]]
-module_name, _, class_name = config.class_path.partition(":")
-backend = getattr(importlib.import_module(module_name), class_name)(config.name, config.options)
+backend = create_backend(config.name, config.class_path, config.options)
 cases = [c for p in case_modules([root / "cases"]) for c in load_case_module(p) if sys.argv[3] in c.id]
 failed = 0
 for case in cases:

@@ -9,9 +9,9 @@ case it came from, the configured tolerance and the margin between them.
 from __future__ import annotations
 
 import argparse
-import importlib
 from pathlib import Path
 
+from harness.backend import create_backend
 from harness.compare import normalised_error
 from harness.config import load_configs
 from harness.execute import as_outputs, golden
@@ -22,8 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def worst_errors(config, cases) -> dict[str, tuple[float, str]]:
-    module_name, _, class_name = config.class_path.partition(":")
-    backend = getattr(importlib.import_module(module_name), class_name)(config.name, config.options)
+    backend = create_backend(config.name, config.class_path, config.options)
     worst: dict[str, tuple[float, str]] = {}
     for case in cases:
         family = FAMILIES[case.family]

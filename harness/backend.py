@@ -10,6 +10,7 @@ stage it happened in: export, import, lower, compile (inside `compile`), run (in
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.outcomes import Phase
@@ -24,8 +25,19 @@ class Program:
     name: str                       # the case id, usable as a symbol name after sanitising
     module: Any                     # torch.nn.Module
     example_inputs: tuple           # tuple of torch.Tensor
-    dynamic_shapes: Any = None      # for torch.export.export(dynamic_shapes=...), or None
+    dynamic_shapes: Any = None      # for torch.export.export: one {dim: Dim} or None per input, or None
     output_names: Sequence[str] = ()
+
+
+def load_object(path: str) -> Any:
+    """The object a "package.module:name" path names (backend classes, family builders)."""
+    module_name, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def create_backend(name: str, class_path: str, options: Mapping[str, Any]) -> "Backend":
+    """Instantiate a backend from its config's class path and options (in a worker)."""
+    return load_object(class_path)(name, options)
 
 
 def export_program(program: Program):

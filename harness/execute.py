@@ -12,10 +12,6 @@ from harness.families import FAMILIES
 from harness.outcomes import Outcome, Phase
 from harness.spec import Case
 
-_DTYPE_NAMES = {torch.float64: "float64", torch.float32: "float32", torch.float16: "float16",
-                torch.bfloat16: "bfloat16"}
-
-
 def execute(case_json: dict, backend_spec: dict, backend: Any,
             phase: Callable[[Phase], None]) -> tuple[Outcome, str]:
     """Return (outcome, message); exceptions propagate and are attributed to the current phase."""
@@ -56,7 +52,7 @@ def as_outputs(names, values) -> list[Output]:
 
 def _to_output(name: str, value: Any) -> Output:
     if isinstance(value, torch.Tensor):
-        dtype = _DTYPE_NAMES.get(value.dtype, str(value.dtype).removeprefix("torch."))
+        dtype = str(value.dtype).removeprefix("torch.")  # "float32", "bfloat16": the case's dtype names
         if value.is_floating_point():
             value = value.to(torch.float64)
         return Output(name, value.detach().cpu().numpy(), dtype)

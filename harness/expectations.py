@@ -49,12 +49,13 @@ class Expectations:
     backend: str
     entries: list[Entry]
 
+    def __post_init__(self) -> None:
+        # Searched on every lookup, so ordered once: active entries only, crash-set entries first.
+        self._search_order = sorted((e for e in self.entries if e.active), key=lambda e: e.kind is not Expected.CRASH)
+
     def lookup(self, case_id: str) -> Entry | None:
         """The first active entry for the case, crash-set entries first."""
-        for entry in sorted(self.entries, key=lambda e: e.kind is not Expected.CRASH):
-            if entry.active and entry.matches(case_id):
-                return entry
-        return None
+        return next((e for e in self._search_order if e.matches(case_id)), None)
 
 
 def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path,

@@ -101,7 +101,7 @@ class CaseModule(pytest.File):
 
     def collect(self):
         runner = self.config.stash[RUNNER]
-        for case in runner.cases_for(self.path):
+        for case in runner.module_cases[self.path]:
             for backend in runner.configs:
                 yield CaseItem.from_parent(self, name=f"{case.id}[{backend}]", case=case, backend=backend)
 

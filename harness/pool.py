@@ -45,6 +45,8 @@ class Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
             start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
         os.set_blocking(self.proc.stdout.fileno(), False)
+        self.selector = selectors.DefaultSelector()  # waits for the worker's replies, with a deadline
+        self.selector.register(self.proc.stdout, selectors.EVENT_READ)
         self.buffer = b""
         self.ready = False
 
@@ -69,10 +71,8 @@ class Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerLost(Outcome.TIMED_OUT, f"no answer within the timeout during {doing}")
-            with selectors.DefaultSelector() as selector:
-                selector.register(self.proc.stdout, selectors.EVENT_READ)
-                if not selector.select(remaining):
-                    continue
+            if not self.selector.select(remaining):
+                continue
             chunk = self.proc.stdout.read()
             if chunk == b"":  # end of file: the worker has exited
                 raise self.lost(doing)
@@ -114,6 +114,7 @@ class Worker:
             except ProcessLookupError:
                 pass
         self.proc.wait()
+        self.selector.close()
         for stream in (self.proc.stdin, self.proc.stdout, self.log):
             stream.close()
 

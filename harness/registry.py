@@ -39,7 +39,7 @@ def load_case_module(path: Path) -> list[Case]:
     cases = getattr(module, "CASES", None)
     if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
         raise HarnessInputError(shown(path), "a case module must define CASES, a list of harness.spec.Case")
-    return cases
+    return list(cases)  # a copy: the module is cached, and runners add --cases-file cases to the list
 
 
 def load_cases_file(path: Path) -> list[Case]:

@@ -74,7 +74,7 @@ def backend_table(records: list[dict], configs: dict) -> str:
             expected = collections.Counter(r["expected"] for r in mine)
             row.append(f"{passed} / {expected['xfail']} / {expected['crash']}")
         rows.append(row)
-    return "\n".join("| " + " | ".join(cells) + " |" for cells in rows) + "\n"
+    return _markdown(rows)
 
 
 def lowering_table(records: list[dict]) -> str:
@@ -92,10 +92,14 @@ def lowering_table(records: list[dict]) -> str:
     for (backend, op), c in sorted(paths.items()):
         rows.append([f"`{backend}`", f"`{op}`", f"{c['decomposed']} ({c['decomposed passed']})",
                      f"{c['direct']} ({c['direct passed']})"])
-    return "\n".join("| " + " | ".join(cells) + " |" for cells in rows) + "\n"
+    return _markdown(rows)
 
 
 def replace_between(text: str, begin: str, end: str, body: str) -> str:
     """`text` with everything between the two marker lines replaced by `body`."""
     start, stop = text.index(begin) + len(begin), text.index(end)
     return text[:start] + "\n" + body + text[stop:]
+
+
+def _markdown(rows: list[list[str]]) -> str:
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in rows) + "\n"

@@ -60,17 +60,22 @@ class Runner:
         configs = load_configs(settings.configs_dirs)
         self.configs = self._select_backends(configs, settings.backends)
         self.module_cases = {path: load_case_module(path) for path in case_modules(settings.cases_dirs)}
-        self.extra_cases = [c for f in settings.cases_files for c in load_cases_file(f)]
-        self._check_cases()
+        self._add_cases_files()
+        check_unique(self.all_cases)
         self.expectations = self._load_expectations(configs)
         self._pool: WorkerPool | None = None
 
-    def _check_cases(self) -> None:
-        check_unique(self.all_cases)
-        for case in self.extra_cases:
-            if self._home_of(case.family) is None:
+    def _add_cases_files(self) -> None:
+        """--cases-file cases join the first case module of their family (collected with it)."""
+        homes: dict[str, list[Case]] = {}
+        for cases in self.module_cases.values():
+            for case in cases:
+                homes.setdefault(case.family, cases)
+        for case in (c for f in self.settings.cases_files for c in load_cases_file(f)):
+            if case.family not in homes:
                 raise HarnessInputError(case.id, f"no case module declares family {case.family!r}",
                                         "add one to the cases directory")
+            homes[case.family].append(case)
 
     def _load_expectations(self, all_configs: dict[str, BackendConfig]) -> dict[str, Expectations]:
         """Each selected backend's expectations, checked against every case id."""
@@ -83,15 +88,7 @@ class Runner:
 
     @property
     def all_cases(self) -> list[Case]:
-        return [c for cases in self.module_cases.values() for c in cases] + self.extra_cases
-
-    def cases_for(self, path: Path) -> list[Case]:
-        """A case module's cases; --cases-file cases join the first module of their family."""
-        cases = list(self.module_cases.get(path, []))
-        return cases + [c for c in self.extra_cases if self._home_of(c.family) == path]
-
-    def _home_of(self, family: str) -> Path | None:
-        return next((p for p, cases in self.module_cases.items() if any(c.family == family for c in cases)), None)
+        return [c for cases in self.module_cases.values() for c in cases]
 
     def run(self, case: Case, backend: str, nodeid: str) -> Record:
         config = self.configs[backend]

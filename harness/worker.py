@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
-import importlib
 import json
 import os
 import signal
@@ -24,6 +23,7 @@ import time
 import traceback
 from typing import Any, Callable
 
+from harness.backend import create_backend
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
@@ -40,9 +40,7 @@ class Session:
     def backend(self, spec: dict) -> Any:
         """The backend instance for a spec, created on first use."""
         if spec["name"] not in self.backends:
-            module_name, _, class_name = spec["class"].partition(":")
-            cls = getattr(importlib.import_module(module_name), class_name)
-            self.backends[spec["name"]] = cls(spec["name"], spec.get("options", {}))
+            self.backends[spec["name"]] = create_backend(spec["name"], spec["class"], spec.get("options", {}))
         return self.backends[spec["name"]]
 
     def run(self, request: dict) -> dict:

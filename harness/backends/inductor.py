@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import atexit
 import getpass
-import inspect
 import os
 import re
 import shutil
@@ -56,21 +55,9 @@ from harness.outcomes import Phase
 
 
 def dynamic_dims(program: Program) -> list[tuple[int, ...]]:
-    """Per example input, the dims that Program.dynamic_shapes (torch.export's form) makes dynamic."""
-    specs = program.dynamic_shapes
-    if specs is None:
-        return [()] * len(program.example_inputs)
-    if isinstance(specs, dict):  # keyed by forward's argument names
-        specs = [specs.get(n) for n in inspect.signature(program.module.forward).parameters]
-    dims = []
-    for spec in specs:
-        if isinstance(spec, dict):
-            dims.append(tuple(spec))
-        elif isinstance(spec, (list, tuple)):
-            dims.append(tuple(i for i, d in enumerate(spec) if d is not None))
-        else:
-            dims.append(())
-    return dims
+    """Per example input, the dims that Program.dynamic_shapes makes dynamic."""
+    specs = program.dynamic_shapes or [None] * len(program.example_inputs)
+    return [tuple(spec or ()) for spec in specs]
 
 
 def fresh_cache_dir() -> Path:

@@ -2,7 +2,7 @@
 
 `FAMILIES` maps a family name to a `Family` record. Everything here is pure Python and runs in
 the pytest process (which never imports torch): `validate` normalises and checks params,
-`output_names` and `reduction_sizes` describe the outputs. The torch-side builder is named by a
+`reduction_sizes` describes the outputs and `derive_tags` tags a case. The torch-side builder is named by a
 dotted path ("module:function") and imported only in a worker, with `load_builder()`.
 
 A builder takes a `harness.spec.Case` and returns an object with `program`
@@ -12,9 +12,9 @@ program's example inputs). Every family module returns a tuple of tensors, one p
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from typing import Any, Callable, Mapping
 
+from harness.backend import load_object
 from harness.families import conv_params
 
 
@@ -23,14 +23,12 @@ class Family:
     name: str
     validate: Callable[[Mapping[str, Any]], dict]              # raises ValueError on bad params
     builder: str                                               # "package.module:function", worker-only
-    output_names: Callable[[Mapping[str, Any]], list]          # names of the module's outputs, in order
     reduction_sizes: Callable[[Mapping[str, Any]], dict]       # output name -> terms summed per element
     derive_tags: Callable[[Mapping[str, Any]], list]           # structural tags of normalised params
 
     def load_builder(self) -> Callable[[Any], Any]:
         """Import and return the builder (imports torch: call it in a worker only)."""
-        module_name, _, attr = self.builder.partition(":")
-        return getattr(importlib.import_module(module_name), attr)
+        return load_object(self.builder)
 
 
 FAMILIES: dict[str, Family] = {
@@ -38,7 +36,6 @@ FAMILIES: dict[str, Family] = {
         name="conv_backward",
         validate=conv_params.validate_backward,
         builder="harness.families.conv_torch:build_backward",
-        output_names=conv_params.backward_output_names,
         reduction_sizes=conv_params.backward_reduction_sizes,
         derive_tags=conv_params.derive_tags,
     ),
@@ -46,16 +43,8 @@ FAMILIES: dict[str, Family] = {
         name="conv_forward",
         validate=conv_params.validate_forward,
         builder="harness.families.conv_torch:build_forward",
-        output_names=conv_params.forward_output_names,
         reduction_sizes=conv_params.forward_reduction_sizes,
         derive_tags=conv_params.derive_tags,
     ),
 }
 
-
-def get_family(name: str) -> Family:
-    """The family called `name`; ValueError naming the known families otherwise."""
-    try:
-        return FAMILIES[name]
-    except KeyError:
-        raise ValueError(f"unknown family {name!r}: use one of {sorted(FAMILIES)}.") from None

@@ -240,10 +240,6 @@ def validate_backward(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: common[k] for k in BACKWARD_KEYS}
 
 
-def is_backward(params: Mapping[str, Any]) -> bool:
-    return "output_mask" in params
-
-
 # --------------------------------------------------------------------------- outputs, tolerances, tags
 
 def backward_output_names(params: Mapping[str, Any]) -> list[str]:
@@ -276,11 +272,6 @@ def backward_reduction_sizes(params: Mapping[str, Any]) -> dict[str, int]:
 def forward_reduction_sizes(params: Mapping[str, Any]) -> dict[str, int]:
     p = validate_forward(params)
     return {"output": max(1, p["input_shape"][1] // p["groups"] * prod(p["weight_shape"][2:]))}
-
-
-def reduction_sizes(params: Mapping[str, Any]) -> dict[str, int]:
-    """Per output name, the number of terms summed per element; dispatches on `output_mask`."""
-    return backward_reduction_sizes(params) if is_backward(params) else forward_reduction_sizes(params)
 
 
 def derive_tags(params: Mapping[str, Any]) -> list[str]:
