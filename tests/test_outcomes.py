@@ -49,14 +49,14 @@ def test_tables_cover_every_outcome():
     assert set(TABLE) == set(Outcome) == set(TABLE_OTHER_PHASE)
 
 
-@pytest.mark.parametrize("outcome, expected", itertools.product(Outcome, Expected),
+@pytest.mark.parametrize("outcome, expected", list(itertools.product(Outcome, Expected)),
                          ids=lambda v: v.value)
 def test_decide_without_expected_phase(outcome, expected):
     column = list(Expected).index(expected)
     assert decide(outcome, expected, PHASE_OF[outcome], None) is TABLE[outcome][column]
 
 
-@pytest.mark.parametrize("outcome, expected", itertools.product(Outcome, [E.XFAIL, E.CRASH]),
+@pytest.mark.parametrize("outcome, expected", list(itertools.product(Outcome, [E.XFAIL, E.CRASH])),
                          ids=lambda v: v.value)
 def test_decide_with_the_matching_expected_phase(outcome, expected):
     phase = PHASE_OF[outcome] or Phase.LOWER  # PASSED / NOT_RUN have no phase: any entry phase
@@ -64,7 +64,7 @@ def test_decide_with_the_matching_expected_phase(outcome, expected):
     assert decide(outcome, expected, PHASE_OF[outcome], phase) is TABLE[outcome][column]
 
 
-@pytest.mark.parametrize("outcome, expected", itertools.product(Outcome, [E.XFAIL, E.CRASH]),
+@pytest.mark.parametrize("outcome, expected", list(itertools.product(Outcome, [E.XFAIL, E.CRASH])),
                          ids=lambda v: v.value)
 def test_decide_with_another_expected_phase(outcome, expected):
     other = Phase.EXPORT  # never the phase in PHASE_OF
