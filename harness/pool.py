@@ -16,21 +16,25 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import native_stack
 from harness.outcomes import Outcome, Phase
 
 STARTUP_TIMEOUT = 300.0   # seconds for a worker to import torch and say ready (cold caches are slow)
 TAIL_BYTES = 4096         # how much of a dead worker's output goes into its result
 TAIL_LINES = 25
 STACK_DUMP_WAIT = 1.0     # seconds to wait for a stuck worker's stack dump before killing it
+CRASH_DUMP_BYTES = 256 * 1024  # where in a crashed worker's log to look for its native stack
+NATIVE_FRAMES = 40        # frames of a native stack kept in a result
 
 
 class WorkerLost(Exception):
     """The worker died or stopped answering; `outcome` says which."""
 
-    def __init__(self, outcome: Outcome, message: str):
+    def __init__(self, outcome: Outcome, message: str, frame: str | None = None):
         super().__init__(message)
         self.outcome = outcome
         self.message = message
+        self.frame = frame  # the innermost meaningful native or Python frame, when known
 
 
 class Worker:
@@ -81,31 +85,40 @@ class Worker:
         return json.loads(line)
 
     def lost(self, doing: str) -> WorkerLost:
-        """The worker has exited: say how, with the tail of its output."""
+        """The worker has exited: say how, where (when it could tell), and its last output."""
         code = self.proc.wait()
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-        return WorkerLost(Outcome.CRASHED, f"worker {how} during {doing}{self.tail()}")
+        output, native = native_stack.split_crash_dump(self._log_end(CRASH_DUMP_BYTES))
+        frames = native_stack.below_handler(native_stack.main_thread(native or ""))
+        frame = native_stack.culprit(frames)
+        at = f" in {frame}" if frame else ""
+        stack = f"\n--- native stack at the crash (py-spy) ---\n{_listed(frames)}" if frames else ""
+        return WorkerLost(Outcome.CRASHED, f"worker {how}{at} during {doing}{_tail(output)}{stack}", frame)
 
     def tail(self) -> str:
-        self.log.seek(0, os.SEEK_END)
-        size = self.log.tell()
-        self.log.seek(max(0, size - TAIL_BYTES))
-        lines = self.log.read().decode(errors="replace").splitlines()[-TAIL_LINES:]
-        return ("\n--- last output of the worker ---\n" + "\n".join(lines)) if lines else ""
+        return _tail(self._log_end(TAIL_BYTES))
 
-    def stacks(self) -> str:
-        """Ask a stuck worker for its Python stacks (faulthandler on SIGUSR1) and return its output tail."""
+    def _log_end(self, size: int) -> str:
+        self.log.seek(0, os.SEEK_END)
+        self.log.seek(max(0, self.log.tell() - size))
+        return self.log.read().decode(errors="replace")
+
+    def where_stuck(self) -> tuple[str | None, str]:
+        """A stuck worker's culprit frame and its stacks: native ones from py-spy, then the
+        Python ones faulthandler prints on SIGUSR1 (in the output tail)."""
+        frames = native_stack.main_thread(native_stack.dump(self.proc.pid) or "")
+        stack = f"\n--- native stack of the stuck worker (py-spy) ---\n{_listed(frames)}" if frames else ""
         self.log.seek(0, os.SEEK_END)
         before = self.log.tell()
         try:
             os.kill(self.proc.pid, signal.SIGUSR1)
         except ProcessLookupError:
-            return self.tail()
+            return native_stack.culprit(frames), stack + self.tail()
         deadline = time.monotonic() + STACK_DUMP_WAIT
         while time.monotonic() < deadline and os.fstat(self.log.fileno()).st_size == before:
             time.sleep(0.02)
         time.sleep(0.05)  # let the dump finish
-        return self.tail()
+        return native_stack.culprit(frames), stack + self.tail()
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -145,12 +158,15 @@ class WorkerPool:
                 elif message["type"] == "result":
                     return message
         except WorkerLost as lost:
-            message = lost.message
+            message, frame = lost.message, lost.frame
             if lost.outcome is Outcome.TIMED_OUT and sent:
-                message = f"timed out after {timeout:g} s in phase {phase.value}{worker.stacks()}"
+                frame, stacks = worker.where_stuck()
+                where = f"; hung in {frame}" if frame else ""
+                message = f"timed out after {timeout:g} s in phase {phase.value}{where}{stacks}"
             self._replace()
             return {"type": "result", "outcome": lost.outcome.value, "phase": phase.value, "message": message,
-                    "durations": {phase.value: round(time.monotonic() - started, 6)}, "notes": {}}
+                    "frame": frame, "durations": {phase.value: round(time.monotonic() - started, 6)},
+                    "notes": {}}
         except BaseException:  # Ctrl-C or pytest-timeout mid-case: the worker's next answer would
             worker.kill()      # belong to this case, so it must not serve another
             self.worker = None
@@ -172,3 +188,13 @@ class WorkerPool:
         if self.worker is not None:
             self.worker.kill()
         self.worker, self.spare = self.spare or Worker(self.rootdir), Worker(self.rootdir)
+
+
+def _tail(output: str) -> str:
+    lines = output[-TAIL_BYTES:].splitlines()[-TAIL_LINES:]
+    return ("\n--- last output of the worker ---\n" + "\n".join(lines)) if lines else ""
+
+
+def _listed(frames: list[str]) -> str:
+    more = f"\n  ... {len(frames) - NATIVE_FRAMES} more frames" if len(frames) > NATIVE_FRAMES else ""
+    return "\n".join("  " + f for f in frames[:NATIVE_FRAMES]) + more

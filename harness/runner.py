@@ -18,6 +18,7 @@ from harness.outcomes import Expected, Outcome, Phase, decide
 from harness.pool import WorkerPool
 from harness.record import Record
 from harness.registry import case_modules, check_unique, load_case_module, load_cases_file
+from harness.signature import signature
 from harness.spec import Case
 from harness.yamlio import shown
 
@@ -109,6 +110,7 @@ class Runner:
                       verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                       message=result["message"], expectation_source=entry.source if entry else None,
                       phase_durations=result["durations"], notes=result.get("notes", {}),
+                      signature=signature(outcome.value, phase, result["message"], result.get("frame")),
                       backend_versions=result.get("versions", {}))
 
     def timeout(self, case: Case, config: BackendConfig, entry: Entry | None) -> float:

@@ -24,6 +24,7 @@ import traceback
 from typing import Any, Callable
 
 from harness.backend import create_backend
+from harness.native_stack import install_crash_dump
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
@@ -114,6 +115,8 @@ def main() -> None:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides when workers stop
+    faulthandler.disable()  # PYTHONFAULTHANDLER enabled it at start-up; it must come after:
+    install_crash_dump()    # it prints the Python stack, then chains to the native stack dump
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the controller asks "where are you?" before a kill
     _die_with_parent()

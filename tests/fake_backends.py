@@ -38,6 +38,11 @@ def _perturb(outputs, how):
     return outputs
 
 
+def native_fault(entry_point: str):
+    """Call into tests/native/fake_compiler.cpp, built into the project as libfake_compiler.so."""
+    return lambda: getattr(ctypes.CDLL(os.path.abspath("libfake_compiler.so")), entry_point)()
+
+
 FAULTS = {
     "hang": hang_in_native_code,
     "segfault": lambda: ctypes.string_at(0),
@@ -45,6 +50,8 @@ FAULTS = {
     "exit": lambda: os._exit(3),
     "raise": lambda: (_ for _ in ()).throw(RuntimeError("injected compiler failure: 'fake.op' failed to legalize")),
     "print_flood": lambda: print("x" * 1_000_000, flush=True),
+    "native_hang": native_fault("fake_pattern_hang"),
+    "native_crash": native_fault("fake_pass_crash"),
 }
 RESULT_FAULTS = {"wrong_values", "nan", "wrong_shape", "wrong_dtype"}
 

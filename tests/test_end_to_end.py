@@ -28,31 +28,41 @@ class Fault:
     outcome: str        # what the harness must record
     recorded_phase: str
     message: tuple[str, ...]   # fragments the message must contain
+    signature: str             # the whole signature (harness.signature)
     timeout: float = 60
 
 
 FAULTS = [
     Fault("fake-hang", "hang", "lower", "conv_backward/2d/tiny", "timed_out", "lower",
-          ("timed out after 3 s in phase lower", "hang_in_native_code", "fake_backends.py"), timeout=3),
+          ("timed out after 3 s in phase lower", "hang_in_native_code", "fake_backends.py"),
+          "hang in hang_in_native_code (fake_backends.py) during phase lower", timeout=3),
     Fault("fake-segfault", "segfault", "run", "conv_backward/2d/tiny", "crashed", "run",
-          ("worker killed by SIGSEGV during phase run", "Segmentation fault")),
+          ("worker killed by SIGSEGV in ", " during phase run", "Segmentation fault",
+           "--- native stack at the crash (py-spy) ---"), "SIGSEGV in string_at (ctypes/__init__.py)"),
     Fault("fake-abort", "abort", "compile", "conv_forward/2d/tiny", "crashed", "compile",
-          ("worker killed by SIGABRT during phase compile",)),
+          ("worker killed by SIGABRT in ", " during phase compile"), "SIGABRT in <lambda> (fake_backends.py)"),
     Fault("fake-exit", "exit", "import", "conv_backward/2d/tiny_stride2", "crashed", "import",
-          ("worker exited with status 3 during phase import",)),
+          ("worker exited with status 3 during phase import",), "exit status 3 during phase import"),
     Fault("fake-raise", "raise", "lower", "conv_backward/2d/tiny", "compile_error", "lower",
-          ("RuntimeError: injected compiler failure: 'fake.op' failed to legalize", "fake_backends.py:")),
+          ("RuntimeError: injected compiler failure: 'fake.op' failed to legalize", "fake_backends.py:"),
+          "RuntimeError: injected compiler failure: 'fake.op' failed to legalize"),
     Fault("fake-raise-run", "raise", "run", "conv_forward/2d/tiny", "runtime_error", "run",
-          ("RuntimeError: injected compiler failure",)),
+          ("RuntimeError: injected compiler failure",),
+          "RuntimeError: injected compiler failure: 'fake.op' failed to legalize"),
     Fault("fake-wrong-values", "wrong_values", "compile", "conv_backward/2d/tiny", "mismatch", "compare",
           ("grad_input: ", " of 32 elements differ beyond tolerance", "max abs error", "max rel error",
-           "worst at index", "tolerance rtol=0.0003, atol=0.0004")),  # from the config
+           "worst at index", "tolerance rtol=0.0003, atol=0.0004"),  # from the config
+          "mismatch: grad_input: N of N elements differ beyond tolerance"),
     Fault("fake-nan", "nan", "compile", "conv_forward/2d/tiny", "mismatch", "compare",
-          ("output: ", "1 NaN and 0 Inf where the golden value is finite", "first at index [0, 0, 0, 0]: got nan")),
+          ("output: ", "1 NaN and 0 Inf where the golden value is finite", "first at index [0, 0, 0, 0]: got nan"),
+          "mismatch: output: N NaN and N Inf where the golden value is finite, N finite where it is not, "
+          "N Inf of the wrong sign"),
     Fault("fake-wrong-shape", "wrong_shape", "compile", "conv_backward/2d/tiny", "mismatch", "compare",
-          ("grad_input: shape [2, 2, 4, 4] differs from expected [1, 2, 4, 4]",)),
+          ("grad_input: shape [2, 2, 4, 4] differs from expected [1, 2, 4, 4]",),
+          "mismatch: grad_input: shape [N, N, N, N] differs from expected [N, N, N, N]"),
     Fault("fake-wrong-dtype", "wrong_dtype", "compile", "conv_backward/2d/tiny_stride2", "mismatch", "compare",
-          ("grad_input: dtype float64 differs from expected float32",)),
+          ("grad_input: dtype float64 differs from expected float32",),
+          "mismatch: grad_input: dtype float64 differs from expected float32"),
 ]
 BY_BACKEND = {f.backend: f for f in FAULTS}
 # A backend that prints a megabyte to stdout in every case: the protocol must survive it.
@@ -95,6 +105,7 @@ def test_fault_is_recorded_with_outcome_phase_verdict_and_message(fault_run, fau
     assert record["expectation_source"] is None
     for fragment in fault.message:
         assert fragment in record["message"], f"{fragment!r} not in:\n{record['message']}"
+    assert record["signature"] == fault.signature
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=fault_ids())

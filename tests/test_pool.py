@@ -37,7 +37,8 @@ def pool(tmp_path):
 
 
 def test_case_interrupted_by_the_outer_guard_leaves_no_stale_answer(pool):
-    assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"  # the worker is warm now
+    first = pool.run(request(EAGER), timeout=60)
+    assert first["outcome"] == "passed", first["message"]  # the worker is warm now
     previous = signal.signal(signal.SIGALRM, _interrupt)
     signal.setitimer(signal.ITIMER_REAL, 1.0)  # what pytest-timeout does to a stuck item
     try:

@@ -1,0 +1,67 @@
+"""Failure signatures: a short normalised form of a result's first meaningful error.
+
+One bug should give one signature across cases, shapes and runs, so everything that varies
+with the case is normalised away: SSA names, sizes and other numbers, file paths, addresses,
+source locations, and the op dumps MLIR appends to its diagnostics. Indices written `#1` stay:
+"operand #1" and "operand #2" are different bugs.
+"""
+from __future__ import annotations
+
+import re
+
+from harness.outcomes import Outcome
+
+MAX_LENGTH = 200
+
+_DIAGNOSTIC = re.compile(r"(?:^|\s)error: (.+)")            # an MLIR / IREE diagnostic line
+_PYTHON_ERROR = re.compile(r"^(\w+(?:Error|Exception|Failure)\w*): (.*)")
+_OP_DUMP = re.compile(r":\s+%[\w#:]+\s*=.*")                  # "...: %12:3 = "torch.aten..."(...)"
+_NORMALISERS = [
+    (re.compile(r"\s*\(at [^()]*:\d+\)\s*$"), ""),             # our "(at file.py:12)" suffix
+    (re.compile(r"(?:<stdin>|[\w./-]+\.\w+):\d+:\d+:\s*"), ""),  # "file.mlir:23:36: "
+    (re.compile(r"(?<![\w.])/[\w.+-]+(?:/[\w.+-]+)+"), "<path>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0xN"),
+    (re.compile(r"%[\w.$-]+(?::\d+)?"), "%N"),                   # SSA values
+    (re.compile(r"(?<=[<x])\d+(?=x)"), "N"),                    # tensor<4x6x3xf32> -> tensor<NxNxNxf32>
+    (re.compile(r"(?<![\w.#])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w|\.\d)"), "N"),
+    (re.compile(r"\s+"), " "),
+]
+
+
+def normalise(text: str) -> str:
+    """Text with the case-specific parts replaced by placeholders."""
+    for pattern, replacement in _NORMALISERS:
+        text = pattern.sub(replacement, text)
+    return text.strip()[:MAX_LENGTH]
+
+
+def first_error(message: str) -> str:
+    """The first MLIR diagnostic of a message, else its first line; op dumps cut off."""
+    match = _DIAGNOSTIC.search(message)
+    line = match.group(1) if match else next((l for l in message.splitlines() if l.strip()), "")
+    return _OP_DUMP.sub("", line)
+
+
+def signature(outcome: str, phase: str | None, message: str, frame: str | None = None) -> str | None:
+    """The signature of a result; None for results that did not fail."""
+    if outcome in (Outcome.PASSED.value, Outcome.NOT_RUN.value):
+        return None
+    during = f"phase {phase}" if phase else "start-up"
+    if outcome == Outcome.TIMED_OUT.value:
+        return f"hang in {frame} during {during}" if frame else f"timeout in {during}"
+    if outcome == Outcome.CRASHED.value:
+        return _crash_signature(message, frame, during)
+    error = first_error(message)
+    if outcome == Outcome.MISMATCH.value:
+        error = "mismatch: " + error.split(";")[0]  # "grad_input: 3 of 96 elements differ ..."
+    elif not _DIAGNOSTIC.search(message):
+        python = _PYTHON_ERROR.match(error)
+        error = f"{python.group(1)}: {python.group(2)}" if python else error
+    return normalise(error) or f"{outcome} in {during}"
+
+
+def _crash_signature(message: str, frame: str | None, during: str) -> str:
+    """'SIGSEGV in <frame>', 'SIGABRT during phase run', 'exit status 3 during phase compile'."""
+    how = re.search(r"killed by (SIG\w+)|exited with status (-?\d+)|(memory limit)", message)
+    what = (how.group(1) or (how.group(2) and f"exit status {how.group(2)}") or how.group(3)) if how else "crash"
+    return f"{what} in {frame}" if frame else f"{what} during {during}"
