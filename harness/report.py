@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import shlex
 import tempfile
 import time
 from pathlib import Path
@@ -42,6 +43,12 @@ def write_json(path: Path, environment: dict, records: list[dict], complete: boo
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def repro_command(record: dict) -> str:
+    """The command that runs this one result again, from the repository root."""
+    crash_set = " --run-crash-set" if record["expected"] == "crash" else ""
+    return f"pytest --backend={record['backend']}{crash_set} {shlex.quote(record['nodeid'])}"
 
 
 def terminal_lines(records: list[dict]) -> list[str]:

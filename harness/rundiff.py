@@ -1,0 +1,362 @@
+"""Comparing and combining JSON reports: `python -m harness diff` and `python -m harness merge`.
+
+Both key results by (backend, case); within one report that key is unique (write_json sorts by it).
+
+merge: the nightly CI runs one job per backend x shard, so the shards of one run must partition
+the matrix. The rules:
+- A (backend, case) in two inputs is an error naming both files, even when the records are
+  identical: overlapping shards mean the shard selection is wrong (or a file was passed twice),
+  and silently picking one record would hide that.
+- `complete` is true only when every input is complete.
+- Top-level versions (python, torch, torch_mlir, numpy) must agree, or it is an error: a matrix
+  that mixes torch versions answers no question. A version that is null (not installed in that
+  job, e.g. torch-mlir in the IREE job) agrees with anything; the merged report keeps the
+  installed one. The same rule holds for each backend's `versions` and `reported` values.
+- `platform` may differ between CI runners (kernel builds); the distinct values are joined with
+  "; ". `run_crash_set` is true only if every shard ran the crash set. A backend's `config` path is
+  taken from the first shard that names it.
+
+diff: see diff_reports for what lands in which section and RunDiff.failing for the exit status.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+from pathlib import Path
+
+from harness.errors import HarnessInputError
+from harness.outcomes import Outcome
+from harness.report import SCHEMA_VERSION, repro_command
+
+FAILURES = frozenset(o.value for o in Outcome) - {Outcome.PASSED.value, Outcome.NOT_RUN.value}
+CRASH_OR_HANG = frozenset({Outcome.CRASHED.value, Outcome.TIMED_OUT.value})
+TOP_VERSIONS = ("python", "torch", "torch_mlir", "numpy")
+REGENERATE = "pass a file written by --report-json with this checkout"
+
+
+# ---- reading -------------------------------------------------------------------------------
+
+def read_report(path: Path) -> dict:
+    """Load and check one report; every problem is a HarnessInputError naming the file."""
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise HarnessInputError(str(path), f"cannot be read ({e.strerror or e})", REGENERATE) from None
+    except ValueError as e:
+        raise HarnessInputError(str(path), f"is not JSON ({e})", REGENERATE) from None
+    check_report(str(path), report)
+    return report
+
+
+def check_report(where: str, report: object) -> None:
+    """The shape diff and merge rely on, so that they never fail with a KeyError half-way."""
+    if not isinstance(report, dict) or "schema_version" not in report or not isinstance(report.get("results"), list):
+        raise HarnessInputError(where, "is not a harness report (no schema_version or results)", REGENERATE)
+    if report["schema_version"] != SCHEMA_VERSION:
+        raise HarnessInputError(where, f"has schema_version {report['schema_version']!r}, this harness reads "
+                                f"{SCHEMA_VERSION}", "regenerate it with --report-json from this checkout")
+    environment = report.get("environment", {})
+    backends = (environment.get("backends") or {}) if isinstance(environment, dict) else None
+    if not isinstance(backends, dict) or not all(isinstance(b, dict) for b in backends.values()):
+        raise HarnessInputError(where, "has an environment that is not shaped like a report's", REGENERATE)
+    seen = set()
+    for i, r in enumerate(report["results"]):
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in ("backend", "case", "outcome")):
+            raise HarnessInputError(where, f"result {i} lacks backend, case or outcome", REGENERATE)
+        if key(r) in seen:
+            raise HarnessInputError(where, f"holds {r['case']} on {r['backend']} twice", REGENERATE)
+        seen.add(key(r))
+
+
+def key(record: dict) -> tuple[str, str]:
+    return record["backend"], record["case"]
+
+
+# ---- merge ---------------------------------------------------------------------------------
+
+def merge_reports(inputs: list[tuple[str, dict]]) -> dict:
+    """One report from the shard reports `(path, report)`; the rules are in the module docstring.
+
+    Returns {"environment", "results", "complete"}: what write_json takes (it recomputes the summary).
+    """
+    owner: dict[tuple[str, str], str] = {}
+    results = []
+    for path, report in inputs:
+        for r in report["results"]:
+            if key(r) in owner:
+                raise HarnessInputError(path, f"holds {r['case']} on {r['backend']}, and so does {owner[key(r)]}",
+                                        "shards must not overlap: give each shard's report once")
+            owner[key(r)] = path
+            results.append(r)
+    return {"environment": merge_environments([(p, r.get("environment", {})) for p, r in inputs]),
+            "results": results, "complete": all(r.get("complete") is True for _, r in inputs)}
+
+
+def merge_environments(envs: list[tuple[str, dict]]) -> dict:
+    merged: dict = {}
+    sources: dict[str, str] = {}  # which file each merged version came from, for the error line
+    platforms: list = []
+    for path, env in envs:
+        for name, value in env.items():
+            if name in TOP_VERSIONS:
+                _merge_version(merged, sources, name, name, value, path)
+            elif name == "backends":
+                _merge_backends(merged.setdefault("backends", {}), sources, value or {}, path)
+            elif name == "run_crash_set":  # true claims every crash-set case ran: only if every shard ran them
+                merged[name] = merged.get(name, True) and value is True
+            elif name == "platform":
+                platforms += [value] if value not in platforms else []
+            else:
+                merged.setdefault(name, value)  # a key this version does not know: keep the first
+    if platforms:
+        merged["platform"] = "; ".join(map(str, platforms))
+    return merged
+
+
+def _merge_backends(merged: dict, sources: dict, backends: dict, path: str) -> None:
+    for name, block in backends.items():
+        into = merged.setdefault(name, {**block, "versions": {}, "reported": {}})  # config: the first one
+        for part in ("versions", "reported"):
+            for dist, version in (block.get(part) or {}).items():
+                _merge_version(into[part], sources, f"backend {name} {part} {dist}", dist, version, path)
+
+
+def _merge_version(into: dict, sources: dict, label: str, name: str, value, path: str) -> None:
+    """null means 'not installed in that job' and agrees with anything; two versions must be equal."""
+    old = into.get(name)
+    if old is not None and value is not None and old != value:
+        raise HarnessInputError(path, f"has {label} {value}, but {sources[label]} has {old}",
+                                "merge only shards run with the same versions; rerun the odd shard")
+    if old is None:
+        into[name] = value
+        sources[label] = path
+
+
+# ---- diff ----------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Change:
+    """One (backend, case) as the two reports have it; None on the side it is missing from."""
+
+    old: dict | None
+    new: dict | None
+
+    @property
+    def backend(self) -> str:
+        return (self.new or self.old)["backend"]
+
+    @property
+    def case(self) -> str:
+        return (self.new or self.old)["case"]
+
+
+@dataclasses.dataclass
+class RunDiff:
+    regressions: list[Change]
+    progressions: list[Change]
+    new_crashes: list[Change]
+    signature_changes: list[Change]
+    outcome_changes: list[Change]
+    run_changes: list[Change]
+    added: list[Change]
+    removed: list[Change]
+    environment: list[tuple[str, object, object]]  # (what, old value, new value), only the differing ones
+    old_complete: bool
+    new_complete: bool
+    added_backends: list[str]    # backends in only one report: their cases are listed as one line
+    removed_backends: list[str]
+
+    @property
+    def failing(self) -> bool:
+        """Exit status 1: a regression, or a crash or hang of a case the old run actually ran.
+
+        A crash or hang of a case that was not_run before is listed but does not fail the diff:
+        that is usually the crash set being run for the first time, and there was no result to
+        lose. Progressions, added and removed cases never fail it.
+        """
+        return bool(self.regressions) or any(c.old["outcome"] != Outcome.NOT_RUN.value for c in self.new_crashes)
+
+
+# (attribute, title, whether to print the rerun command of the new result)
+SECTIONS = [
+    ("regressions", "regressions", True),
+    ("progressions", "progressions", False),
+    ("new_crashes", "new crashes and hangs", True),
+    ("signature_changes", "signature changes", False),
+    ("outcome_changes", "outcome changes among failures", False),
+    ("run_changes", "not run on one side", False),
+    ("added", "added", False),
+    ("removed", "removed", False),
+]
+
+
+def diff_reports(old: dict, new: dict) -> RunDiff:
+    """Sort every (backend, case) whose result changed into the sections of SECTIONS.
+
+    For a case in both reports, with outcomes o (old) and n (new):
+    - regression: o is passed and n is a failure (mismatch, compile_error, runtime_error, crashed,
+      timed_out). not_run on either side is never a regression or progression: nothing was learnt.
+    - progression: o is a failure and n is passed.
+    - new crash or hang: n is crashed or timed_out and o is anything else (passed, another failure,
+      not_run; crashed -> timed_out counts, a hang costs the whole timeout). A passing case that now
+      crashes is therefore both a regression and a new crash.
+    - signature change: o == n, both failures, both signatures known and different. A null
+      signature (reports older than signatures) does not count, or every failure would change.
+    - outcome change: both failures, o != n, and n is no crash or hang (those are new crashes).
+    - run change: one side not_run, the other ran, and not already a new crash.
+    Cases in only one report are added or removed.
+    """
+    old_by_key = {key(r): r for r in old["results"]}
+    new_by_key = {key(r): r for r in new["results"]}
+    sections: dict[str, list[Change]] = {name: [] for name, _, _ in SECTIONS}
+    for k in sorted(old_by_key.keys() | new_by_key.keys()):
+        change = Change(old_by_key.get(k), new_by_key.get(k))
+        for name in _sections_of(change):
+            sections[name].append(change)
+    old_backends, new_backends = {k[0] for k in old_by_key}, {k[0] for k in new_by_key}
+    return RunDiff(**sections, environment=environment_changes(old.get("environment", {}), new.get("environment", {})),
+                   old_complete=old.get("complete") is True, new_complete=new.get("complete") is True,
+                   added_backends=sorted(new_backends - old_backends),
+                   removed_backends=sorted(old_backends - new_backends))
+
+
+def _sections_of(change: Change) -> list[str]:
+    if change.old is None:
+        return ["added"]
+    if change.new is None:
+        return ["removed"]
+    o, n = change.old["outcome"], change.new["outcome"]
+    found = []
+    if o == Outcome.PASSED.value and n in FAILURES:
+        found.append("regressions")
+    if o in FAILURES and n == Outcome.PASSED.value:
+        found.append("progressions")
+    if n in CRASH_OR_HANG and o != n:
+        found.append("new_crashes")
+    elif o in FAILURES and n in FAILURES and o != n:
+        found.append("outcome_changes")
+    elif o == n and o in FAILURES and None not in (_sig(change.old), _sig(change.new)) \
+            and _sig(change.old) != _sig(change.new):
+        found.append("signature_changes")
+    elif o != n and Outcome.NOT_RUN.value in (o, n):
+        found.append("run_changes")
+    return found
+
+
+def environment_changes(old: dict, new: dict) -> list[tuple[str, object, object]]:
+    """The versions (and settings) that differ: a new torch-mlir usually explains a diff."""
+    changes = [(name, old.get(name), new.get(name)) for name in (*TOP_VERSIONS, "platform", "run_crash_set")
+               if old.get(name) != new.get(name)]
+    old_backends, new_backends = old.get("backends") or {}, new.get("backends") or {}
+    for backend in sorted(old_backends.keys() & new_backends.keys()):
+        for part, suffix in (("versions", ""), ("reported", " (reported)")):
+            was, now = old_backends[backend].get(part) or {}, new_backends[backend].get(part) or {}
+            changes += [(f"{backend}: {name}{suffix}", was.get(name), now.get(name))
+                        for name in sorted(was.keys() | now.keys()) if was.get(name) != now.get(name)]
+    return changes
+
+
+def _sig(record: dict | None) -> str | None:
+    return record.get("signature") if record else None  # reports older than signatures lack the key
+
+
+# ---- rendering -----------------------------------------------------------------------------
+
+def _state(record: dict | None) -> str:
+    if record is None:
+        return "(absent)"
+    return record["outcome"] + (f" in {record['phase']}" if record.get("phase") else "")
+
+
+def _signature(change: Change, shown=str) -> str:
+    """The signature that matters for this change: old → new when both exist and differ."""
+    old, new = _sig(change.old), _sig(change.new)
+    if old and new and old != new:
+        return f"{shown(old)} → {shown(new)}"
+    return shown(new or old) if new or old else ""
+
+
+def _rerun(change: Change) -> str | None:
+    try:
+        return repro_command(change.new)
+    except (KeyError, TypeError):  # a hand-made record without nodeid or expected: no command to offer
+        return None
+
+
+def _counts(diff: RunDiff) -> list[tuple[str, int]]:
+    return [(title, len(getattr(diff, name))) for name, title, _ in SECTIONS]
+
+
+def _notes(diff: RunDiff) -> list[str]:
+    return [f"the {side} report is incomplete (the run was interrupted): cases missing from it show as "
+            f"{'removed' if side == 'new' else 'added'}"
+            for side, complete in (("old", diff.old_complete), ("new", diff.new_complete)) if not complete]
+
+
+def _shown(value: object) -> str:
+    return "not installed" if value is None else str(value)
+
+
+def _lines(diff: RunDiff, name: str) -> list[tuple[str, str, str, Change | None]]:
+    """(case, backend, old → new, change) per line of a section; None: a whole backend in one line.
+
+    A backend in only one report would otherwise add hundreds of lines of `(absent) → passed`.
+    """
+    changes = getattr(diff, name)
+    whole = {"added": diff.added_backends, "removed": diff.removed_backends}.get(name, [])
+    lines = [(c.case, c.backend, f"{_state(c.old)} → {_state(c.new)}", c) for c in changes if c.backend not in whole]
+    for backend in whole:
+        mine = [c for c in changes if c.backend == backend]
+        tally = collections.Counter((c.new or c.old)["outcome"] for c in mine)
+        outcomes = ", ".join(f"{outcome} {n}" for outcome, n in sorted(tally.items()))
+        lines.append((f"(all {len(mine)} case{'s' * (len(mine) != 1)})", backend,
+                      f"(absent) → {outcomes}" if name == "added" else f"{outcomes} → (absent)", None))
+    return lines
+
+
+def render_text(diff: RunDiff) -> str:
+    lines = [", ".join(f"{title}: {n}" for title, n in _counts(diff))]
+    lines += [f"note: {note}" for note in _notes(diff)]
+    if diff.environment:
+        lines += ["", "environment changed:"]
+        lines += [f"  {what}: {_shown(was)} → {_shown(now)}" for what, was, now in diff.environment]
+    for name, title, rerun in SECTIONS:
+        if getattr(diff, name):
+            lines += ["", f"{title} ({len(getattr(diff, name))}):"]
+            for case, backend, states, c in _lines(diff, name):
+                lines.append(f"  {case} [{backend}]  {states}  {_signature(c) if c else ''}".rstrip())
+                command = _rerun(c) if rerun else None
+                lines += [f"    rerun: {command}"] if command else []
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(diff: RunDiff) -> str:
+    counts = _counts(diff)
+    lines = ["## Run diff", "", _row(title for title, _ in counts), _row("---" for _ in counts),
+             _row(str(n) for _, n in counts)]
+    for note in _notes(diff):
+        lines += ["", f"> **Note:** {note}"]
+    if diff.environment:
+        lines += ["", "### Environment changed", "", _row(["what", "old", "new"]), _row(["---"] * 3)]
+        lines += [_row([_code(what), _code(_shown(was)), _code(_shown(now))]) for what, was, now in diff.environment]
+    for name, title, rerun in SECTIONS:
+        changes = getattr(diff, name)
+        if changes:
+            lines += ["", f"### {title[0].upper() + title[1:]} ({len(changes)})", "",
+                      _row(["case", "backend", "old → new", "signature"]), _row(["---"] * 4)]
+            lines += [_row([_code(case) if c else case, _code(backend), states, _signature(c, _code) if c else ""])
+                      for case, backend, states, c in _lines(diff, name)]
+            commands = [cmd for cmd in map(_rerun, changes) if cmd] if rerun else []
+            if commands:
+                lines += ["", "<details><summary>rerun commands</summary>", "", "```", *commands, "```", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def _code(text: str) -> str:
+    """A Markdown code span that survives backticks inside the text."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
