@@ -1,0 +1,358 @@
+"""The HTML report: escaping, self-containment, completeness of the embedded data, the matrix's shape,
+and (when /usr/bin/chromium exists) that a real browser renders it and runs its script."""
+from __future__ import annotations
+
+import html.parser
+import json
+import struct
+import subprocess
+import urllib.parse
+import zlib
+from pathlib import Path
+
+import pytest
+
+from harness import html_report
+from harness.html_report import DATA_ELEMENT_ID, decode_payload, render_html
+from harness.report import repro_command, summarise
+
+CHROMIUM = Path("/usr/bin/chromium")
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(),
+                                    reason="/usr/bin/chromium is not installed (apt-get install chromium)")
+
+INJECTION = "</script><img src=x onerror=alert(1)>"
+EVIL_CASE = "evil/" + INJECTION
+QUOTE_CASE = "quote/a\"b'c&d<e>"
+BACKENDS = ["eager", "linalg-on-tensors", "tosa"]
+
+
+def _record(case: str, backend: str, outcome: str = "passed", *, expected: str = "pass",
+            verdict: str = "ok", phase: str | None = None, message: str = "", **extra) -> dict:
+    record = {
+        "case": case, "backend": backend,
+        "nodeid": f"cases/{case.split('/')[0]}.py::{case}[{backend}]",
+        "params": {"input_shape": [2, 3, 8, 8], "groups": 1, "dtype": "float32"},
+        "tags": ["rank2", "static"], "outcome": outcome, "phase": phase, "expected": expected,
+        "verdict": verdict, "duration_s": 0.25, "message": message,
+        "expectation_source": f"xfail/{backend}.yaml:3" if expected != "pass" else None,
+        "phase_durations": {"setup": 0.01, "export": 0.1234567}, "notes": {},
+        "signature": None, "artifacts": None,
+    }
+    record.update(extra)
+    return record
+
+
+def _fixture_report(complete: bool = True) -> dict:
+    records = []
+    for backend in BACKENDS:
+        records.append(_record("conv_forward/2d/basic", backend))
+        records.append(_record("conv_forward/2d/groups2", backend))
+        records.append(_record("conv_backward/2d/basic", backend))
+    records += [
+        _record("conv_backward/2d/transposed", "eager"),
+        _record("conv_backward/2d/transposed", "linalg-on-tensors", "compile_error", expected="xfail",
+                phase="lower", message="failed to legalize 'torch.aten.convolution_backward'\n"
+                                       "  %0 = linalg.generic : tensor<2x3xf32> & \"quotes\" 'single'",
+                signature="compile_error@lower:failed to legalize <op>"),
+        # tosa has no result for the transposed case: a missing cell.
+        _record(EVIL_CASE, "eager", "mismatch", phase="compare", verdict="unexpected_failure",
+                message=f"mismatch {INJECTION} tensor<2x3xf32> & \"quotes\" <!-- comment --> ]]> \u2028",
+                params={"evil": INJECTION, "nested": {"k": "<b>bold</b>"}},
+                notes={"<script>": "</script>"}, signature=INJECTION, artifacts="/tmp/<a>&b"),
+        _record(EVIL_CASE, "tosa", "crashed", phase="run", verdict="unexpected_failure",
+                message="SIGSEGV " + INJECTION),
+        _record(QUOTE_CASE, "tosa", "passed", expected="xfail", verdict="unexpected_pass"),
+        _record(QUOTE_CASE, "eager", "timed_out", phase="compile", expected="crash", verdict="ok",
+                message="timed out after 60 s"),
+        _record("conv_forward/2d/skipme", "eager", "not_run", verdict="skipped"),
+    ]
+    env = {"python": "3.11.7", "torch": "2.13.0+cpu", "torch_mlir": "20261001", "numpy": "2.4.6",
+           "platform": "Linux-x86_64 <glibc>", "run_crash_set": False,
+           "backends": {b: {"config": f"configs/{b}.yaml", "versions": {"torch": "2.13.0+cpu"}, "reported": {}}
+                        for b in BACKENDS}}
+    return {"schema_version": 1, "complete": complete, "created": 1764460000.5, "environment": env,
+            "results": records, "summary": summarise(records)}
+
+
+class _Page(html.parser.HTMLParser):
+    """Every start tag with its attributes, the text of script and style elements, and the matrix."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[tuple[dict, str]] = []
+        self.styles: list[str] = []
+        self._raw: tuple[str, dict] | None = None
+        self._chunks: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        self.tags.append((tag, attributes))
+        if tag in ("script", "style"):
+            self._raw, self._chunks = (tag, attributes), []
+
+    def handle_endtag(self, tag):
+        if self._raw and tag == self._raw[0]:
+            body = "".join(self._chunks)
+            if tag == "script":
+                self.scripts.append((self._raw[1], body))
+            else:
+                self.styles.append(body)
+            self._raw = None
+
+    def handle_data(self, data):
+        if self._raw:
+            self._chunks.append(data)
+        else:
+            self.text.append(data)
+
+
+def _parse(page: str) -> _Page:
+    parser = _Page()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def _payload(page: str) -> dict:
+    blocks = [(attrs, body) for attrs, body in _parse(page).scripts if attrs.get("id") == DATA_ELEMENT_ID]
+    assert len(blocks) == 1 and blocks[0][0].get("type") == "application/json"
+    return json.loads(blocks[0][1])
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    return render_html(_fixture_report())
+
+
+def test_report_text_cannot_inject_markup(page):
+    parsed = _parse(page)
+    assert not [t for t, _ in parsed.tags if t in ("img", "iframe", "object", "embed", "link", "base")]
+    # Exactly the two scripts of the page: the data block and the inline code, neither with a src.
+    assert [(a.get("type"), "src" in a) for a, _ in parsed.scripts] == [("application/json", False), (None, False)]
+    handlers = [(t, name) for t, attrs in parsed.tags for name in attrs if name.lower().startswith("on")]
+    assert handlers == []
+    assert INJECTION not in page and "<img" not in page
+    assert "tensor<2x3xf32>" not in page      # the server-side matrix escapes it, the JSON writes \u003c
+    data_block = next(body for attrs, body in parsed.scripts if attrs.get("id") == DATA_ELEMENT_ID)
+    assert "<" not in data_block and ">" not in data_block and "&" not in data_block
+    # The case id is visible as text, escaped in the markup.
+    assert INJECTION in "".join(parsed.text)
+    assert html_report._e(QUOTE_CASE.split("/", 1)[1]) in page
+
+
+def test_the_inline_script_never_writes_markup():
+    assert "innerHTML" not in html_report._JS and "outerHTML" not in html_report._JS
+    assert "insertAdjacentHTML" not in html_report._JS and "document.write" not in html_report._JS
+
+
+def test_page_is_self_contained(page):
+    parsed = _parse(page)
+    for tag, attrs in parsed.tags:
+        for name in ("src", "href", "action", "poster", "data"):
+            value = (attrs.get(name) or "").strip().lower()
+            assert not value.startswith(("http:", "https:", "//")), (tag, name, value)
+        assert not (tag == "link" and "stylesheet" in (attrs.get("rel") or "")), attrs
+    code = "".join(parsed.styles) + "".join(body for attrs, body in parsed.scripts if not attrs.get("type"))
+    assert "http://" not in code and "https://" not in code
+    assert "@import" not in code and "url(" not in code and "@font-face" not in code
+    assert "fetch(" not in code and "XMLHttpRequest" not in code
+
+
+def test_every_record_is_in_the_embedded_data(page):
+    report = _fixture_report()
+    payload = _payload(page)
+    decoded = {(r["case"], r["backend"]): r for r in decode_payload(payload)}
+    assert len(decoded) == len(report["results"])
+    for original in report["results"]:
+        got = decoded[(original["case"], original["backend"])]
+        for key, value in original.items():
+            if key == "phase_durations":
+                assert got[key] == pytest.approx(value, abs=1e-4)
+            else:
+                assert got[key] == value, key
+        assert got["repro"] == repro_command(original)
+
+
+def test_matrix_has_one_row_per_case_and_one_column_per_backend(page):
+    report = _fixture_report()
+    cases = {r["case"] for r in report["results"]}
+    parsed = _parse(page)
+    header = [a for t, a in parsed.tags if t == "th" and "data-sort" in a]
+    assert [a["data-sort"] for a in header] == ["case"] + [str(j) for j in range(len(BACKENDS))]
+    payload = _payload(page)
+    assert payload["backends"] == BACKENDS
+    rows = [a for t, a in parsed.tags if t == "tr" and "data-c" in a]
+    assert sorted(payload["cases"][int(a["data-c"])]["id"] for a in rows) == sorted(cases)
+    # Every case row has len(BACKENDS) cells: count td tags between consecutive rows.
+    counts, current = [], None
+    for tag, attrs in parsed.tags:
+        if tag == "tr":
+            if current is not None:
+                counts.append(current)
+            current = 0 if "data-c" in attrs else None
+        elif tag == "td" and current is not None:
+            current += 1
+    if current is not None:
+        counts.append(current)
+    assert counts == [len(BACKENDS)] * len(cases)
+    cells = [a for t, a in parsed.tags if t == "td" and "data-r" in a]
+    assert len(cells) == len(report["results"])
+    missing = [a for t, a in parsed.tags if t == "td" and "o-missing" in (a.get("class") or "").split()]
+    assert len(missing) == len(cases) * len(BACKENDS) - len(report["results"])
+    # Families group the rows: one header row each.
+    families = [a["data-family"] for t, a in parsed.tags if t == "tr" and "data-family" in a]
+    assert families == sorted({c.split("/")[0] for c in cases})
+
+
+def test_unexpected_cells_stand_out_from_expected_failures(page):
+    payload = _payload(page)
+    parsed = _parse(page)
+    by_class = {}
+    for tag, attrs in parsed.tags:
+        if tag == "td" and "data-r" in attrs:
+            record = decode_payload(payload)[int(attrs["data-r"])]
+            by_class[(record["case"], record["backend"])] = set(attrs["class"].split())
+    assert {"o-mismatch", "un"} <= by_class[(EVIL_CASE, "eager")]
+    assert {"o-passed", "un"} <= by_class[(QUOTE_CASE, "tosa")]
+    assert {"o-compile_error", "xf"} <= by_class[("conv_backward/2d/transposed", "linalg-on-tensors")]
+    assert "un" not in by_class[("conv_backward/2d/transposed", "linalg-on-tensors")]
+    assert by_class[("conv_forward/2d/basic", "eager")] == {"o-passed"}
+
+
+def test_partial_run_banner():
+    partial = render_html(_fixture_report(complete=False))
+    text = " ".join(_parse(partial).text).lower()
+    assert "partial run" in text
+    assert any(t == "div" and a.get("role") == "alert" for t, a in _parse(partial).tags)
+    complete = render_html(_fixture_report(complete=True))
+    assert not any(a.get("role") == "alert" for _, a in _parse(complete).tags)
+    assert "partial run" not in " ".join(_parse(complete).text).lower()
+
+
+def test_header_shows_environment_and_counts(page):
+    text = " ".join(_parse(page).text)
+    for fact in ("3.11.7", "2.13.0+cpu", "20261001", "Linux-x86_64 <glibc>", "2025-11-29"):
+        assert fact in text
+    assert "unexpected" in text and "expected" in text
+
+
+def test_old_and_sparse_reports_render():
+    # No signature/artifacts/notes keys, no environment, no summary: still a page.
+    record = _record("a/b", "eager", "compile_error", expected="xfail", phase="export", message="boom")
+    for key in ("signature", "artifacts", "notes"):
+        del record[key]
+    page = render_html({"schema_version": 1, "complete": True, "results": [record]})
+    decoded = decode_payload(_payload(page))
+    assert decoded[0]["case"] == "a/b" and decoded[0]["signature"] is None
+    empty = render_html({"schema_version": 1, "complete": False, "results": []})
+    assert "no results" in empty
+
+
+def test_a_later_duplicate_wins():
+    first = _record("a/b", "eager", "crashed", phase="run", verdict="unexpected_failure")
+    second = _record("a/b", "eager")
+    decoded = decode_payload(_payload(render_html({"complete": True, "results": [first, second]})))
+    assert [r["outcome"] for r in decoded] == ["passed"]
+
+
+def test_identical_messages_are_stored_once():
+    records = [_record(f"f/c{i}", b, "compile_error", expected="xfail", phase="lower", message="same " * 100)
+               for i in range(20) for b in BACKENDS]
+    payload = _payload(render_html({"complete": True, "results": records}))
+    assert payload["messages"] == ["same " * 100]
+    assert all("params" not in r and "tags" not in r for r in payload["records"])
+
+
+def test_command_line_writes_the_page(tmp_path):
+    source = tmp_path / "r.json"
+    source.write_text(json.dumps(_fixture_report()))
+    assert html_report.main([str(source)]) == 0
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == render_html(_fixture_report())
+
+
+# ---------------------------------------------------------------------------------------------------
+# A real browser
+
+
+def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=180)
+
+
+def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Width, height and the rows (unfiltered, RGB or RGBA bytes) of an 8-bit non-interlaced PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks, header = 8, [], None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            chunks.append(body)
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = header
+    assert depth == 8 and colour in (2, 6) and interlace == 0, header
+    bpp = 3 if colour == 2 else 4
+    raw = zlib.decompress(b"".join(chunks))
+    stride = width * bpp
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - bpp] if i >= bpp else 0
+            up, corner = previous[i], previous[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
+        rows.append(bytes(line))
+        previous = line
+    return width, height, rows
+
+
+@needs_chromium
+def test_chromium_renders_a_screenshot(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(render_html(_fixture_report(complete=False)), encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    result = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1400,900", page.as_uri())
+    assert shot.exists(), result.stderr[-2000:]
+    width, height, rows = _png_pixels(shot.read_bytes())
+    assert (width, height) == (1400, 900)
+    bpp = len(rows[0]) // width
+    colours = {row[x:x + 3] for row in rows[::4] for x in range(0, len(row), 4 * bpp)}
+    assert len(colours) > 50          # text, cells and badges, not a blank page
+    # Flat fills from the stylesheet: the dark header, the partial-run banner, a passed cell.
+    for name, rgb in (("header", "1f2933"), ("banner", "fff8c5"), ("passed cell", "d7f2de")):
+        assert bytes.fromhex(rgb) in colours, name
+
+
+@needs_chromium
+def test_chromium_runs_the_script_and_opens_the_linked_cell(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(render_html(_fixture_report()), encoding="utf-8")
+    link = page.as_uri() + "#cell=" + urllib.parse.quote("eager/" + EVIL_CASE, safe="")
+    result = _chromium(tmp_path, "--dump-dom", link)
+    dom = result.stdout
+    assert 'data-ready="1"' in dom, result.stderr[-2000:]
+    parsed = _parse(dom)
+    details = next(a for t, a in parsed.tags if a.get("id") == "details")
+    assert "hidden" not in details                                   # the link opened the panel
+    n_cases = len({r["case"] for r in _fixture_report()["results"]})
+    assert f"Showing {n_cases} of {n_cases} cases" in dom              # written by the filters
+    text = "".join(parsed.text)
+    assert INJECTION in text                                          # shown as text ...
+    assert not [t for t, _ in parsed.tags if t == "img"]              # ... never as markup
+    record = next(r for r in _fixture_report()["results"] if r["case"] == EVIL_CASE and r["backend"] == "eager")
+    assert repro_command(record) in text
+    assert any(t == "td" and "sel" in (a.get("class") or "").split() for t, a in parsed.tags)
