@@ -56,6 +56,8 @@ class Backend:
         self.options = dict(options)
         self.notes: dict[str, Any] = {}  # facts about the current case for the report (JSON-able);
                                          # emptied before each case, kept even when it fails
+        self.bundle = None               # the current case's harness.artifacts.Bundle, or None:
+                                         # with --artifacts-dir, record each stage's input IR in it
 
     def compile(self, program: Program, phase: PhaseSetter) -> Any:
         """Return an artifact that `run` accepts. Raise to report a compile error."""
@@ -68,3 +70,9 @@ class Backend:
     def versions(self) -> dict[str, str]:
         """Versions of what this backend exercises, for the report's environment block."""
         return {}
+
+    def repro_source(self, program: Program) -> str | None:
+        """Python source defining `compile_and_run(model, example_inputs, dynamic_shapes, input_sets)`
+        -> one list of outputs per input set, using only torch and this backend's own package: the
+        backend half of a bundle's standalone repro.py. None: no standalone reproduction."""
+        return None

@@ -10,19 +10,25 @@ from harness.backend import Program
 from harness.compare import DEFAULT_TOLERANCES, Output, compare
 from harness.families import FAMILIES
 from harness.outcomes import Outcome, Phase
+from harness.repro import versions_of, write_repro
 from harness.spec import Case
 
+
 def execute(case_json: dict, backend_spec: dict, backend: Any,
-            phase: Callable[[Phase], None]) -> tuple[Outcome, str]:
-    """Return (outcome, message); exceptions propagate and are attributed to the current phase."""
+            phase: Callable[[Phase], None], rerun: str = "") -> tuple[Outcome, str]:
+    """Return (outcome, message); exceptions propagate and are attributed to the current phase.
+    With a bundle on the backend, the case's inputs and repro.py are written before compiling."""
     case = Case.from_json(case_json)
     family = FAMILIES[case.family]
     built = family.load_builder()(case)
-    goldens = [golden(built.program, inputs) for inputs in built.input_sets]
-    artifact = backend.compile(built.program, phase)
     dtype = case.params["dtype"]
     tolerance = _tolerance(backend_spec, dtype)
     reductions = family.reduction_sizes(case.params)
+    if getattr(backend, "bundle", None) is not None:
+        write_repro(backend.bundle, case_json, built.program, built.input_sets, backend, tolerance,
+                    reductions, rerun, versions_of(backend))
+    goldens = [golden(built.program, inputs) for inputs in built.input_sets]
+    artifact = backend.compile(built.program, phase)
     for index, (inputs, want) in enumerate(zip(built.input_sets, goldens)):
         phase(Phase.RUN)
         got = as_outputs(built.program.output_names, backend.run(artifact, inputs, phase))

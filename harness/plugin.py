@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.artifacts import remove_empty_folders
 from harness.errors import HarnessInputError
 from harness.outcomes import Expected, Verdict
 from harness.report import terminal_lines, write_json
@@ -35,6 +36,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--case-timeout", type=float, metavar="SECONDS",
                     help="per-case timeout when neither expectation, case nor backend config sets one")
     group.addoption("--report-json", metavar="PATH", help="write the JSON result report here")
+    group.addoption("--artifacts-dir", metavar="DIR",
+                    help="write a repro bundle (inputs, IR per stage, repro.py) per unexpected result here")
+    group.addoption("--artifacts", choices=("unexpected", "all"), default="unexpected",
+                    help="which results keep their bundle (default: unexpected)")
     parser.addini("e2e_backends", "default backends", type="args", default=["linalg-on-tensors"])
     parser.addini("e2e_cases_dirs", "directories of case modules", type="paths", default=[])
     parser.addini("e2e_configs_dirs", "directories of backend configs", type="paths", default=[])
@@ -70,7 +75,22 @@ def _settings(config: pytest.Config) -> Settings:
         xfail_dir=_cli_or_ini(config, "xfail_dir", here, root),
         crash_sets_dir=_cli_or_ini(config, "crash_sets_dir", here, root),
         cases_files=[here / f for f in config.getoption("cases_file")],
-        run_crash_set=config.getoption("run_crash_set"), case_timeout=timeout)
+        run_crash_set=config.getoption("run_crash_set"), case_timeout=timeout,
+        artifacts_dir=_artifacts_dir(config, here), artifacts_all=config.getoption("artifacts") == "all")
+
+
+def _artifacts_dir(config: pytest.Config, here: Path) -> Path | None:
+    option = config.getoption("artifacts_dir")
+    if not option:
+        return None
+    path = here / option
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise pytest.UsageError(f"--artifacts-dir={option}: cannot create it ({e.strerror}); pick another directory")
+    if not os.access(path, os.W_OK):
+        raise pytest.UsageError(f"--artifacts-dir={option}: not writable; pick another directory")
+    return path
 
 
 def _cli_or_ini(config: pytest.Config, name: str, here: Path, root: Path) -> Path:
@@ -175,8 +195,13 @@ class ResultReporter:
             self.records.append(record)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        if hasattr(self.config, "workerinput"):  # the xdist controller writes, workers send
+            return
+        artifacts = self.config.stash[RUNNER].settings.artifacts_dir
+        if artifacts is not None:
+            remove_empty_folders(artifacts)
         path = self.config.getoption("report_json")
-        if path and not hasattr(self.config, "workerinput"):  # the xdist controller writes, workers send
+        if path:
             complete = exitstatus != pytest.ExitCode.INTERRUPTED and not session.shouldstop
             write_json(Path(path), self.environment(), self.records, complete)
 

@@ -7,16 +7,19 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import platform
+import shutil
 import time
 from pathlib import Path
 from typing import Iterable
 
+from harness.artifacts import bundle_path, write_readme
 from harness.config import BackendConfig, load_configs
 from harness.errors import HarnessInputError
 from harness.expectations import Entry, Expectations, load_expectations
-from harness.outcomes import Expected, Outcome, Phase, decide
+from harness.outcomes import Expected, Outcome, Phase, Verdict, decide
 from harness.pool import WorkerPool
 from harness.record import Record
+from harness.report import repro_command
 from harness.registry import case_modules, check_unique, load_case_module, load_cases_file
 from harness.signature import signature
 from harness.spec import Case
@@ -36,6 +39,8 @@ class Settings:
     cases_files: list[Path]
     run_crash_set: bool
     case_timeout: float | None
+    artifacts_dir: Path | None = None   # repro bundles go here (--artifacts-dir)
+    artifacts_all: bool = False         # bundles for every result, not only unexpected ones
 
 
 def distribution_version(dist: str) -> str | None:
@@ -95,23 +100,40 @@ class Runner:
         config = self.configs[backend]
         entry = self.expectations[backend].lookup(case.id)
         expected = entry.kind if entry else Expected.PASS
+        rerun = repro_command({"backend": backend, "nodeid": nodeid, "expected": expected.value})
+        bundle = None
         started = time.monotonic()
         if expected is Expected.CRASH and not self.settings.run_crash_set:
             result = {"outcome": Outcome.NOT_RUN.value, "phase": None, "durations": {}, "notes": {},
                       "message": f"in the crash set ({entry.source}): {entry.reason}; run it with --run-crash-set"}
         else:
             request = {"type": "run", "case": case.to_json(), "backend": config.to_json()}
+            if self.settings.artifacts_dir is not None:
+                bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
+                request["bundle"] = {"path": str(bundle), "rerun": rerun}
             result = self.pool.run(request, self.timeout(case, config, entry))
         outcome = Outcome(result["outcome"])
         phase = result["phase"]
         verdict = decide(outcome, expected, phase and Phase(phase), entry.phase if entry else None)
-        return Record(case=case.id, backend=backend, nodeid=nodeid, params=dict(case.params),
-                      tags=list(case.tags), outcome=outcome, phase=phase, expected=expected,
-                      verdict=verdict, duration_s=round(time.monotonic() - started, 3),
-                      message=result["message"], expectation_source=entry.source if entry else None,
-                      phase_durations=result["durations"], notes=result.get("notes", {}),
-                      signature=signature(outcome.value, phase, result["message"], result.get("frame")),
-                      backend_versions=result.get("versions", {}))
+        record = Record(case=case.id, backend=backend, nodeid=nodeid, params=dict(case.params),
+                        tags=list(case.tags), outcome=outcome, phase=phase, expected=expected,
+                        verdict=verdict, duration_s=round(time.monotonic() - started, 3),
+                        message=result["message"], expectation_source=entry.source if entry else None,
+                        phase_durations=result["durations"], notes=result.get("notes", {}),
+                        signature=signature(outcome.value, phase, result["message"], result.get("frame")),
+                        backend_versions=result.get("versions", {}))
+        if bundle is not None:
+            self._keep_or_drop(bundle, record, rerun)
+        return record
+
+    def _keep_or_drop(self, bundle: Path, record: Record, rerun: str) -> None:
+        """Keep an unexpected result's bundle (every bundle with --artifacts=all), with its README."""
+        keep = self.settings.artifacts_all or record.verdict in (Verdict.UNEXPECTED_FAILURE, Verdict.UNEXPECTED_PASS)
+        if not keep or not bundle.is_dir():
+            shutil.rmtree(bundle, ignore_errors=True)
+            return
+        write_readme(bundle, record.to_json(), rerun)
+        record.artifacts = shown(bundle)
 
     def timeout(self, case: Case, config: BackendConfig, entry: Entry | None) -> float:
         """Entry, else case, else backend config, else --case-timeout, else 60 s."""

@@ -5,7 +5,8 @@ requests on stdin, replies on the original stdout (fd 1 is then pointed at stder
 a case or compiler prints lands in the captured log and cannot corrupt the protocol).
 
   worker -> controller  {"type": "ready", "pid": ...}
-  controller -> worker  {"type": "run", "case": {...}, "backend": {...}}
+  controller -> worker  {"type": "run", "case": {...}, "backend": {...},
+                         "bundle": {"path": ..., "rerun": ...}}   (bundle: with --artifacts-dir only)
   worker -> controller  {"type": "phase", "phase": "lower"}          (zero or more)
   worker -> controller  {"type": "result", "outcome": ..., "phase": ..., "message": ...,
                          "durations": {phase: seconds}, "notes": {...},
@@ -21,8 +22,10 @@ import signal
 import sys
 import time
 import traceback
+from pathlib import Path
 from typing import Any, Callable
 
+from harness.artifacts import Bundle
 from harness.backend import create_backend
 from harness.native_stack import install_crash_dump
 from harness.outcomes import Outcome, Phase, outcome_for_exception
@@ -48,10 +51,13 @@ class Session:
         clock = PhaseClock(self.send)
         backend = None
         first_use = request["backend"]["name"] not in self.backends
+        bundle = request.get("bundle")
         try:
             backend = self.backend(request["backend"])
             backend.notes = {}
-            outcome, message = self.execute(request["case"], request["backend"], backend, clock.enter)
+            backend.bundle = Bundle(Path(bundle["path"])) if bundle else None
+            outcome, message = self.execute(request["case"], request["backend"], backend, clock.enter,
+                                            bundle["rerun"] if bundle else "")
         except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
             outcome, message = outcome_for_exception(clock.phase), describe(e)
         clock.stop()

@@ -19,3 +19,8 @@ class EagerBackend(Backend):
 
     def versions(self) -> dict[str, str]:
         return {"torch": torch.__version__}
+
+    def repro_source(self, program: Program) -> str:
+        return ("def compile_and_run(model, example_inputs, dynamic_shapes, input_sets):\n"
+                "    with torch.no_grad():\n"
+                "        return [model(*inputs) for inputs in input_sets]\n")

@@ -124,3 +124,12 @@ class InductorBackend(Backend):
         found = re.search(r"[a-z+]+ version [^_]+", cpp_builder.get_compiler_version_info(compiler))
         return {"torch": torch.__version__,
                 "c++ compiler": f"{compiler}: {found.group(0).strip() if found else 'unknown'}"}
+
+    def repro_source(self, program: Program) -> str:
+        return ("def compile_and_run(model, example_inputs, dynamic_shapes, input_sets):\n"
+                "    for tensor, dims in zip(example_inputs, dynamic_shapes or ()):\n"
+                "        for dim in dims or {}:\n"
+                "            torch._dynamo.mark_dynamic(tensor, dim)\n"
+                "    compiled = torch.compile(model, backend='inductor', fullgraph=True)\n"
+                "    with torch.no_grad():\n"
+                "        return [compiled(*inputs) for inputs in input_sets]\n")

@@ -30,7 +30,7 @@ import torch_mlir.fx
 from torch_mlir import ir
 
 from harness.backend import Backend, PhaseSetter, Program, export_program
-from harness.backends.mlir_jit import JitModule, run_pipeline
+from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
 from harness.outcomes import Phase
 
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
@@ -86,7 +86,7 @@ class MlirBackend(Backend):
         return pipeline.replace(LEGAL_OPS_PLACEHOLDER, ",".join(legal_ops))
 
     def compile(self, program: Program, phase: PhaseSetter) -> MlirArtifact:
-        keep_ir = bool(self.options.get("keep_ir", False))
+        keep_ir = bool(self.options.get("keep_ir", False)) or self.bundle is not None
         ir_text = str if keep_ir else (lambda m: None)
         func_name = symbol_name(program.name)
 
@@ -102,25 +102,36 @@ class MlirBackend(Backend):
         watched = [op for op in WATCHED_OPS if f'"{op}"' in _generic_asm(module)]
 
         phase(Phase.LOWER)
-        run_pipeline(module, f"builtin.module({self.torch_backend_pipeline()})",
-                     "Lowering TorchFX IR -> Torch Backend IR")
+        self.run_stage(module, "torch-import", self.torch_backend_pipeline(),
+                       "Lowering TorchFX IR -> Torch Backend IR")
         torch_ir = ir_text(module)
         self.note_lowering_paths(module, watched)
         stages = self.options["to_linalg_pipelines"]
         stage_irs = []
         for index, stage in enumerate(stages, 1):
-            run_pipeline(module, f"builtin.module({stage})",
-                         f"Lowering Torch Backend IR -> Linalg-on-Tensors, stage {index} of {len(stages)}")
+            self.run_stage(module, "torch-backend" if index == 1 else f"to-linalg-stage{index - 1}", stage,
+                           f"Lowering Torch Backend IR -> Linalg-on-Tensors, stage {index} of {len(stages)}")
             if keep_ir:
                 stage_irs.append(str(module))
 
         self.note_linalg_ops(module)
 
         phase(Phase.COMPILE)
-        jit = JitModule(module, func_name, self.options["llvm_lowering_passes"],
-                        opt_level=int(self.options.get("opt_level", 2)),
+        passes = self.options["llvm_lowering_passes"]
+        if self.bundle is not None:
+            self.bundle.stage("linalg-on-tensors", str(module), pipeline_of(passes), opt_runs_it=False)
+        jit = JitModule(module, func_name, passes, opt_level=int(self.options.get("opt_level", 2)),
                         shared_libs=self.options.get("shared_libs") or (), keep_ir=keep_ir)
+        if self.bundle is not None:
+            self.bundle.stage("llvm", jit.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
         return MlirArtifact(jit, func_name, raw_ir, torch_ir, stage_irs, jit.llvm_ir)
+
+    def run_stage(self, module: ir.Module, input_name: str, pipeline: str, description: str) -> None:
+        """One pass pipeline on the module in place; with a bundle, its input IR is saved first."""
+        pipeline = f"builtin.module({pipeline})"
+        if self.bundle is not None:
+            self.bundle.stage(input_name, str(module), pipeline)
+        run_pipeline(module, pipeline, description)
 
     def note_lowering_paths(self, module: ir.Module, ops: list[str]) -> None:
         """For each imported op: does the Torch backend IR still have it (it reaches the backend
@@ -142,3 +153,50 @@ class MlirBackend(Backend):
 
     def versions(self) -> dict[str, str]:
         return {"torch": torch.__version__, "torch-mlir": importlib.metadata.version("torch-mlir")}
+
+    def repro_source(self, program: Program) -> str:
+        return MLIR_REPRO.format(func_name=symbol_name(program.name),
+                                 torch_backend=self.torch_backend_pipeline(),
+                                 to_linalg=self.options["to_linalg_pipelines"],
+                                 llvm=",".join(self.options["llvm_lowering_passes"]),
+                                 opt_level=int(self.options.get("opt_level", 2)))
+
+
+# The backend half of a bundle's repro.py: the same pipelines, torch-mlir's own runtime helpers
+# for the calling convention (RefBackend-style: results arrive through a consume callback).
+MLIR_REPRO = '''
+import ctypes
+import re
+
+import torch_mlir.fx
+from torch_mlir.compiler_utils import run_pipeline_with_repro_report
+from torch_mlir.execution_engine import ExecutionEngine
+from torch_mlir.runtime import UnrankedMemRefDescriptor, get_unranked_memref_descriptor, unranked_memref_to_numpy
+
+FUNC_NAME = {func_name!r}
+PIPELINES = [{torch_backend!r}, *{to_linalg!r}, {llvm!r}]   # Torch backend, Linalg, LLVM
+CARRIERS = {{"mrf32": np.float32, "mrf64": np.float64, "mrf16": np.float16, "mri64": np.int64,
+            "mri32": np.int32, "mri1": np.bool_}}
+
+
+def compile_and_run(model, example_inputs, dynamic_shapes, input_sets):
+    exported = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes)
+    module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=FUNC_NAME)
+    for index, pipeline in enumerate(PIPELINES, 1):
+        run_pipeline_with_repro_report(module, f"builtin.module({{pipeline}})", f"stage {{index}}")
+    consume = re.search(r"refbackend_consume_func_return_(\\w+)", str(module))
+    carriers = [CARRIERS[token] for token in consume.group(1).split("_")]
+    engine = ExecutionEngine(module, opt_level={opt_level})
+    results = []
+
+    def on_results(*memrefs):
+        results.append([unranked_memref_to_numpy(m, c).copy() for m, c in zip(memrefs, carriers)])
+
+    callback = ctypes.CFUNCTYPE(None, *[ctypes.POINTER(UnrankedMemRefDescriptor)] * len(carriers))(on_results)
+    engine.register_runtime(consume.group(0), callback)
+    for inputs in input_sets:
+        arrays = [t.contiguous().numpy() for t in inputs]
+        engine.invoke(FUNC_NAME, *[ctypes.pointer(ctypes.pointer(get_unranked_memref_descriptor(a)))
+                                   for a in arrays])
+    return results
+'''

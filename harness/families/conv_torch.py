@@ -40,6 +40,9 @@ class _Convolution(torch.nn.Module):
         self.geometry = (list(stride), list(padding), list(dilation), bool(transposed),
                          list(output_padding), int(groups))
 
+    def geometry_source(self) -> str:
+        return ", ".join(repr(g) for g in self.geometry)
+
 
 class ConvolutionBackward(_Convolution):
     """forward(grad_output, input, weight) -> the gradients selected by output_mask, as a tuple."""
@@ -56,6 +59,15 @@ class ConvolutionBackward(_Convolution):
         # Unselected gradients come back as None, which no backend can return: drop them.
         return tuple(g for g, keep in zip(grads, self.output_mask) if keep)
 
+    def repro_source(self) -> str:
+        """This module as a standalone class `Model`, for a repro script."""
+        return (f"class Model(torch.nn.Module):\n"
+                f"    def forward(self, grad_output, input, weight):\n"
+                f"        grads = torch.ops.aten.convolution_backward(\n"
+                f"            grad_output, input, weight, {self.bias_sizes!r}, {self.geometry_source()},\n"
+                f"            {self.output_mask!r})\n"
+                f"        return tuple(g for g, keep in zip(grads, {self.output_mask!r}) if keep)\n")
+
 
 class ConvolutionForward(_Convolution):
     """forward(input, weight, bias) -> (output,)."""
@@ -63,12 +75,22 @@ class ConvolutionForward(_Convolution):
     def forward(self, input, weight, bias):
         return (torch.ops.aten.convolution(input, weight, bias, *self.geometry),)
 
+    def repro_source(self) -> str:
+        return (f"class Model(torch.nn.Module):\n"
+                f"    def forward(self, input, weight, bias):\n"
+                f"        return (torch.ops.aten.convolution(input, weight, bias, {self.geometry_source()}),)\n")
+
 
 class ConvolutionForwardNoBias(_Convolution):
     """forward(input, weight) -> (output,), with no bias."""
 
     def forward(self, input, weight):
         return (torch.ops.aten.convolution(input, weight, None, *self.geometry),)
+
+    def repro_source(self) -> str:
+        return (f"class Model(torch.nn.Module):\n"
+                f"    def forward(self, input, weight):\n"
+                f"        return (torch.ops.aten.convolution(input, weight, None, {self.geometry_source()}),)\n")
 
 
 def case_seed(case_id: str, index: int = 0) -> int:
