@@ -13,9 +13,10 @@ from harness.outcomes import Outcome
 
 MAX_LENGTH = 200
 
-_DIAGNOSTIC = re.compile(r"(?:^|\s)error: (.+)")            # an MLIR / IREE diagnostic line
-_PYTHON_ERROR = re.compile(r"^(\w+(?:Error|Exception|Failure)\w*): (.*)")
-_OP_DUMP = re.compile(r":\s+%[\w#:]+\s*=.*")                  # "...: %12:3 = "torch.aten..."(...)"
+_DIAGNOSTIC = re.compile(r"(?:^|\n|:\s)\s*error: (.+)")      # an MLIR / IREE diagnostic line
+# The op dump MLIR appends: "...: %12:3 = "torch.aten..."(...)", or for an op without results '..: "op"(...)'
+_OP_DUMP = re.compile(r":\s+(?:%[\w#:]+(?:\s*,\s*%[\w#:]+)*\s*=|\"[\w.]+\"\().*")
+_INPUT_SET = re.compile(r"\s*\(input set \d+: shapes .*\)$")  # harness.execute's note on later input sets
 _NORMALISERS = [
     (re.compile(r"\s*\(at [^()]*:\d+\)\s*$"), ""),             # our "(at file.py:12)" suffix
     (re.compile(r"(?:<stdin>|[\w./-]+\.\w+):\d+:\d+:\s*"), ""),  # "file.mlir:23:36: "
@@ -32,7 +33,11 @@ def normalise(text: str) -> str:
     """Text with the case-specific parts replaced by placeholders."""
     for pattern, replacement in _NORMALISERS:
         text = pattern.sub(replacement, text)
-    return text.strip()[:MAX_LENGTH]
+    return _cut(text)
+
+
+def _cut(text: str) -> str:
+    return " ".join(text.split())[:MAX_LENGTH].rstrip()
 
 
 def first_error(message: str) -> str:
@@ -48,20 +53,17 @@ def signature(outcome: str, phase: str | None, message: str, frame: str | None =
         return None
     during = f"phase {phase}" if phase else "start-up"
     if outcome == Outcome.TIMED_OUT.value:
-        return f"hang in {frame} during {during}" if frame else f"timeout in {during}"
+        return _cut(f"hang in {frame} during {during}" if frame else f"timeout in {during}")
     if outcome == Outcome.CRASHED.value:
         return _crash_signature(message, frame, during)
     error = first_error(message)
     if outcome == Outcome.MISMATCH.value:
-        error = "mismatch: " + error.split(";")[0]  # "grad_input: 3 of 96 elements differ ..."
-    elif not _DIAGNOSTIC.search(message):
-        python = _PYTHON_ERROR.match(error)
-        error = f"{python.group(1)}: {python.group(2)}" if python else error
+        error = "mismatch: " + _INPUT_SET.sub("", error.split(";")[0])  # "grad_input: 3 of 96 elements differ ..."
     return normalise(error) or f"{outcome} in {during}"
 
 
 def _crash_signature(message: str, frame: str | None, during: str) -> str:
     """'SIGSEGV in <frame>', 'SIGABRT during phase run', 'exit status 3 during phase compile'."""
-    how = re.search(r"killed by (SIG\w+)|exited with status (-?\d+)|(memory limit)", message)
-    what = (how.group(1) or (how.group(2) and f"exit status {how.group(2)}") or how.group(3)) if how else "crash"
-    return f"{what} in {frame}" if frame else f"{what} during {during}"
+    how = re.search(r"killed by (SIG\w+)|exited with status (-?\d+)", message)
+    what = (how.group(1) or f"exit status {how.group(2)}") if how else "crash"
+    return _cut(f"{what} in {frame}" if frame else f"{what} during {during}")
