@@ -5,6 +5,7 @@ It never imports torch: cases run in worker processes (harness.pool, harness.wor
 """
 from __future__ import annotations
 
+import json
 import os
 import platform
 from pathlib import Path
@@ -14,7 +15,11 @@ import pytest
 from harness.artifacts import remove_empty_folders
 from harness.errors import HarnessInputError
 from harness.outcomes import Expected, Verdict
-from harness.report import terminal_lines, write_json
+from harness.expectation_update import apply, propose
+from harness.html_report import render_html
+from harness.markdown_report import render_markdown
+from harness.report import build_report, terminal_lines, write_text_atomically
+from harness.yamlio import shown
 from harness.runner import Runner, Settings
 from harness.spec import Case, is_seconds
 
@@ -36,6 +41,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--case-timeout", type=float, metavar="SECONDS",
                     help="per-case timeout when neither expectation, case nor backend config sets one")
     group.addoption("--report-json", metavar="PATH", help="write the JSON result report here")
+    group.addoption("--report-md", metavar="PATH", help="write a Markdown triage report here")
+    group.addoption("--report-html", metavar="PATH", help="write a self-contained HTML result matrix here")
+    group.addoption("--update-expectations", action="store_true",
+                    help="rewrite xfail/ and crash_sets/ files of the selected backends to match this run")
     group.addoption("--artifacts-dir", metavar="DIR",
                     help="write a repro bundle (inputs, IR per stage, repro.py) per unexpected result here")
     group.addoption("--artifacts", choices=("unexpected", "all"), default="unexpected",
@@ -55,9 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(e)) from None
     config.stash[RUNNER] = runner
     config.pluginmanager.register(ResultReporter(config), "e2e-reporter")
-    report = config.getoption("report_json")
-    if report and not _writable(Path(report)):
-        raise pytest.UsageError(f"--report-json={report}: cannot write there; create the directory or pick another path")
+    for option in ("report_json", "report_md", "report_html"):
+        report = config.getoption(option)
+        if report and not _writable(Path(report)):
+            raise pytest.UsageError(f"--{option.replace('_', '-')}={report}: cannot write there; "
+                                    f"create the directory or pick another path")
 
 
 def _settings(config: pytest.Config) -> Settings:
@@ -186,6 +197,7 @@ class ResultReporter:
         self.config = config
         self.records: list[dict] = []
         self.backend_versions: dict[str, dict] = {}  # what each backend says of itself
+        self.messages: list[str] = []                # for the terminal summary, after the results
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "e2e", None)
@@ -197,13 +209,53 @@ class ResultReporter:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         if hasattr(self.config, "workerinput"):  # the xdist controller writes, workers send
             return
-        artifacts = self.config.stash[RUNNER].settings.artifacts_dir
-        if artifacts is not None:
-            remove_empty_folders(artifacts)
-        path = self.config.getoption("report_json")
-        if path:
-            complete = exitstatus != pytest.ExitCode.INTERRUPTED and not session.shouldstop
-            write_json(Path(path), self.environment(), self.records, complete)
+        runner = self.config.stash[RUNNER]
+        if runner.settings.artifacts_dir is not None:
+            remove_empty_folders(runner.settings.artifacts_dir)
+        complete = exitstatus != pytest.ExitCode.INTERRUPTED and not (session.shouldstop or session.shouldfail)
+        report = build_report(self.environment(), self.records, complete)
+        option = self.config.getoption
+        if option("report_json"):
+            write_text_atomically(Path(option("report_json")), json.dumps(report, indent=1) + "\n")
+        if option("report_html"):
+            write_text_atomically(Path(option("report_html")), render_html(report))
+        if option("report_md") or option("update_expectations"):
+            self.write_proposals(report, complete)
+
+    def write_proposals(self, report: dict, complete: bool) -> None:
+        """The expectation files that would make this run match: into the Markdown report, and
+        written over the files with --update-expectations (only after a complete run)."""
+        try:
+            proposals = self.proposals(report["results"])
+        except HarnessInputError as e:  # an expectation file changed during the run
+            self.messages.append(f"no expectation proposals: {e}")
+            proposals = {}
+        if self.config.getoption("report_md"):
+            text = render_markdown(report, {shown(p): t for p, t in proposals.items()},
+                                   originals={shown(p): p.read_text(encoding="utf-8") if p.exists() else ""
+                                              for p in proposals})
+            write_text_atomically(Path(self.config.getoption("report_md")), text)
+        if not self.config.getoption("update_expectations"):
+            return
+        if not complete:
+            self.messages.append("--update-expectations: the run was interrupted; no file changed")
+        elif not proposals:
+            self.messages.append("--update-expectations: the expectation files already match this run")
+        else:
+            apply(proposals)
+            self.messages += [f"--update-expectations: rewrote {shown(p)} (review the '# review:' entries)"
+                              for p in proposals]
+
+    def proposals(self, records: list[dict]) -> dict[Path, str]:
+        runner = self.config.stash[RUNNER]
+        ids = [c.id for c in runner.all_cases]
+        found: dict[Path, str] = {}
+        for backend in runner.configs:
+            mine = [r for r in records if r["backend"] == backend]
+            if mine:
+                found.update(propose(mine, *runner.expectation_files(backend), case_ids=ids,
+                                     versions=runner.conditions))
+        return found
 
     def environment(self) -> dict:
         runner = self.config.stash[RUNNER]
@@ -214,7 +266,7 @@ class ResultReporter:
                 "run_crash_set": runner.settings.run_crash_set}
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        if self.records:
+        if self.records or self.messages:
             terminalreporter.section("e2e summary")
-            for line in terminal_lines(self.records):
+            for line in terminal_lines(self.records) + self.messages:
                 terminalreporter.write_line(line)

@@ -28,21 +28,35 @@ def summarise(records: Iterable[dict]) -> dict[str, Any]:
             for name, e in sorted(per_backend.items())}
 
 
-def write_json(path: Path, environment: dict, records: list[dict], complete: bool) -> None:
-    """Write the report atomically: a reader sees the old file or the new one, never half."""
+def build_report(environment: dict, records: list[dict], complete: bool) -> dict[str, Any]:
+    """The JSON report: every view (Markdown, HTML, diff, merge) reads this structure."""
     records = sorted(records, key=lambda r: (r["backend"], r["case"]))
-    report = {"schema_version": SCHEMA_VERSION, "complete": complete, "created": time.time(),
-              "environment": environment, "results": records, "summary": summarise(records)}
+    return {"schema_version": SCHEMA_VERSION, "complete": complete, "created": time.time(),
+            "environment": environment, "results": records, "summary": summarise(records)}
+
+
+def write_json(path: Path, environment: dict, records: list[dict], complete: bool) -> None:
+    write_text_atomically(path, json.dumps(build_report(environment, records, complete), indent=1) + "\n")
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """A reader sees the old file or the new one, never half."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(report, out, indent=1)
-            out.write("\n")
+            out.write(text)
+        os.chmod(tmp, path.stat().st_mode if path.exists() else 0o666 & ~_umask())  # not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def repro_command(record: dict) -> str:

@@ -51,6 +51,12 @@ def distribution_version(dist: str) -> str | None:
         return None
 
 
+def expectation_conditions(configs: dict[str, BackendConfig]) -> dict[str, str | None]:
+    """What an expectation's `when:` may name, with its installed version (None: not installed)."""
+    return {**{d: distribution_version(d) for c in configs.values() for d in c.requires},
+            **installed_versions()}
+
+
 def installed_versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for dist in ("torch", "torch-mlir", "numpy"):
@@ -85,12 +91,14 @@ class Runner:
 
     def _load_expectations(self, all_configs: dict[str, BackendConfig]) -> dict[str, Expectations]:
         """Each selected backend's expectations, checked against every case id."""
+        self.conditions = expectation_conditions(all_configs)
         ids = [c.id for c in self.all_cases]
-        conditions = {**{d: distribution_version(d) for c in all_configs.values() for d in c.requires},
-                      **self.versions}  # what `when:` may name; None: known but not installed
         return {name: load_expectations(name, self.settings.xfail_dir, self.settings.crash_sets_dir,
-                                        ids, conditions)
+                                        ids, self.conditions)
                 for name in self.configs}
+
+    def expectation_files(self, backend: str) -> tuple[Path, Path]:
+        return self.settings.xfail_dir / f"{backend}.yaml", self.settings.crash_sets_dir / f"{backend}.yaml"
 
     @property
     def all_cases(self) -> list[Case]:
@@ -149,8 +157,10 @@ class Runner:
         return self._pool
 
     def backend_environment(self) -> dict:
-        """Per selected backend: its config file and the versions of what it requires."""
-        return {name: {"config": shown(c.source), "versions": {d: distribution_version(d) for d in c.requires}}
+        """Per selected backend: its config file, the versions of what it requires, its expectation files."""
+        return {name: {"config": shown(c.source), "versions": {d: distribution_version(d) for d in c.requires},
+                       "xfail_file": shown(self.expectation_files(name)[0]),
+                       "crash_set_file": shown(self.expectation_files(name)[1])}
                 for name, c in self.configs.items()}
 
     def close(self) -> None:

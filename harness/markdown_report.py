@@ -1,0 +1,369 @@
+"""A triage report of one JSON report in GitHub-flavoured Markdown (job summaries, PR comments).
+
+    text = render_markdown(report, proposals_for_report(report, root))
+
+Order: what is worst first. A title and the environment (marked PARTIAL when the run was
+interrupted), a summary table per backend, then
+  - Crashes and hangs, grouped by signature (expected ones too: they are the costliest results);
+  - Unexpected failures (cases expected to pass), grouped by signature;
+  - Unexpected passes, grouped by the expectation entry to delete or narrow;
+  - Crash-set entries that now pass (or fail without crashing), or how many were not attempted;
+  - Stale expectations: an entry's case failed, but in another phase than the entry names;
+  - Expectation files that would make this run match: each proposed file, ready to paste.
+Sections with nothing in them are left out; a clean run reads "All N results as expected".
+Every case line carries the command that reruns it and, when there is one, its repro bundle.
+Text from results (messages, signatures, ids) only appears in code spans and fenced blocks
+sized to the backticks inside it, and table cells have `|` escaped and newlines removed.
+"""
+from __future__ import annotations
+
+import collections
+import difflib
+import html
+import re
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from harness.errors import HarnessInputError
+from harness.expectation_update import propose
+from harness.report import repro_command, summarise
+
+CRASHES = ("crashed", "timed_out")
+FAILURES = ("mismatch", "compile_error", "runtime_error")
+OUTCOMES = ("passed", "mismatch", "compile_error", "runtime_error", "crashed", "timed_out", "not_run")
+SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
+COLLAPSE_AFTER = 5
+MESSAGE_LINES = 25       # lines of a group's sample message
+HEADER_LENGTH = 200      # a signature in a heading is cut here
+COLLAPSE_FILE_LINES = 80  # a proposed file longer than this is collapsed
+
+
+def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
+                    originals: Mapping[str, str] | None = None) -> str:
+    """The report as Markdown. `proposals`: {path: proposed text} (see proposals_for_report);
+    `originals`, optional: {path: current text}, to show a diff above each proposed file."""
+    records = sorted(report.get("results", []), key=lambda r: (r["backend"], r["case"]))
+    environment = report.get("environment") or {}
+    out = _head(report, records, environment)
+    out += _crashes(records)
+    out += _unexpected_failures(records)
+    out += _unexpected_passes(records)
+    out += _crash_set(records, environment)
+    out += _stale(records)
+    if proposals is not None:
+        out += _proposals(proposals, originals or {})
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def proposals_for_report(report: dict, root: Path | str, case_ids: Iterable[str] | None = None) -> dict[str, str]:
+    """propose() for each backend of the report, keyed by the file paths the report shows.
+
+    The files are environment.backends[name].xfail_file / crash_set_file, resolved against `root`.
+    A backend is skipped when the report does not name them, when their directories are not found
+    under `root` (a report from another checkout), or when the report no longer fits them (an
+    entry it names has moved: rerun first). A missing file in a found directory is an empty one.
+    `case_ids` (every case of the registry) lets a glob keep the cases the run did not exercise;
+    by default they are read from `root`/cases when it exists.
+    """
+    root = Path(root)
+    results = report.get("results", [])
+    ids = list(case_ids) if case_ids is not None else _registry_ids(root)
+    found: dict[str, str] = {}
+    for name, info in sorted(((report.get("environment") or {}).get("backends") or {}).items()):
+        shown = {"xfail": (info or {}).get("xfail_file"), "crash": (info or {}).get("crash_set_file")}
+        if not all(shown.values()):
+            continue
+        paths = {kind: root / path for kind, path in shown.items()}
+        if not all(path.parent.is_dir() for path in paths.values()):
+            continue
+        try:
+            proposed = propose([r for r in results if r["backend"] == name], paths["xfail"], paths["crash"],
+                               case_ids=ids)
+        except HarnessInputError:
+            continue
+        for kind, path in paths.items():
+            if path in proposed:
+                found[shown[kind]] = proposed[path]
+    return found
+
+
+# ------------------------------------------------------------------------------------ sections
+
+def _head(report: dict, records: list[dict], environment: dict) -> list[str]:
+    backends = sorted({r["backend"] for r in records} | set(environment.get("backends") or {}))
+    title = ", ".join(backends) if len(backends) <= 3 else f"{len(backends)} backends"
+    out = [f"# E2E results: {_escape_text(title) or 'no backend'}", ""]
+    versions = [f"{_escape_text(k)} {_code(v)}" for k, v in environment.items()
+                if k not in ("backends", "platform", "run_crash_set") and isinstance(v, (str, int, float))]
+    if environment.get("platform"):
+        versions.append(_code(environment["platform"]))
+    complete = report.get("complete") is True
+    out.append(" · ".join(versions + ["complete run" if complete else "**PARTIAL**"]))
+    if not complete:
+        out += ["", "> **PARTIAL report:** the run did not finish (interrupted, or a shard is missing); "
+                    "only the cases that finished are counted below."]
+    out += [""] + _summary_table(records, environment)
+    unexpected_failures = sum(r["verdict"] == "unexpected_failure" for r in records)
+    unexpected_passes = sum(r["verdict"] == "unexpected_pass" for r in records)
+    skipped = sum(r["verdict"] == "skipped" for r in records)
+    out.append("")
+    if not records:
+        out.append("No results.")
+    elif not unexpected_failures and not unexpected_passes:
+        note = f" ({skipped} not run)" if skipped else ""
+        out.append(f"**All {len(records)} results as expected**{note}.")
+    else:
+        parts = [f"{n} unexpected {one if n == 1 else many}" for n, one, many in
+                 ((unexpected_failures, "failure", "failures"), (unexpected_passes, "pass", "passes")) if n]
+        out.append(f"**{' and '.join(parts)}** among {len(records)} results.")
+    out.append("")
+    return out
+
+
+def _summary_table(records: list[dict], environment: dict) -> list[str]:
+    summary = summarise(records)
+    present = [o for o in OUTCOMES if o == "passed" or any(s["outcomes"].get(o) for s in summary.values())]
+    backends = environment.get("backends") or {}
+    top = {str(k).replace("-", "_"): v for k, v in environment.items()}
+    versions = {name: ", ".join(f"{d} {v}" for d, v in {**(info or {}).get("versions", {}),
+                                                        **(info or {}).get("reported", {})}.items()
+                                if top.get(str(d).replace("-", "_")) != v)
+                for name, info in backends.items()}
+    with_versions = any(versions.get(name) for name in summary)
+    head = ["backend", "cases", *present, "unexpected failures", "unexpected passes"]
+    head += ["other versions"] if with_versions else []
+    rows = [_row(head), _row(["---"] + ["---:"] * (len(head) - 1 - with_versions) + ["---"] * with_versions)]
+    for name, s in summary.items():
+        cells = [_code(name), str(s["total"]), *(str(s["outcomes"].get(o, 0)) for o in present),
+                 _bold_if(s["verdicts"].get("unexpected_failure", 0)),
+                 _bold_if(s["verdicts"].get("unexpected_pass", 0))]
+        cells += [_escape_text(versions.get(name, ""))] if with_versions else []
+        rows.append(_row(cells))
+    return rows if summary else []
+
+
+def _crashes(records: list[dict]) -> list[str]:
+    chosen = [r for r in records if r["outcome"] in CRASHES]
+    if not chosen:
+        return []
+    out = [f"## Crashes and hangs ({len(chosen)})", ""]
+    for signature, group in _by_signature(chosen):
+        out += _group(signature, group)
+    return out
+
+
+def _unexpected_failures(records: list[dict]) -> list[str]:
+    chosen = [r for r in records if r["verdict"] == "unexpected_failure" and r["expected"] == "pass"
+              and r["outcome"] not in CRASHES]
+    if not chosen:
+        return []
+    out = [f"## Unexpected failures ({len(chosen)})", ""]
+    for signature, group in _by_signature(chosen):
+        out += _group(signature, group)
+    return out
+
+
+def _unexpected_passes(records: list[dict]) -> list[str]:
+    chosen = [r for r in records if r["verdict"] == "unexpected_pass" and r["expected"] == "xfail"]
+    if not chosen:
+        return []
+    out = [f"## Unexpected passes ({len(chosen)})", "",
+           "Each entry below expected these cases to fail: delete it, or narrow its id if other cases of it "
+           "still fail.", ""]
+    for source, group in _by_source(chosen):
+        out.append(f"- {_code(source)}: {_cases_phrase(group)} now pass{'es' * (len(group) == 1)}")
+        out += _indent(_case_list(group, phase=False))
+    return out + [""]
+
+
+def _crash_set(records: list[dict], environment: dict) -> list[str]:
+    crash = [r for r in records if r["expected"] == "crash"]
+    not_run = [r for r in crash if r["outcome"] == "not_run"]
+    passed = [r for r in crash if r["outcome"] == "passed"]
+    failing = [r for r in crash if r["outcome"] in FAILURES]
+    ran_crash_set = environment.get("run_crash_set", not not_run)
+    if not (passed or failing or (not_run and not ran_crash_set)):
+        return []
+    out = ["## Crash-set entries that now pass", ""]
+    if not_run and not ran_crash_set:
+        out += [f"{len(not_run)} crash-set case{'s were' if len(not_run) != 1 else ' was'} not attempted; "
+                "`--run-crash-set` re-checks them.", ""]
+    if passed:
+        out += ["These entries' cases ran (with `--run-crash-set`) and passed: delete the entry.", ""]
+        for source, group in _by_source(passed):
+            out.append(f"- {_code(source)}: {_cases_phrase(group)}")
+            out += _indent(_case_list(group, phase=False))
+        out.append("")
+    if failing:
+        out += ["These no longer crash or hang but fail: move them to the xfail file, with their phase.", ""]
+        for source, group in _by_source(failing):
+            out.append(f"- {_code(source)}: {_cases_phrase(group)}")
+            out += _indent(_case_list(group, phase=True))
+        out.append("")
+    return out
+
+
+def _stale(records: list[dict]) -> list[str]:
+    chosen = [r for r in records if r["verdict"] == "unexpected_failure" and r["expected"] in ("xfail", "crash")]
+    if not chosen:
+        return []
+    out = [f"## Stale expectations ({len(chosen)})", "",
+           "These cases still fail, but not in the phase their entry names: update the entry's `phase`.", "",
+           _row(["entry", "case", "backend", "now", "signature"]), _row(["---"] * 5)]
+    for r in chosen:
+        now = r["outcome"] + (f" in {r['phase']}" if r.get("phase") else "")
+        out.append(_row([_code(r.get("expectation_source") or "?"), _code(r["case"]), _code(r["backend"]),
+                         _escape_text(now), _code(_signature(r))]))
+    return out + [""]
+
+
+def _proposals(proposals: Mapping[str, str], originals: Mapping[str, str]) -> list[str]:
+    out = ["## Expectation files that would make this run match", ""]
+    if not proposals:
+        return out + ["The expectation files need no change.", ""]
+    out += ["Proposed by `harness.expectation_update` from this run's results. New entries carry a "
+            "`# review:` comment: check their reasons before committing.", ""]
+    for path, text in sorted(proposals.items()):
+        lines = text.count("\n")
+        out += [f"### {_code(path)}", ""]
+        if path in originals:
+            diff = list(difflib.unified_diff(originals[path].splitlines(), text.splitlines(),
+                                             f"a/{path}", f"b/{path}", lineterm=""))
+            out += _fenced("\n".join(diff), "diff") + [""]
+        block = [f"Replace {_code(path)} with ({lines} lines):", ""] + _fenced(text, "yaml")
+        if lines > COLLAPSE_FILE_LINES or path in originals:
+            block = ["<details><summary>" + html.escape(f"the proposed {path} ({lines} lines), ready to paste")
+                     + "</summary>", "", *_fenced(text, "yaml"), "", "</details>"]
+        out += block + [""]
+    return out
+
+
+# ------------------------------------------------------------------------------------ grouping
+
+def _signature(r: dict) -> str:
+    """A result's signature; without one (older reports), the first line of its message."""
+    if r.get("signature"):
+        return str(r["signature"])
+    first = next((line for line in (r.get("message") or "").splitlines() if line.strip()), "")
+    return " ".join(first.split())[:HEADER_LENGTH] or f"{r['outcome']} (no message)"
+
+
+def _by_signature(records: list[dict]) -> list[tuple[str, list[dict]]]:
+    groups: dict[str, list[dict]] = collections.defaultdict(list)
+    for r in records:
+        groups[_signature(r)].append(r)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def _by_source(records: list[dict]) -> list[tuple[str, list[dict]]]:
+    groups: dict[str, list[dict]] = collections.defaultdict(list)
+    for r in records:
+        groups[r.get("expectation_source") or "?"].append(r)
+    return sorted(groups.items(), key=lambda item: _source_order(item[0]))
+
+
+def _source_order(source: str) -> tuple:
+    path, _, line = source.rpartition(":")
+    return (path, int(line)) if line.isdigit() else (source, 0)
+
+
+def _group(signature: str, group: list[dict]) -> list[str]:
+    outcomes = collections.Counter(r["outcome"] for r in group)
+    what = ", ".join(f"{o} {n}" if len(outcomes) > 1 else o for o, n in sorted(outcomes.items()))
+    heading = signature if len(signature) <= HEADER_LENGTH else signature[:HEADER_LENGTH - 3] + "..."
+    out = [f"### {_code(heading)} — {_escape_text(what)}, {_cases_phrase(group)}", ""]
+    sample = group[0]
+    message = (sample.get("message") or "").strip("\n")
+    if message:
+        lines = message.splitlines()
+        cut = lines[:MESSAGE_LINES] + ([f"... ({len(lines) - MESSAGE_LINES} more lines)"]
+                                       if len(lines) > MESSAGE_LINES else [])
+        out += ["<details><summary>" + html.escape(f"message of {sample['case']} on {sample['backend']}")
+                + "</summary>", "", *_fenced("\n".join(cut)), "", "</details>", ""]
+    return out + _case_list(group, phase=True) + [""]
+
+
+def _case_list(group: list[dict], phase: bool) -> list[str]:
+    """One bullet per case, with its rerun command; a long list shows a few, the rest folded."""
+    bullets = [_case_bullet(r, phase) for r in group]
+    if len(bullets) <= COLLAPSE_AFTER:
+        return [line for bullet in bullets for line in bullet]
+    shown, rest = bullets[:SHOWN_CASES], bullets[SHOWN_CASES:]
+    return ([line for bullet in shown for line in bullet]
+            + ["", f"<details><summary>{len(rest)} more cases</summary>", ""]
+            + [line for bullet in rest for line in bullet] + ["", "</details>"])
+
+
+def _case_bullet(r: dict, phase: bool) -> list[str]:
+    facts = [_code(r["backend"])]
+    if phase and r.get("phase"):
+        facts.append(f"phase {_code(r['phase'])}")
+    if r["outcome"] in CRASHES:
+        facts.append(_escape_text(r["outcome"]))
+        if r.get("verdict") == "ok":
+            facts.append(f"expected by {_code(r.get('expectation_source') or r['expected'])}")
+        elif r.get("expected") != "pass":
+            facts.append(f"entry {_code(r.get('expectation_source') or r['expected'])} names another phase")
+    lines = [f"- {_code(r['case'])} · " + " · ".join(facts)]
+    try:
+        lines.append(f"  rerun: {_code(repro_command(r))}")
+    except (KeyError, TypeError):  # a hand-made record without nodeid: no command to offer
+        pass
+    if r.get("artifacts"):
+        lines.append(f"  repro bundle: {_code(r['artifacts'])}")
+    return lines
+
+
+def _cases_phrase(group: list[dict]) -> str:
+    return f"{len(group)} case{'s' * (len(group) != 1)}"
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return [("  " + line) if line else line for line in lines]
+
+
+# ------------------------------------------------------------------------------------ escaping
+
+def _code(text: object) -> str:
+    """An inline code span holding `text` on one line, whatever backticks it contains."""
+    text = " ".join(str(text).split())
+    if not text:
+        return "(empty)"
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _fenced(text: str, language: str = "") -> list[str]:
+    """A fenced code block longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + language, *text.rstrip("\n").splitlines(), fence]
+
+
+def _escape_text(text: object) -> str:
+    """Plain text that Markdown and HTML leave alone: one line, inline syntax escaped (`|` is left to _row)."""
+    text = " ".join(str(text).split())
+    return re.sub(r"([\\`*_{}\[\]<>#~!])", r"\\\1", text)
+
+
+def _row(cells: Iterable[str]) -> str:
+    """A table row: each cell on one line, `|` escaped (also inside code spans, as GFM requires)."""
+    return "| " + " | ".join(" ".join(str(c).split()).replace("|", "\\|") for c in cells) + " |"
+
+
+def _bold_if(n: int) -> str:
+    return f"**{n}**" if n else "0"
+
+
+def _registry_ids(root: Path) -> list[str] | None:
+    """Every case id of `root`/cases (no torch is imported), or None when it cannot be read."""
+    cases = root / "cases"
+    if not cases.is_dir():
+        return None
+    try:
+        from harness.registry import case_modules, load_case_module
+        return [case.id for module in case_modules([cases]) for case in load_case_module(module)]
+    except Exception:  # noqa: BLE001 - a registry that does not load only costs the narrowing its precision
+        return None

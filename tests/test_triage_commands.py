@@ -1,0 +1,99 @@
+"""The triage options and commands end to end, through pytest and `python -m harness`:
+--report-md, --report-html, --update-expectations, the crash-set section, `check` and `report`."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.__main__ import main
+
+RAISE = "conv_backward/2d/tiny"     # fake-raise fails this case in phase lower
+CRASH = "conv_forward/2d/tiny"      # fake-segfault crashes on this one in phase run
+
+
+@pytest.fixture
+def project(e2e_project):
+    e2e_project.add_fake("fake-raise", "raise", "lower", RAISE)
+    e2e_project.add_fake("fake-segfault", "segfault", "run", CRASH)
+    return e2e_project
+
+
+def test_markdown_and_html_reports_of_a_run(project):
+    result = project.run("--backend=eager,fake-raise,fake-segfault", "--report-md=triage.md",
+                         "--report-html=matrix.html")
+    assert result.ret == 1
+    markdown = (project.path / "triage.md").read_text()
+    crashes, failures = markdown.index("## Crashes and hangs (1)"), markdown.index("## Unexpected failures (1)")
+    assert crashes < failures  # crashes first
+    assert "`SIGSEGV in " in markdown[crashes:failures]
+    assert "injected compiler failure: 'fake.op' failed to legalize" in markdown[failures:]
+    assert "pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'" in markdown
+    assert "```yaml" in markdown  # the expectation files that would make the run match
+    html = (project.path / "matrix.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "fake-segfault" in html
+
+
+def test_update_expectations_makes_the_next_run_match_and_is_idempotent(project):
+    first = project.run("--backend=eager,fake-raise,fake-segfault", "--update-expectations")
+    assert first.ret == 1  # this run still reports its unexpected failures
+    assert "--update-expectations: rewrote xfail/fake-raise.yaml" in first.output
+    xfail = (project.path / "xfail" / "fake-raise.yaml").read_text()
+    assert f"- id: {RAISE}\n  phase: lower\n" in xfail and "# review:" in xfail
+    crash_set = (project.path / "crash_sets" / "fake-segfault.yaml").read_text()
+    assert f"- id: {CRASH}\n  phase: run\n" in crash_set and "SIGSEGV in " in crash_set
+
+    second = project.run("--backend=eager,fake-raise,fake-segfault", "--update-expectations")
+    assert second.ret == 0, second.output
+    assert "the expectation files already match this run" in second.output
+    assert (project.path / "xfail" / "fake-raise.yaml").read_text() == xfail
+    assert second.record("fake-segfault", CRASH)["outcome"] == "not_run"
+
+
+def test_an_interrupted_run_changes_no_expectation_file(project):
+    result = project.run("--backend=fake-raise", "--update-expectations", "-x")
+    assert "the run was interrupted; no file changed" in result.output
+    assert result.report["complete"] is False  # -x stopped it: cases were left out
+    assert not (project.path / "xfail" / "fake-raise.yaml").exists()
+
+
+def test_crash_set_entries_that_now_pass_are_listed(e2e_project):
+    e2e_project.crash_set("eager", f"- id: {RAISE}\n  reason: it used to crash\n")
+    skipped = e2e_project.run("--backend=eager", "--report-md=a.md")
+    assert "1 crash-set case was not attempted; `--run-crash-set` re-checks them." in (e2e_project.path / "a.md").read_text()
+    rerun = e2e_project.run("--backend=eager", "--run-crash-set", "--report-md=b.md")
+    assert rerun.record("eager", RAISE)["verdict"] == "unexpected_pass"
+    section = (e2e_project.path / "b.md").read_text().split("## Crash-set entries that now pass")[1]
+    assert "`crash_sets/eager.yaml:1`" in section and RAISE in section
+    assert skipped.ret == 0 and rerun.ret == 1
+
+
+def test_check_validates_every_expectation_file_without_running(e2e_project, monkeypatch, capsys):
+    monkeypatch.chdir(e2e_project.path)
+    e2e_project.xfail("eager", f"- id: {RAISE}\n  reason: fine\n")
+    assert main(["check"]) == 0
+    assert capsys.readouterr().out.startswith("ok: 1 expectation entries of 1 backends match the 3 cases")
+    e2e_project.xfail("eager", "- id: conv_backward/no_such_case\n  reason: stale\n")
+    e2e_project.xfail("no-such-backend", f"- id: {RAISE}\n  reason: orphan\n")
+    assert main(["check"]) == 2
+    err = capsys.readouterr().err
+    assert "xfail/eager.yaml:1: id 'conv_backward/no_such_case' matches no case" in err
+    assert "xfail/no-such-backend.yaml: no backend is named 'no-such-backend'" in err
+    assert "Traceback" not in err
+
+
+def test_report_command_renders_a_saved_report(project, monkeypatch):
+    project.run("--backend=eager,fake-raise")
+    monkeypatch.chdir(project.path)
+    assert main(["report", "report.json", "--md=r.md", "--html=r.html"]) == 0
+    assert "## Unexpected failures (1)" in (project.path / "r.md").read_text()
+    assert json.loads((project.path / "report.json").read_text())["results"][0]["signature"] is None
+    assert "fake-raise" in (project.path / "r.html").read_text()
+
+
+def test_unwritable_report_paths_are_usage_errors(e2e_project):
+    for option in ("--report-md", "--report-html"):
+        result = e2e_project.run("--backend=eager", f"{option}=missing/dir/x", report=None)
+        assert result.ret == 4
+        assert f"{option}=missing/dir/x: cannot write there" in result.output
+        assert "Traceback" not in result.output
