@@ -6,11 +6,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.errors import HarnessInputError
-from harness.spec import is_seconds
+from harness.spec import is_positive_finite
 from harness.yamlio import check_keys, load_yaml, shown
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
-CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "requires", "install"}
+CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "memory_limit_mb",
+               "requires", "install"}
 TOLERANCE_KEYS = {"rtol", "atol"}
 
 
@@ -28,6 +29,7 @@ class BackendConfig:
     options: Mapping[str, Any]
     tolerances: Mapping[str, Tolerance]   # per dtype name
     timeout: float | None
+    memory_limit_mb: float | None         # a worker's resident memory limit for this backend's cases
     requires: tuple[str, ...]             # distributions the backend needs, e.g. ("torch-mlir",)
     install: str                          # how to install them, shown when one is missing
     source: Path
@@ -92,6 +94,7 @@ def _parse(path: Path, data: dict) -> BackendConfig:
         name=data["name"], description=str(data.get("description", "")), class_path=class_path,
         options=_mapping(path, data, "options"), tolerances=_tolerances(path, data),
         timeout=_positive(path, data.get("timeout"), "timeout"),
+        memory_limit_mb=_positive(path, data.get("memory_limit_mb"), "memory_limit_mb"),
         requires=tuple(data.get("requires") or ()), source=path,
         install=str(data.get("install") or 'pip install -e "."'))
 
@@ -118,12 +121,12 @@ def _tolerances(path: Path, data: dict) -> dict[str, Tolerance]:
 
 
 def _number(path: Path, value: Any, what: str) -> float:
-    if not (is_seconds(value) or value == 0):  # the same test: a non-negative, finite number
+    if not (is_positive_finite(value) or value == 0):  # the same test: a non-negative, finite number
         raise HarnessInputError(shown(path), f"{what} must be a non-negative, finite number, not {value!r}")
     return float(value)
 
 
 def _positive(path: Path, value: Any, what: str) -> float | None:
-    if value is not None and not is_seconds(value):
+    if value is not None and not is_positive_finite(value):
         raise HarnessInputError(shown(path), f"{what} must be a positive, finite number of seconds, not {value!r}")
     return value if value is None else float(value)

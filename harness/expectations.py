@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessInputError
 from harness.outcomes import Expected, Phase
-from harness.spec import is_seconds
+from harness.spec import is_positive_finite
 from harness.yamlio import check_keys, load_yaml, shown, where
 
 ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout"}
@@ -107,7 +107,7 @@ def _phase(at: str, value: Any) -> Phase | None:
 def _timeout(at: str, value: Any) -> float | None:
     if value is None:
         return None
-    if not is_seconds(value):
+    if not is_positive_finite(value):
         raise HarnessInputError(at, f"timeout must be a positive, finite number of seconds, not {value!r}")
     return float(value)
 

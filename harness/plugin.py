@@ -20,8 +20,8 @@ from harness.html_report import render_html
 from harness.markdown_report import render_markdown
 from harness.report import build_report, terminal_lines, write_text_atomically
 from harness.yamlio import shown
-from harness.runner import Runner, Settings
-from harness.spec import Case, is_seconds
+from harness.runner import DEFAULT_MEMORY_LIMIT_MB, Runner, Settings
+from harness.spec import Case, is_positive_finite
 
 RUNNER = pytest.StashKey[Runner]()
 OUTER_GUARD_SLACK = 360.0  # pytest-timeout's limit over a case's own timeout: worker start-up and reporting
@@ -40,6 +40,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--run-crash-set", action="store_true", help="attempt crash-set cases instead of not running them")
     group.addoption("--case-timeout", type=float, metavar="SECONDS",
                     help="per-case timeout when neither expectation, case nor backend config sets one")
+    group.addoption("--memory-limit", type=float, metavar="MIB",
+                    help="a worker's resident memory limit (default 8192, or the config's memory_limit_mb)")
+    group.addoption("--recycle-after", type=int, metavar="N", help="replace each worker after N cases")
+    group.addoption("--recycle-rss", type=float, metavar="MIB",
+                    help="replace a worker whose resident memory after a case exceeds MIB")
     group.addoption("--report-json", metavar="PATH", help="write the JSON result report here")
     group.addoption("--report-md", metavar="PATH", help="write a Markdown triage report here")
     group.addoption("--report-html", metavar="PATH", help="write a self-contained HTML result matrix here")
@@ -76,8 +81,12 @@ def _settings(config: pytest.Config) -> Settings:
     names = [n.strip() for opt in (config.getoption("backend") or config.getini("e2e_backends"))
              for n in opt.split(",") if n.strip()]
     timeout = config.getoption("case_timeout")
-    if timeout is not None and not is_seconds(timeout):
+    if timeout is not None and not is_positive_finite(timeout):
         raise pytest.UsageError(f"--case-timeout={timeout:g}: must be a positive, finite number of seconds")
+    for option in ("memory_limit", "recycle_after", "recycle_rss"):
+        value = config.getoption(option)
+        if value is not None and not is_positive_finite(value):
+            raise pytest.UsageError(f"--{option.replace('_', '-')}={value:g}: must be a positive, finite number")
     return Settings(
         rootdir=root, backends=list(dict.fromkeys(names)),
         cases_dirs=config.getini("e2e_cases_dirs") or [root / "cases"],
@@ -87,7 +96,9 @@ def _settings(config: pytest.Config) -> Settings:
         crash_sets_dir=_cli_or_ini(config, "crash_sets_dir", here, root),
         cases_files=[here / f for f in config.getoption("cases_file")],
         run_crash_set=config.getoption("run_crash_set"), case_timeout=timeout,
-        artifacts_dir=_artifacts_dir(config, here), artifacts_all=config.getoption("artifacts") == "all")
+        artifacts_dir=_artifacts_dir(config, here), artifacts_all=config.getoption("artifacts") == "all",
+        memory_limit_mb=config.getoption("memory_limit") or DEFAULT_MEMORY_LIMIT_MB,
+        recycle_after=config.getoption("recycle_after"), recycle_rss_mb=config.getoption("recycle_rss"))
 
 
 def _artifacts_dir(config: pytest.Config, here: Path) -> Path | None:

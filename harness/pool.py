@@ -3,6 +3,12 @@
 A worker is reused across cases (imports are paid once). When a case hangs past its timeout
 the worker's process group is killed; when it crashes, its exit signal and the tail of its
 output are recorded. Either way a replacement takes over and the run goes on.
+
+While a case runs, the controller also watches the worker: past its memory limit (resident
+memory, read from /proc) it is killed and the case is `crashed` with "memory limit"; its output
+is captured in a file that is cut back to its tail whenever it outgrows OUTPUT_CAP_BYTES. A
+worker is recycled (replaced by the spare) after `recycle_after` cases or once its resident
+memory passes `recycle_rss_mb`, so state that leaks from case to case stays bounded.
 """
 from __future__ import annotations
 
@@ -24,6 +30,9 @@ TAIL_BYTES = 4096         # how much of a dead worker's output goes into its res
 TAIL_LINES = 25
 STACK_DUMP_WAIT = 1.0     # seconds to wait for a stuck worker's stack dump before killing it
 CRASH_DUMP_BYTES = 256 * 1024  # where in a crashed worker's log to look for its native stack
+OUTPUT_CAP_BYTES = 8 * 1024 * 1024  # a worker's captured output is cut back to its tail beyond this
+WATCH_INTERVAL = 0.1      # seconds between checks of a busy worker's memory and output size
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 NATIVE_FRAMES = 40        # frames of a native stack kept in a result
 
 
@@ -44,10 +53,14 @@ class Worker:
         self.log = tempfile.TemporaryFile()  # stdout+stderr of the worker; truncated per case
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(rootdir), os.environ.get("PYTHONPATH")])),
                    PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-            start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
+        # The worker appends (O_APPEND), so the controller may cut the file back under it.
+        with open(f"/proc/self/fd/{self.log.fileno()}", "ab") as output:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=output,
+                start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
+        self.memory_limit_mb: float | None = None  # of the case being run
+        self.cases = 0
         os.set_blocking(self.proc.stdout.fileno(), False)
         self.selector = selectors.DefaultSelector()  # waits for the worker's replies, with a deadline
         self.selector.register(self.proc.stdout, selectors.EVENT_READ)
@@ -75,7 +88,8 @@ class Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerLost(Outcome.TIMED_OUT, f"no answer within the timeout during {doing}")
-            if not self.selector.select(remaining):
+            if not self.selector.select(min(remaining, WATCH_INTERVAL)):
+                self.watch(doing)
                 continue
             chunk = self.proc.stdout.read()
             if chunk == b"":  # end of file: the worker has exited
@@ -83,6 +97,30 @@ class Worker:
             self.buffer += chunk or b""  # None: nothing to read after all
         line, _, self.buffer = self.buffer.partition(b"\n")
         return json.loads(line)
+
+    def watch(self, doing: str) -> None:
+        """Between replies: enforce the memory limit and keep the captured output bounded."""
+        rss = self.rss_mb()
+        if self.memory_limit_mb is not None and rss > self.memory_limit_mb:
+            self.kill_group()
+            self.proc.wait()
+            raise WorkerLost(Outcome.CRASHED, f"worker killed by the harness: memory limit of "
+                             f"{self.memory_limit_mb:g} MiB exceeded (resident {rss:.0f} MiB) during {doing}"
+                             f"{self.tail()}")
+        if os.fstat(self.log.fileno()).st_size > OUTPUT_CAP_BYTES:
+            kept = self._log_end(CRASH_DUMP_BYTES).encode()
+            self.log.truncate(0)
+            self.log.seek(0)
+            self.log.write(b"[... earlier output cut by the harness ...]\n" + kept)
+            self.log.flush()
+
+    def rss_mb(self) -> float:
+        """The worker's resident memory in MiB (0 once it has exited)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/statm") as statm:
+                return int(statm.read().split()[1]) * PAGE_SIZE / 2**20
+        except (OSError, IndexError, ValueError):
+            return 0.0
 
     def lost(self, doing: str) -> WorkerLost:
         """The worker has exited: say how, where (when it could tell), and its last output."""
@@ -120,12 +158,15 @@ class Worker:
         time.sleep(0.05)  # let the dump finish
         return native_stack.culprit(frames), stack + self.tail()
 
-    def kill(self) -> None:
+    def kill_group(self) -> None:
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+    def kill(self) -> None:
+        self.kill_group()
         self.proc.wait()
         self.selector.close()
         for stream in (self.proc.stdin, self.proc.stdout, self.log):
@@ -135,12 +176,14 @@ class Worker:
 class WorkerPool:
     """Runs cases one at a time in a reusable worker, with a spare started after the first loss."""
 
-    def __init__(self, rootdir: Path):
+    def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None):
         self.rootdir = Path(rootdir)
+        self.recycle_after = recycle_after    # cases per worker; None: no limit
+        self.recycle_rss_mb = recycle_rss_mb  # resident MiB after which a worker is replaced
         self.worker: Worker | None = None
         self.spare: Worker | None = None
 
-    def run(self, request: dict, timeout: float) -> dict:
+    def run(self, request: dict, timeout: float, memory_limit_mb: float | None = None) -> dict:
         """Send one case; return the worker's result, or a crashed / timed_out result."""
         worker = self._current()
         phase = Phase.SETUP
@@ -148,6 +191,7 @@ class WorkerPool:
         sent = False
         try:
             worker.wait_ready()
+            worker.memory_limit_mb = memory_limit_mb
             worker.send(request)
             sent = True
             deadline = time.monotonic() + timeout
@@ -156,6 +200,7 @@ class WorkerPool:
                 if message["type"] == "phase":
                     phase = Phase(message["phase"])
                 elif message["type"] == "result":
+                    self._recycle_if_due(worker)
                     return message
         except WorkerLost as lost:
             message, frame = lost.message, lost.frame
@@ -182,6 +227,12 @@ class WorkerPool:
         if self.worker is None:
             self.worker, self.spare = self.spare or Worker(self.rootdir), None
         return self.worker
+
+    def _recycle_if_due(self, worker: Worker) -> None:
+        worker.cases += 1
+        if ((self.recycle_after and worker.cases >= self.recycle_after)
+                or (self.recycle_rss_mb and worker.rss_mb() > self.recycle_rss_mb)):
+            self._replace()
 
     def _replace(self) -> None:
         """Drop the current worker; promote the spare and start a new spare in the background."""

@@ -26,6 +26,7 @@ from harness.spec import Case
 from harness.yamlio import shown
 
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_MEMORY_LIMIT_MB = 8192.0  # a runaway case becomes a crashed result, not a machine out of memory
 
 
 @dataclasses.dataclass
@@ -41,6 +42,9 @@ class Settings:
     case_timeout: float | None
     artifacts_dir: Path | None = None   # repro bundles go here (--artifacts-dir)
     artifacts_all: bool = False         # bundles for every result, not only unexpected ones
+    memory_limit_mb: float | None = DEFAULT_MEMORY_LIMIT_MB  # per worker, unless the config sets one
+    recycle_after: int | None = None    # cases per worker before it is replaced
+    recycle_rss_mb: float | None = None # resident MiB after a case beyond which the worker is replaced
 
 
 def distribution_version(dist: str) -> str | None:
@@ -119,7 +123,8 @@ class Runner:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
                 request["bundle"] = {"path": str(bundle), "rerun": rerun}
-            result = self.pool.run(request, self.timeout(case, config, entry))
+            result = self.pool.run(request, self.timeout(case, config, entry),
+                                   config.memory_limit_mb or self.settings.memory_limit_mb)
         outcome = Outcome(result["outcome"])
         phase = result["phase"]
         verdict = decide(outcome, expected, phase and Phase(phase), entry.phase if entry else None)
@@ -153,7 +158,7 @@ class Runner:
     @property
     def pool(self) -> WorkerPool:
         if self._pool is None:
-            self._pool = WorkerPool(self.settings.rootdir)
+            self._pool = WorkerPool(self.settings.rootdir, self.settings.recycle_after, self.settings.recycle_rss_mb)
         return self._pool
 
     def backend_environment(self) -> dict:

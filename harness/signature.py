@@ -63,7 +63,9 @@ def signature(outcome: str, phase: str | None, message: str, frame: str | None =
 
 
 def _crash_signature(message: str, frame: str | None, during: str) -> str:
-    """'SIGSEGV in <frame>', 'SIGABRT during phase run', 'exit status 3 during phase compile'."""
-    how = re.search(r"killed by (SIG\w+)|exited with status (-?\d+)", message)
-    what = (how.group(1) or f"exit status {how.group(2)}") if how else "crash"
+    """'SIGSEGV in <frame>', 'SIGABRT during phase run', 'exit status 3 during phase compile',
+    'memory limit exceeded during phase lower'."""
+    how = re.search(r"killed by (SIG\w+)|exited with status (-?\d+)|(memory limit)", message)
+    what = "crash" if not how else how.group(1) or (how.group(2) and f"exit status {how.group(2)}") or \
+        "memory limit exceeded"
     return _cut(f"{what} in {frame}" if frame else f"{what} during {during}")

@@ -14,8 +14,8 @@ from typing import Any, Mapping
 _ID_PART = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 
-def is_seconds(value: Any) -> bool:
-    """A usable timeout: a positive, finite number (NaN and infinity break deadline arithmetic)."""
+def is_positive_finite(value: Any) -> bool:
+    """A usable timeout or limit: a positive, finite number (NaN and infinity break the arithmetic)."""
     return (isinstance(value, (int, float)) and not isinstance(value, bool)
             and math.isfinite(value) and value > 0)
 
@@ -33,7 +33,7 @@ class Case:
         if not all(_ID_PART.match(p) for p in parts):
             raise ValueError(f"case id {self.id!r}: use '/'-separated parts of letters, digits, '_', '-', '.'")
         json.dumps(dict(self.params))  # fails early on params that cannot reach a worker
-        if self.timeout is not None and not is_seconds(self.timeout):
+        if self.timeout is not None and not is_positive_finite(self.timeout):
             raise ValueError(f"case {self.id}: timeout must be a positive, finite number of seconds, not {self.timeout!r}")
 
     def to_json(self) -> dict[str, Any]:

@@ -2,12 +2,17 @@
 
 `FaultyBackend` runs the case in eager PyTorch but, for case ids matching the `only` glob,
 injects the fault named by its `fault` option in the phase named by `phase`.
+`RandomFaultBackend` injects a fault per case chosen at random, seeded (`fault_for`): the soak.
 """
 from __future__ import annotations
 
 import ctypes
 import fnmatch
+import hashlib
 import os
+import random
+import sys
+import time
 
 import torch
 
@@ -50,6 +55,8 @@ FAULTS = {
     "exit": lambda: os._exit(3),
     "raise": lambda: (_ for _ in ()).throw(RuntimeError("injected compiler failure: 'fake.op' failed to legalize")),
     "print_flood": lambda: print("x" * 1_000_000, flush=True),
+    "memory_hog": lambda: [bytearray(64 * 2**20) for _ in range(10**6)],  # 64 MiB a step, pages touched
+    "big_print": lambda: [print("y" * 1023, flush=True) for _ in range(30 * 1024)],  # 30 MiB, line by line
     "native_hang": native_fault("fake_pattern_hang"),
     "native_crash": native_fault("fake_pass_crash"),
 }
@@ -76,4 +83,101 @@ class FaultyBackend(Backend):
             outputs = program.module(*inputs)
         if fnmatch.fnmatchcase(program.name, self.options.get("only", "*")) and self.options["fault"] in RESULT_FAULTS:
             return _perturb(outputs, self.options["fault"])
+        return outputs
+
+
+# --------------------------------------------------------------------------- random faults (the soak)
+
+# What RandomFaultBackend does to a case, with its weight out of 1000 and the phase it happens in.
+RANDOM_FAULTS = {           # kind: (weight, phase)
+    "pass": (775, None),
+    "slow": (40, "run"),            # sleeps SLOW_SECONDS, then passes
+    "flood_stdout": (20, "compile"),  # prints FLOOD_BYTES to stdout, then passes
+    "flood_stderr": (20, "run"),      # ... to stderr
+    "raise_lower": (30, "lower"),
+    "raise_run": (20, "run"),
+    "wrong_values": (30, "compile"),  # results perturbed: a mismatch in phase compare
+    "segfault": (25, "compile"),
+    "abort": (25, "run"),
+    "hang": (15, "lower"),            # a native deadlock: only the timeout stops it
+}
+SLOW_SECONDS = 0.5
+FLOOD_BYTES = 3_000_000
+FLOOD_LAST_LINE = "flood: last line"
+# Only when named by RandomFaultBackend's `force` option: write the worker's pid to
+# pids/<case id with '/' as '_'>.pid, then wait (in Python) until something kills the worker.
+ON_REQUEST_FAULTS = {"await_signal": "run"}
+
+
+def fault_for(case_id: str, seed: int) -> str:
+    """The fault RandomFaultBackend injects into a case: a pure function of the case id and the seed,
+    so a test can compute every case's expected outcome."""
+    rng = random.Random(hashlib.sha256(f"{seed}:{case_id}".encode()).digest())
+    kinds = list(RANDOM_FAULTS)
+    return rng.choices(kinds, weights=[RANDOM_FAULTS[k][0] for k in kinds])[0]
+
+
+def _flood(stream) -> None:
+    line = "f" * 99 + "\n"
+    stream.write(line * (FLOOD_BYTES // len(line)))
+    stream.write(FLOOD_LAST_LINE + "\n")
+    stream.flush()
+
+
+def _await_signal(case_id: str) -> None:
+    os.makedirs("pids", exist_ok=True)
+    path = os.path.join("pids", case_id.replace("/", "_") + ".pid")
+    with open(path + ".tmp", "w") as out:
+        out.write(str(os.getpid()))
+    os.replace(path + ".tmp", path)  # the test never reads a half-written pid
+    time.sleep(3600)
+
+
+RANDOM_ACTIONS = {
+    "slow": lambda case_id: time.sleep(SLOW_SECONDS),
+    "flood_stdout": lambda case_id: _flood(sys.stdout),
+    "flood_stderr": lambda case_id: _flood(sys.stderr),
+    "raise_lower": lambda case_id: FAULTS["raise"](),
+    "raise_run": lambda case_id: FAULTS["raise"](),
+    "segfault": lambda case_id: FAULTS["segfault"](),
+    "abort": lambda case_id: FAULTS["abort"](),
+    "hang": lambda case_id: hang_in_native_code(),
+    "await_signal": _await_signal,
+}
+
+
+class RandomFaultBackend(Backend):
+    """Eager PyTorch with a fault per case chosen by `fault_for(case id, options.seed)`.
+
+    Options: `seed` (int, default 0); `force` ({glob: kind}, the first matching glob wins over
+    the random choice; kinds are those of RANDOM_FAULTS and ON_REQUEST_FAULTS).
+    """
+
+    def _fault(self, program) -> tuple[str, str | None]:
+        for pattern, kind in (self.options.get("force") or {}).items():
+            if fnmatch.fnmatchcase(program.name, pattern):
+                break
+        else:
+            kind = fault_for(program.name, int(self.options.get("seed", 0)))
+        phase = ON_REQUEST_FAULTS[kind] if kind in ON_REQUEST_FAULTS else RANDOM_FAULTS[kind][1]
+        return kind, phase
+
+    def _inject(self, program, phase_name: str) -> None:
+        kind, phase = self._fault(program)
+        if phase == phase_name and kind in RANDOM_ACTIONS:
+            RANDOM_ACTIONS[kind](program.name)
+
+    def compile(self, program, phase):
+        for name in ("export", "import", "lower", "compile"):
+            phase(Phase(name))
+            self._inject(program, name)
+        return program
+
+    def run(self, program, inputs, phase):
+        phase(Phase.RUN)
+        self._inject(program, "run")
+        with torch.no_grad():
+            outputs = program.module(*inputs)
+        if self._fault(program)[0] == "wrong_values":
+            return _perturb(outputs, "wrong_values")
         return outputs

@@ -1,6 +1,7 @@
 """harness.pool on its own: a case interrupted from outside must not poison the next one."""
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 
@@ -57,3 +58,49 @@ def test_hang_is_timed_out_and_the_replacement_serves_the_next_case(pool):
     assert "hang_in_native_code" in result["message"]
     assert pool.spare is not None  # started ahead after the first loss
     assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+
+
+def faulty(fault: str) -> dict:
+    return {"name": fault, "class": "fake_backends:FaultyBackend", "tolerances": {},
+            "options": {"fault": fault, "phase": "compile"}}
+
+
+def test_a_worker_past_its_memory_limit_is_killed_and_the_case_is_crashed(pool):
+    result = pool.run(request(faulty("memory_hog")), timeout=60, memory_limit_mb=600)
+    assert (result["outcome"], result["phase"]) == ("crashed", "compile")
+    assert result["message"].startswith("worker killed by the harness: memory limit of 600 MiB exceeded (resident ")
+    assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"  # the spare took over
+
+
+def test_workers_are_recycled_after_n_cases(tmp_path):
+    shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
+    pool = WorkerPool(tmp_path, recycle_after=2)
+    try:
+        pids = []
+        for _ in range(5):
+            assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+            pids.append(pool.worker.proc.pid)
+        assert pids[0] != pids[1] == pids[2] != pids[3] == pids[4]  # replaced after cases 2 and 4
+    finally:
+        pool.close()
+
+
+def test_a_worker_over_the_rss_threshold_is_recycled(tmp_path):
+    shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
+    pool = WorkerPool(tmp_path, recycle_rss_mb=1)  # every worker is over 1 MiB: replaced after each case
+    try:
+        assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+        first = pool.worker.proc.pid
+        assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+        assert pool.worker.proc.pid != first
+    finally:
+        pool.close()
+
+
+def test_captured_output_is_cut_back_to_its_tail(pool):
+    result = pool.run(request(faulty("big_print")), timeout=60)
+    assert result["outcome"] == "passed", result["message"]
+    log = pool.worker.log
+    assert os.fstat(log.fileno()).st_size < 30 * 2**20  # all that was printed
+    log.seek(0)
+    assert log.readline() == b"[... earlier output cut by the harness ...]\n"
