@@ -93,10 +93,19 @@ def _parse(path: Path, data: dict) -> BackendConfig:
     return BackendConfig(
         name=data["name"], description=str(data.get("description", "")), class_path=class_path,
         options=_mapping(path, data, "options"), tolerances=_tolerances(path, data),
-        timeout=_positive(path, data.get("timeout"), "timeout"),
-        memory_limit_mb=_positive(path, data.get("memory_limit_mb"), "memory_limit_mb"),
-        requires=tuple(data.get("requires") or ()), source=path,
+        timeout=_positive(path, data.get("timeout"), "timeout", "seconds"),
+        memory_limit_mb=_positive(path, data.get("memory_limit_mb"), "memory_limit_mb", "MiB"),
+        requires=_names(path, data.get("requires")), source=path,
         install=str(data.get("install") or 'pip install -e "."'))
+
+
+def _names(path: Path, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise HarnessInputError(shown(path), f"requires must be a list of distribution names, not {value!r}",
+                                "write requires: [torch, torch-mlir]")
+    return tuple(value)
 
 
 def _mapping(path: Path, data: dict, key: str) -> dict:
@@ -126,7 +135,7 @@ def _number(path: Path, value: Any, what: str) -> float:
     return float(value)
 
 
-def _positive(path: Path, value: Any, what: str) -> float | None:
+def _positive(path: Path, value: Any, what: str, unit: str) -> float | None:
     if value is not None and not is_positive_finite(value):
-        raise HarnessInputError(shown(path), f"{what} must be a positive, finite number of seconds, not {value!r}")
+        raise HarnessInputError(shown(path), f"{what} must be a positive, finite number of {unit}, not {value!r}")
     return value if value is None else float(value)

@@ -15,9 +15,6 @@ import pytest
 from harness.artifacts import remove_empty_folders
 from harness.errors import HarnessInputError
 from harness.outcomes import Expected, Verdict
-from harness.expectation_update import apply, propose
-from harness.html_report import render_html
-from harness.markdown_report import render_markdown
 from harness.report import build_report, terminal_lines, write_text_atomically
 from harness.yamlio import shown
 from harness.runner import DEFAULT_MEMORY_LIMIT_MB, Runner, Settings
@@ -80,6 +77,12 @@ def _settings(config: pytest.Config) -> Settings:
     root, here = Path(config.rootpath), Path(config.invocation_params.dir)  # ini paths vs CLI paths
     names = [n.strip() for opt in (config.getoption("backend") or config.getini("e2e_backends"))
              for n in opt.split(",") if n.strip()]
+    if not names:
+        raise pytest.UsageError("--backend: no backend named; give one or more names, e.g. --backend=linalg-on-tensors")
+    for option in ("configs_dir", "xfail_dir", "crash_sets_dir"):
+        for value in _as_list(config.getoption(option)):
+            if not (here / value).is_dir():
+                raise pytest.UsageError(f"--{option.replace('_', '-')}={value}: no such directory")
     timeout = config.getoption("case_timeout")
     if timeout is not None and not is_positive_finite(timeout):
         raise pytest.UsageError(f"--case-timeout={timeout:g}: must be a positive, finite number of seconds")
@@ -113,6 +116,10 @@ def _artifacts_dir(config: pytest.Config, here: Path) -> Path | None:
     if not os.access(path, os.W_OK):
         raise pytest.UsageError(f"--artifacts-dir={option}: not writable; pick another directory")
     return path
+
+
+def _as_list(value) -> list:
+    return [] if value is None else value if isinstance(value, list) else [value]
 
 
 def _cli_or_ini(config: pytest.Config, name: str, here: Path, root: Path) -> Path:
@@ -229,6 +236,7 @@ class ResultReporter:
         if option("report_json"):
             write_text_atomically(Path(option("report_json")), json.dumps(report, indent=1) + "\n")
         if option("report_html"):
+            from harness.html_report import render_html  # the views load only when asked for
             write_text_atomically(Path(option("report_html")), render_html(report))
         if option("report_md") or option("update_expectations"):
             self.write_proposals(report, complete)
@@ -242,6 +250,7 @@ class ResultReporter:
             self.messages.append(f"no expectation proposals: {e}")
             proposals = {}
         if self.config.getoption("report_md"):
+            from harness.markdown_report import render_markdown
             text = render_markdown(report, {shown(p): t for p, t in proposals.items()},
                                    originals={shown(p): p.read_text(encoding="utf-8") if p.exists() else ""
                                               for p in proposals})
@@ -253,11 +262,13 @@ class ResultReporter:
         elif not proposals:
             self.messages.append("--update-expectations: the expectation files already match this run")
         else:
+            from harness.expectation_update import apply
             apply(proposals)
             self.messages += [f"--update-expectations: rewrote {shown(p)} (review the '# review:' entries)"
                               for p in proposals]
 
     def proposals(self, records: list[dict]) -> dict[Path, str]:
+        from harness.expectation_update import propose
         runner = self.config.stash[RUNNER]
         ids = [c.id for c in runner.all_cases]
         found: dict[Path, str] = {}

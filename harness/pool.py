@@ -5,9 +5,9 @@ the worker's process group is killed; when it crashes, its exit signal and the t
 output are recorded. Either way a replacement takes over and the run goes on.
 
 While a case runs, the controller also watches the worker: past its memory limit (resident
-memory, read from /proc) it is killed and the case is `crashed` with "memory limit"; its output
-is captured in a file that is cut back to its tail whenever it outgrows OUTPUT_CAP_BYTES. A
-worker is recycled (replaced by the spare) after `recycle_after` cases or once its resident
+memory, read from /proc) it is killed and the case is `crashed` with "memory limit". Its output
+comes through a pipe that the controller drains into a buffer holding only the last
+OUTPUT_CAP_BYTES, so a flood neither blocks the worker nor fills memory or disk. A worker is recycled (replaced by the spare) after `recycle_after` cases or once its resident
 memory passes `recycle_rss_mb`, so state that leaks from case to case stays bounded.
 """
 from __future__ import annotations
@@ -18,7 +18,6 @@ import selectors
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,9 +28,8 @@ STARTUP_TIMEOUT = 300.0   # seconds for a worker to import torch and say ready (
 TAIL_BYTES = 4096         # how much of a dead worker's output goes into its result
 TAIL_LINES = 25
 STACK_DUMP_WAIT = 1.0     # seconds to wait for a stuck worker's stack dump before killing it
-CRASH_DUMP_BYTES = 256 * 1024  # where in a crashed worker's log to look for its native stack
-OUTPUT_CAP_BYTES = 8 * 1024 * 1024  # a worker's captured output is cut back to its tail beyond this
-WATCH_INTERVAL = 0.1      # seconds between checks of a busy worker's memory and output size
+OUTPUT_CAP_BYTES = 1 << 20  # of a worker's output, the last this many bytes are kept
+WATCH_INTERVAL = 0.1      # seconds between checks of a busy worker's memory
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 NATIVE_FRAMES = 40        # frames of a native stack kept in a result
 
@@ -47,23 +45,22 @@ class WorkerLost(Exception):
 
 
 class Worker:
-    """One worker process, its pipes and its captured output."""
+    """One worker process, its pipes and the tail of its output."""
 
     def __init__(self, rootdir: Path):
-        self.log = tempfile.TemporaryFile()  # stdout+stderr of the worker; truncated per case
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(rootdir), os.environ.get("PYTHONPATH")])),
                    PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1")
-        # The worker appends (O_APPEND), so the controller may cut the file back under it.
-        with open(f"/proc/self/fd/{self.log.fileno()}", "ab") as output:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=output,
-                start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
+        self.output = bytearray()   # the last OUTPUT_CAP_BYTES the worker printed (its fd 1 is fd 2)
         self.memory_limit_mb: float | None = None  # of the case being run
         self.cases = 0
-        os.set_blocking(self.proc.stdout.fileno(), False)
-        self.selector = selectors.DefaultSelector()  # waits for the worker's replies, with a deadline
-        self.selector.register(self.proc.stdout, selectors.EVENT_READ)
+        self.selector = selectors.DefaultSelector()  # waits for replies and output, with a deadline
+        for stream in (self.proc.stdout, self.proc.stderr):
+            os.set_blocking(stream.fileno(), False)
+            self.selector.register(stream, selectors.EVENT_READ)
         self.buffer = b""
         self.ready = False
 
@@ -74,8 +71,8 @@ class Worker:
             self.ready = True
 
     def send(self, message: dict) -> None:
-        self.log.seek(0)
-        self.log.truncate()
+        self.drain()
+        self.output.clear()  # each case's message shows its own output only
         try:
             self.proc.stdin.write((json.dumps(message) + "\n").encode())
             self.proc.stdin.flush()
@@ -83,23 +80,42 @@ class Worker:
             raise self.lost("sending the case") from None
 
     def receive(self, deadline: float, doing: str) -> dict:
-        """The next message, or WorkerLost when the worker dies or the deadline passes."""
+        """The next message, or WorkerLost when the worker dies or the deadline passes. The
+        worker's output is drained meanwhile, so a flood never blocks it and never piles up."""
         while b"\n" not in self.buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerLost(Outcome.TIMED_OUT, f"no answer within the timeout during {doing}")
-            if not self.selector.select(min(remaining, WATCH_INTERVAL)):
-                self.watch(doing)
-                continue
-            chunk = self.proc.stdout.read()
-            if chunk == b"":  # end of file: the worker has exited
-                raise self.lost(doing)
-            self.buffer += chunk or b""  # None: nothing to read after all
+            ready = self.selector.select(min(remaining, WATCH_INTERVAL))
+            self.check_memory(doing)
+            for key, _ in ready:
+                if key.fileobj is self.proc.stderr:
+                    self.drain()
+                    continue
+                chunk = self.proc.stdout.read()
+                if chunk == b"":  # end of file: the worker has exited
+                    raise self.lost(doing)
+                self.buffer += chunk or b""  # None: nothing to read after all
         line, _, self.buffer = self.buffer.partition(b"\n")
         return json.loads(line)
 
-    def watch(self, doing: str) -> None:
-        """Between replies: enforce the memory limit and keep the captured output bounded."""
+    def drain(self) -> bool:
+        """Move what the worker has printed into the tail buffer; False once nothing more comes."""
+        got = False
+        for _ in range(64):  # at most 64 MiB per call: a flood must not keep the controller here
+            try:
+                chunk = os.read(self.proc.stderr.fileno(), 1 << 20)
+            except (BlockingIOError, OSError):
+                return got
+            if not chunk:
+                return got
+            got = True
+            self.output += chunk
+            if len(self.output) > OUTPUT_CAP_BYTES:
+                del self.output[:len(self.output) - OUTPUT_CAP_BYTES]
+        return got
+
+    def check_memory(self, doing: str) -> None:
         rss = self.rss_mb()
         if self.memory_limit_mb is not None and rss > self.memory_limit_mb:
             self.kill_group()
@@ -107,12 +123,6 @@ class Worker:
             raise WorkerLost(Outcome.CRASHED, f"worker killed by the harness: memory limit of "
                              f"{self.memory_limit_mb:g} MiB exceeded (resident {rss:.0f} MiB) during {doing}"
                              f"{self.tail()}")
-        if os.fstat(self.log.fileno()).st_size > OUTPUT_CAP_BYTES:
-            kept = self._log_end(CRASH_DUMP_BYTES).encode()
-            self.log.truncate(0)
-            self.log.seek(0)
-            self.log.write(b"[... earlier output cut by the harness ...]\n" + kept)
-            self.log.flush()
 
     def rss_mb(self) -> float:
         """The worker's resident memory in MiB (0 once it has exited)."""
@@ -125,8 +135,9 @@ class Worker:
     def lost(self, doing: str) -> WorkerLost:
         """The worker has exited: say how, where (when it could tell), and its last output."""
         code = self.proc.wait()
+        self.drain()
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-        output, native = native_stack.split_crash_dump(self._log_end(CRASH_DUMP_BYTES))
+        output, native = native_stack.split_crash_dump(self.text())
         frames = native_stack.below_handler(native_stack.main_thread(native or ""))
         frame = native_stack.culprit(frames)
         at = f" in {frame}" if frame else ""
@@ -134,26 +145,24 @@ class Worker:
         return WorkerLost(Outcome.CRASHED, f"worker {how}{at} during {doing}{_tail(output)}{stack}", frame)
 
     def tail(self) -> str:
-        return _tail(self._log_end(TAIL_BYTES))
+        self.drain()
+        return _tail(self.text())
 
-    def _log_end(self, size: int) -> str:
-        self.log.seek(0, os.SEEK_END)
-        self.log.seek(max(0, self.log.tell() - size))
-        return self.log.read().decode(errors="replace")
+    def text(self) -> str:
+        return self.output.decode(errors="replace")
 
     def where_stuck(self) -> tuple[str | None, str]:
         """A stuck worker's culprit frame and its stacks: native ones from py-spy, then the
         Python ones faulthandler prints on SIGUSR1 (in the output tail)."""
         frames = native_stack.main_thread(native_stack.dump(self.proc.pid) or "")
         stack = f"\n--- native stack of the stuck worker (py-spy) ---\n{_listed(frames)}" if frames else ""
-        self.log.seek(0, os.SEEK_END)
-        before = self.log.tell()
+        self.drain()
         try:
             os.kill(self.proc.pid, signal.SIGUSR1)
         except ProcessLookupError:
             return native_stack.culprit(frames), stack + self.tail()
         deadline = time.monotonic() + STACK_DUMP_WAIT
-        while time.monotonic() < deadline and os.fstat(self.log.fileno()).st_size == before:
+        while time.monotonic() < deadline and not self.drain():
             time.sleep(0.02)
         time.sleep(0.05)  # let the dump finish
         return native_stack.culprit(frames), stack + self.tail()
@@ -169,7 +178,7 @@ class Worker:
         self.kill_group()
         self.proc.wait()
         self.selector.close()
-        for stream in (self.proc.stdin, self.proc.stdout, self.log):
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             stream.close()
 
 

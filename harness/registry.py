@@ -35,6 +35,11 @@ def load_case_module(path: Path) -> list[Case]:
             spec.loader.exec_module(module)
         except (ValueError, TypeError) as e:  # a bad case declaration
             raise HarnessInputError(shown(path), str(e)) from None
+        except SyntaxError as e:
+            raise HarnessInputError(f"{shown(path)}:{e.lineno}", f"syntax error ({e.msg})", "fix the module") from None
+        except Exception as e:  # noqa: BLE001 - any failure to import the module is the module's
+            raise HarnessInputError(shown(path), f"importing it failed ({type(e).__name__}: {e})",
+                                    "fix the module or move it out of the cases directory") from None
         sys.modules[name] = module
     cases = getattr(module, "CASES", None)
     if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
@@ -53,7 +58,11 @@ def load_cases_file(path: Path) -> list[Case]:
     else:
         entries = load_yaml(path)
     if isinstance(entries, dict) and "results" in entries:  # a JSON report: each case's params, once
-        by_case = {r["case"]: r["params"] for r in entries["results"]}
+        try:
+            by_case = {r["case"]: r["params"] for r in entries["results"]}
+        except (KeyError, TypeError):
+            raise HarnessInputError(shown(path), "a report's results must each have 'case' and 'params'",
+                                    "pass a report written by --report-json") from None
         entries = [dict(params, family=case.split("/")[0], name=case.split("/", 1)[1])
                    for case, params in by_case.items()]
     if not isinstance(entries, list) or not entries:
@@ -62,7 +71,7 @@ def load_cases_file(path: Path) -> list[Case]:
 
 
 def _case_from_entry(path: Path, index: int, entry: Any) -> Case:
-    at = where(path, entry) if isinstance(entry, dict) else f"{path} entry {index}"
+    at = where(path, entry) if isinstance(entry, dict) else f"{shown(path)} entry {index + 1}"
     if not isinstance(entry, dict):
         raise HarnessInputError(at, "each entry must be a mapping of parameters")
     entry = dict(entry)

@@ -10,6 +10,7 @@ import ctypes
 import fnmatch
 import hashlib
 import os
+import stat
 import random
 import sys
 import time
@@ -104,9 +105,12 @@ RANDOM_FAULTS = {           # kind: (weight, phase)
 SLOW_SECONDS = 0.5
 FLOOD_BYTES = 3_000_000
 FLOOD_LAST_LINE = "flood: last line"
-# Only when named by RandomFaultBackend's `force` option: write the worker's pid to
-# pids/<case id with '/' as '_'>.pid, then wait (in Python) until something kills the worker.
-ON_REQUEST_FAULTS = {"await_signal": "run"}
+# Only when named by RandomFaultBackend's `force` option (kind: phase).
+ON_REQUEST_FAULTS = {
+    "await_signal": "run",       # write the worker's pid to pids/<case id, '/' as '_'>.pid, then wait
+    "big_flood": "compile",      # write the `flood_bytes` option's worth to fd 1, then to fd 2; pass
+    "big_flood_abort": "run",    # the same, then abort
+}
 
 
 def fault_for(case_id: str, seed: int) -> str:
@@ -122,6 +126,19 @@ def _flood(stream) -> None:
     stream.write(line * (FLOOD_BYTES // len(line)))
     stream.write(FLOOD_LAST_LINE + "\n")
     stream.flush()
+
+
+def _big_flood(case_id: str, nbytes: int, notes: dict) -> None:
+    """Write nbytes of numbered lines to fd 1 and to fd 2 (as native code would print), then a last
+    line naming the case. Notes whether fd 2 is a pipe (nothing on disk can grow) and the time."""
+    started = time.monotonic()
+    for fd in (1, 2):
+        chunk = b"".join(b"%07d %s\n" % (i, b"f" * 91) for i in range(10_000))  # 1 MB
+        for _ in range(max(1, nbytes // len(chunk))):
+            os.write(fd, chunk)
+    os.write(2, f"{FLOOD_LAST_LINE} of {case_id}\n".encode())
+    notes.update(output_is_pipe=stat.S_ISFIFO(os.fstat(2).st_mode),
+                 flood_seconds=round(time.monotonic() - started, 3))
 
 
 def _await_signal(case_id: str) -> None:
@@ -150,7 +167,8 @@ class RandomFaultBackend(Backend):
     """Eager PyTorch with a fault per case chosen by `fault_for(case id, options.seed)`.
 
     Options: `seed` (int, default 0); `force` ({glob: kind}, the first matching glob wins over
-    the random choice; kinds are those of RANDOM_FAULTS and ON_REQUEST_FAULTS).
+    the random choice; kinds are those of RANDOM_FAULTS and ON_REQUEST_FAULTS); `flood_bytes`
+    (per stream, for the big_flood kinds; default FLOOD_BYTES).
     """
 
     def _fault(self, program) -> tuple[str, str | None]:
@@ -164,7 +182,13 @@ class RandomFaultBackend(Backend):
 
     def _inject(self, program, phase_name: str) -> None:
         kind, phase = self._fault(program)
-        if phase == phase_name and kind in RANDOM_ACTIONS:
+        if phase != phase_name:
+            return
+        if kind.startswith("big_flood"):
+            _big_flood(program.name, int(self.options.get("flood_bytes", FLOOD_BYTES)), self.notes)
+            if kind == "big_flood_abort":
+                FAULTS["abort"]()
+        elif kind in RANDOM_ACTIONS:
             RANDOM_ACTIONS[kind](program.name)
 
     def compile(self, program, phase):

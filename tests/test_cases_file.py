@@ -154,7 +154,7 @@ def test_bad_entry_names_file_line_and_problem(tmp_path, text, problem):
 @pytest.mark.parametrize("text, problem", [
     ("[]\n", "a cases file must be a non-empty list of parameter sets"),
     ("input_shape: [1, 2, 4, 4]\n", "a cases file must be a non-empty list of parameter sets"),
-    ("- [1, 2]\n", "entry 0: each entry must be a mapping of parameters"),
+    ("- [1, 2]\n", "entry 1: each entry must be a mapping of parameters"),
     ("- {input_shape: [1, 2, 4, 4\n", "malformed YAML"),
 ])
 def test_bad_file(tmp_path, text, problem):

@@ -52,7 +52,7 @@ def test_full_config_is_parsed(tmp_path):
         name="my-compiler", description="one line", class_path="my_package.backend:MyBackend",
         options={"level": 3, "passes": ["a", "b"]},
         tolerances={"float32": Tolerance(1e-6, 2e-6), "float16": Tolerance(0.001, 0.0)},
-        timeout=90.0, requires=("my-wheel",), source=path, install='pip install -e "."')
+        timeout=90.0, memory_limit_mb=None, requires=("my-wheel",), source=path, install='pip install -e "."')
     assert config.to_json() == {"name": "my-compiler", "class": "my_package.backend:MyBackend",
                                 "options": {"level": 3, "passes": ["a", "b"]},
                                 "tolerances": {"float32": {"rtol": 1e-6, "atol": 2e-6},
@@ -106,7 +106,7 @@ def test_unknown_key_names_line(tmp_path):
     path = write(tmp_path, "bad", "name: bad\nclass: a:B\ntimout: 3\n")
     message = error(tmp_path)
     assert message.startswith(f"{path}:1: unknown key 'timout'")
-    assert "allowed keys are class, description, extends, install, name, options, requires, timeout, tolerances" in message
+    assert "allowed keys are class, description, extends, install, memory_limit_mb, name, options, requires, timeout, tolerances" in message
 
 
 def test_malformed_yaml_names_line(tmp_path):

@@ -1,0 +1,364 @@
+"""Every bad input the README's "Bad input" table lists, with the exact line it gives.
+
+Each row writes files into a fresh tiny project (e2e_support.Project) and runs pytest on it in a
+subprocess: the run must exit with status 4, print exactly the row's error line, no Python
+traceback, no INTERNALERROR, and write no report. Harness errors print `ERROR: <line>`; an
+argparse error prints `ERROR: usage: ...` and then `<prog>: error: <line>` (prog is `pytest`,
+or `__main__.py` under `python -m pytest`).
+
+Rows marked xfail are harness bugs: the input gives a traceback or a wrong or vague message. They
+assert only the shape (one `ERROR:` line that starts with the file or option, exit status 4,
+no traceback); when one starts to pass, write its exact line into the row and the README.
+
+tests/test_validation.py checks a few of these by fragment; this file pins every line.
+The selected rows run two at a time (a fixture runs them all up front), not one by one.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from e2e_support import Project, python_path_env
+
+BACKWARD = "{input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]"  # a good cases-file entry, unclosed
+ARGPARSE = "argparse"
+
+
+@dataclasses.dataclass(frozen=True)
+class Bad:
+    id: str
+    what: str                   # the README's description of the input
+    files: dict                 # relative path -> text, written into the project
+    args: tuple = ()
+    line: str = ""              # the exact error line, after "ERROR: " (or "<prog>: error: ")
+    kind: str = "harness"       # or ARGPARSE
+    bug: str = ""               # a harness bug: the row is xfail, `line` is the expected start only
+    absent: str = ""            # (bug rows) what the line must not say
+
+
+def _entry(extra: str = "", case: str = "conv_backward/2d/tiny") -> str:
+    return f"- id: {case}\n  reason: x\n{extra}"
+
+
+BAD = [
+    # ---------------------------------------------------------------- expectation files
+    Bad("xfail-malformed-yaml", "malformed YAML in an expectation file",
+        {"xfail/eager.yaml": "- id: conv_backward/2d/tiny\n  reason: [x\n"}, (),
+        "xfail/eager.yaml:3: malformed YAML (expected ',' or ']', but got '<stream end>'); fix the syntax"),
+    Bad("xfail-tab", "a tab in the indentation",
+        {"xfail/eager.yaml": "- id: conv_backward/2d/tiny\n\treason: x\n"}, (),
+        "xfail/eager.yaml:2: malformed YAML (found character '\\t' that cannot start any token); fix the syntax"),
+    Bad("xfail-not-a-list", "an expectation file that is not a list",
+        {"xfail/eager.yaml": "id: conv_backward/2d/tiny\nreason: x\n"}, (),
+        "xfail/eager.yaml: an expectation file must be a YAML list of entries; start each entry with '- id: ...'"),
+    Bad("xfail-entry-not-a-mapping", "an entry that is not a mapping",
+        {"xfail/eager.yaml": "- conv_backward/2d/tiny\n"}, (),
+        "xfail/eager.yaml: entry 'conv_backward/2d/tiny' is not a mapping; write '- id: ...\\n  reason: ...'"),
+    Bad("xfail-unknown-key", "an unknown key in an entry",
+        {"xfail/eager.yaml": _entry("  reasn: y\n")}, (),
+        "xfail/eager.yaml:1: unknown key 'reasn'; allowed keys are id, issue, phase, reason, timeout, when"),
+    Bad("xfail-missing-reason", "an entry without a reason",
+        {"xfail/eager.yaml": "- id: conv_backward/2d/tiny\n"}, (),
+        "xfail/eager.yaml:1: missing required key 'reason'"),
+    Bad("xfail-empty-reason", "an empty reason",
+        {"xfail/eager.yaml": "- id: conv_backward/2d/tiny\n  reason: ''\n"}, (),
+        "xfail/eager.yaml:1: 'reason' must be a non-empty string"),
+    Bad("xfail-id-not-a-string", "an id that is not a string",
+        {"xfail/eager.yaml": "- id: 7\n  reason: x\n"}, (),
+        "xfail/eager.yaml:1: 'id' must be a non-empty string"),
+    Bad("xfail-dead-id", "a dead id (matches no case)",
+        {"xfail/eager.yaml": _entry(case="conv_backward/2d/gone")}, (),
+        "xfail/eager.yaml:1: id 'conv_backward/2d/gone' matches no case; delete the entry or fix the id "
+        "(list ids with --collect-only -q)"),
+    Bad("crash-set-dead-glob", "a glob that matches no case",
+        {"crash_sets/eager.yaml": _entry(case="conv_backward/2d/nope*")}, (),
+        "crash_sets/eager.yaml:1: id 'conv_backward/2d/nope*' matches no case; delete the entry or fix the id "
+        "(list ids with --collect-only -q)"),
+    Bad("case-in-both-files", "conflicting entries: a case in the xfail file and the crash set",
+        {"xfail/eager.yaml": _entry(), "crash_sets/eager.yaml": _entry(case="conv_backward/*")}, (),
+        "xfail/eager.yaml:1: case 'conv_backward/2d/tiny' is also in the crash set at crash_sets/eager.yaml:1; "
+        "keep it in one of the two files"),
+    Bad("bad-when-version", "a bad version specifier in `when`",
+        {"xfail/eager.yaml": _entry("  when: {torch: '>>2'}\n")}, (),
+        "xfail/eager.yaml:1: bad version condition torch: '>>2'; write a PEP 440 specifier such as '>=2.13,<2.14'"),
+    Bad("unknown-when-condition", "an unknown name in `when`",
+        {"xfail/eager.yaml": _entry("  when: {tensorflow: '>=2'}\n")}, (),
+        "xfail/eager.yaml:1: unknown condition 'tensorflow'; use one of numpy, python, torch, torch-mlir"),
+    Bad("when-not-a-mapping", "`when` that is not a mapping",
+        {"xfail/eager.yaml": _entry("  when: torch>=2\n")}, (),
+        "xfail/eager.yaml:1: 'when' must be a mapping such as {torch: '>=2.13'}"),
+    Bad("unknown-phase", "an unknown phase",
+        {"xfail/eager.yaml": _entry("  phase: link\n")}, (),
+        "xfail/eager.yaml:1: unknown phase 'link'; use one of setup, export, import, lower, compile, run, compare"),
+    Bad("bad-entry-timeout", "a negative timeout in an entry",
+        {"xfail/eager.yaml": _entry("  timeout: -5\n")}, (),
+        "xfail/eager.yaml:1: timeout must be a positive, finite number of seconds, not -5"),
+    # ---------------------------------------------------------------- backend configs
+    Bad("config-malformed-yaml", "malformed YAML in a backend config",
+        {"configs/broken.yaml": "name: broken\nclass: [a\n"}, (),
+        "configs/broken.yaml:3: malformed YAML (expected ',' or ']', but got '<stream end>'); fix the syntax"),
+    Bad("config-unknown-key", "an unknown key in a config",
+        {"configs/broken.yaml": "name: broken\nclass: fake_backends:FaultyBackend\ntimout: 5\n"}, (),
+        "configs/broken.yaml:1: unknown key 'timout'; allowed keys are class, description, extends, install, "
+        "memory_limit_mb, name, options, requires, timeout, tolerances"),
+    Bad("config-not-a-mapping", "a config that is not a mapping",
+        {"configs/broken.yaml": "- name: broken\n"}, (),
+        "configs/broken.yaml: a backend config must be a mapping; see configs/eager.yaml"),
+    Bad("config-missing-name", "a config without a name",
+        {"configs/broken.yaml": "class: fake_backends:FaultyBackend\n"}, (),
+        "configs/broken.yaml:1: missing required key 'name'"),
+    Bad("config-missing-class", "a config without a class",
+        {"configs/broken.yaml": "name: broken\n"}, (),
+        "configs/broken.yaml: missing required key 'class'; name the backend class as module:Class, "
+        "or extend a config that does"),
+    Bad("config-bad-class", "a class not written module:Class",
+        {"configs/broken.yaml": "name: broken\nclass: fake_backends.FaultyBackend\n"}, (),
+        "configs/broken.yaml: class 'fake_backends.FaultyBackend' is not of the form 'module:Class'"),
+    Bad("config-name-differs", "a name that differs from the file name",
+        {"configs/broken.yaml": "name: brokn\nclass: fake_backends:FaultyBackend\n"}, (),
+        "configs/broken.yaml: name 'brokn' differs from the file name; rename the file to brokn.yaml or fix the name"),
+    Bad("config-bad-timeout", "a zero timeout in a config",
+        {"configs/broken.yaml": "name: broken\nclass: a:B\ntimeout: 0\n"}, (),
+        "configs/broken.yaml: timeout must be a positive, finite number of seconds, not 0"),
+    Bad("config-tolerance-dtype", "a tolerance for an unknown dtype",
+        {"configs/broken.yaml": "name: broken\nclass: a:B\ntolerances: {int8: {rtol: 1, atol: 1}}\n"}, (),
+        "configs/broken.yaml: tolerance for unknown dtype 'int8'; use one of float64, float32, float16, bfloat16"),
+    Bad("config-tolerance-missing-atol", "a tolerance without atol",
+        {"configs/broken.yaml": "name: broken\nclass: a:B\ntolerances: {float32: {rtol: 1}}\n"}, (),
+        "configs/broken.yaml:3: missing required key 'atol'"),
+    Bad("config-tolerance-negative", "a negative tolerance",
+        {"configs/broken.yaml": "name: broken\nclass: a:B\ntolerances: {float32: {rtol: -1, atol: 0}}\n"}, (),
+        "configs/broken.yaml: tolerances.float32.rtol must be a non-negative, finite number, not -1"),
+    Bad("config-extends-unknown", "`extends` naming an unknown backend",
+        {"configs/broken.yaml": "name: broken\nextends: nothere\n"}, (),
+        "configs/broken.yaml: extends unknown backend 'nothere'; use one of broken, eager"),
+    Bad("config-extends-cycle", "configs that extend each other",
+        {"configs/a.yaml": "name: a\nextends: b\n", "configs/b.yaml": "name: b\nextends: a\n"}, (),
+        "configs/b.yaml: extends 'a', which extends it back; break the cycle"),
+    Bad("config-options-not-a-mapping", "options that are not a mapping",
+        {"configs/broken.yaml": "name: broken\nclass: a:B\noptions: [1]\n"}, (),
+        "configs/broken.yaml: 'options' must be a mapping"),
+    Bad("config-defined-twice", "a backend defined in two configs directories",
+        {"more/eager.yaml": "name: eager\nclass: a:B\n"}, ("--configs-dir=more",),
+        "more/eager.yaml: backend 'eager' is already defined in configs/eager.yaml; rename one of them"),
+    # ---------------------------------------------------------------- backends
+    Bad("unknown-backend", "an unknown backend", {}, ("--backend=eager,nope",),
+        "--backend=nope: unknown backend (known: eager); add configs/<name>.yaml or pass --configs-dir=DIR"),
+    Bad("missing-optional-package", "a backend whose `requires` is not installed",
+        {"configs/needy.yaml": "name: needy\nclass: a:B\nrequires: [not-a-real-dist]\n"
+                               "install: pip install not-a-real-dist\n"}, ("--backend=needy",),
+        "--backend=needy: needs the package 'not-a-real-dist', which is not installed; "
+        "install it with: pip install not-a-real-dist"),
+    # ---------------------------------------------------------------- --cases-file
+    Bad("cases-file-missing", "a missing `--cases-file`", {}, ("--cases-file=nope.yaml",),
+        "nope.yaml: cannot read: No such file or directory"),
+    Bad("cases-file-directory", "a directory as `--cases-file`", {"adir/x": ""}, ("--cases-file=adir",),
+        "adir: cannot read: Is a directory"),
+    Bad("cases-file-not-a-list", "a cases file that is not a list",
+        {"extra.yaml": "input_shape: [1, 2, 4, 4]\nweight_shape: [2, 2, 3, 3]\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml: a cases file must be a non-empty list of parameter sets"),
+    Bad("cases-file-empty", "an empty cases file", {"extra.yaml": ""}, ("--cases-file=extra.yaml",),
+        "extra.yaml: a cases file must be a non-empty list of parameter sets"),
+    Bad("cases-file-negative-stride", "a negative stride",
+        {"extra.yaml": f"- {BACKWARD}, stride: -1}}\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: stride [-1, -1] has a value below 1: every stride value must be >= 1."),
+    Bad("cases-file-groups", "groups that do not divide the channels",
+        {"extra.yaml": f"- {BACKWARD}}}\n- {{input_shape: [1, 3, 4, 4], weight_shape: [2, 1, 3, 3], groups: 2}}\n"},
+        ("--cases-file=extra.yaml",),
+        "extra.yaml:2: groups=2 does not divide the 3 input channels of input_shape [1, 3, 4, 4]: "
+        "pick groups that divides C_in."),
+    Bad("cases-file-unknown-family", "an unknown family",
+        {"extra.yaml": f"- {BACKWARD}, family: conv_sideways}}\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward"),
+    Bad("cases-file-unknown-key", "an unknown parameter",
+        {"extra.yaml": f"- {BACKWARD}, strides: 2}}\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: unknown key(s) ['strides'] for conv_backward: use only ['input_shape', 'weight_shape', "
+        "'stride', 'padding', 'dilation', 'output_padding', 'transposed', 'groups', 'output_mask', 'bias', "
+        "'unsized_grad_bias', 'dtype', 'dynamic_dims']."),
+    Bad("cases-file-missing-key", "a missing weight_shape",
+        {"extra.yaml": "- {input_shape: [1, 2, 4, 4]}\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: weight_shape is missing: give it as a list of positive ints (PyTorch weight layout)."),
+    Bad("cases-file-dtype", "an unsupported dtype",
+        {"extra.yaml": f"- {BACKWARD}, dtype: int8}}\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: dtype 'int8' is not supported: use one of ['float32', 'float64', 'float16', 'bfloat16']."),
+    Bad("cases-file-kernel-too-big", "a kernel larger than the input",
+        {"extra.yaml": "- {input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 9, 9]}\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: input_shape [1, 2, 4, 4] with kernel [9, 9], stride [1, 1], padding [0, 0], dilation [1, 1] "
+        "gives output spatial size [-4, -4]: the dilated kernel does not fit in the padded input, so change them "
+        "so every output size is >= 1."),
+    Bad("cases-file-timeout", "a zero timeout",
+        {"extra.yaml": f"- {BACKWARD}, timeout: 0}}\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: case conv_backward/cases_file/extra_0: timeout must be a positive, finite number of "
+        "seconds, not 0"),
+    Bad("cases-file-malformed-yaml", "malformed YAML",
+        {"extra.yaml": "- {input_shape: [1, 2\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:2: malformed YAML (expected ',' or ']', but got '<stream end>'); fix the syntax"),
+    Bad("cases-file-malformed-json", "malformed JSON", {"extra.json": "[{"}, ("--cases-file=extra.json",),
+        "extra.json: cannot read JSON (Expecting property name enclosed in double quotes: line 1 column 3 (char 2))"),
+    Bad("cases-file-duplicate-names", "the same name in two cases files",
+        {"a.yaml": f"- {BACKWARD}, name: same}}\n", "b.yaml": f"- {BACKWARD}, name: same}}\n"},
+        ("--cases-file=a.yaml", "--cases-file=b.yaml"),
+        "conv_backward/cases_file/same: two cases share this id; rename one (ids must be unique)"),
+    # ---------------------------------------------------------------- case modules
+    Bad("case-module-bad-case", "a case module declaring a bad case",
+        {"cases/broken.py": "from harness.families.conv_params import conv_forward_case\n"
+                            "CASES = [conv_forward_case('x', input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 9, 9])]\n"},
+        (), "cases/broken.py: conv_forward/2d/x: input_shape [1, 2, 4, 4] with kernel [9, 9], stride [1, 1], "
+            "padding [0, 0], dilation [1, 1] gives output spatial size [-4, -4]: the dilated kernel does not fit "
+            "in the padded input, so change them so every output size is >= 1."),
+    Bad("case-module-without-cases", "a case module without CASES", {"cases/broken.py": "X = 1\n"}, (),
+        "cases/broken.py: a case module must define CASES, a list of harness.spec.Case"),
+    # ---------------------------------------------------------------- report and artifact paths
+    Bad("report-json-missing-dir", "`--report-json` in a missing directory", {},
+        ("--report-json=no/such/report.json",),
+        "--report-json=no/such/report.json: cannot write there; create the directory or pick another path"),
+    Bad("report-json-under-a-file", "`--report-json` under a file", {"afile": "x\n"},
+        ("--report-json=afile/report.json",),
+        "--report-json=afile/report.json: cannot write there; create the directory or pick another path"),
+    Bad("report-json-is-a-directory", "`--report-json` naming a directory", {"adir/x": ""},
+        ("--report-json=adir",),
+        "--report-json=adir: cannot write there; create the directory or pick another path"),
+    Bad("report-md-missing-dir", "`--report-md` (or `--report-html`) in a missing directory", {},
+        ("--report-md=no/such/report.md",),
+        "--report-md=no/such/report.md: cannot write there; create the directory or pick another path"),
+    Bad("artifacts-dir-under-a-file", "`--artifacts-dir` that cannot be created", {"afile": "x\n"},
+        ("--artifacts-dir=afile/bundles",),
+        "--artifacts-dir=afile/bundles: cannot create it (Not a directory); pick another directory"),
+    Bad("artifacts-dir-is-a-file", "`--artifacts-dir` naming a file", {"afile": "x\n"},
+        ("--artifacts-dir=afile",),
+        "--artifacts-dir=afile: cannot create it (File exists); pick another directory"),
+    # ---------------------------------------------------------------- option values
+    Bad("case-timeout-zero", "`--case-timeout=0`", {}, ("--case-timeout=0",),
+        "--case-timeout=0: must be a positive, finite number of seconds"),
+    Bad("case-timeout-nan", "`--case-timeout=nan`", {}, ("--case-timeout=nan",),
+        "--case-timeout=nan: must be a positive, finite number of seconds"),
+    Bad("case-timeout-inf", "`--case-timeout=inf`", {}, ("--case-timeout=inf",),
+        "--case-timeout=inf: must be a positive, finite number of seconds"),
+    Bad("case-timeout-text", "`--case-timeout=abc`", {}, ("--case-timeout=abc",),
+        "argument --case-timeout: invalid float value: 'abc'", ARGPARSE),
+    Bad("artifacts-bogus", "`--artifacts=bogus`", {}, ("--artifacts=bogus",),
+        "argument --artifacts: invalid choice: 'bogus' (choose from 'unexpected', 'all')", ARGPARSE),
+    Bad("memory-limit-zero", "`--memory-limit=0`", {}, ("--memory-limit=0",),
+        "--memory-limit=0: must be a positive, finite number"),
+    Bad("recycle-after-zero", "`--recycle-after=0`", {}, ("--recycle-after=0",),
+        "--recycle-after=0: must be a positive, finite number"),
+    Bad("recycle-after-fraction", "`--recycle-after=1.5`", {}, ("--recycle-after=1.5",),
+        "argument --recycle-after: invalid int value: '1.5'", ARGPARSE),
+    Bad("recycle-rss-negative", "`--recycle-rss=-3`", {}, ("--recycle-rss=-3",),
+        "--recycle-rss=-3: must be a positive, finite number"),
+    Bad("misspelt-option", "a misspelt option", {}, ("--bakend=eager",),
+        "unrecognized arguments: --bakend=eager", ARGPARSE),
+    # ------------------------------------------- found by this table, fixed (each was a traceback or a wrong line)
+    Bad("case-module-syntax-error", "a case module with a syntax error", {"cases/broken.py": "CASES = [\n"}, (),
+        "cases/broken.py:1: syntax error ('[' was never closed); fix the module"),
+    Bad("case-module-import-error", "a case module importing a missing module",
+        {"cases/broken.py": "import not_a_module\nCASES = []\n"}, (),
+        "cases/broken.py: importing it failed (ModuleNotFoundError: No module named 'not_a_module'); "
+        "fix the module or move it out of the cases directory"),
+    Bad("cases-file-report-without-params", "a JSON report whose results lack `params`, as `--cases-file`",
+        {"old.json": json.dumps({"results": [{"case": "conv_backward/2d/x"}]})}, ("--cases-file=old.json",),
+        "old.json: a report's results must each have 'case' and 'params'; pass a report written by --report-json"),
+    Bad("cases-file-entry-not-a-mapping", "a cases-file entry that is not a mapping",
+        {"extra.yaml": "- 3\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml entry 1: each entry must be a mapping of parameters"),
+    Bad("config-requires-a-string", "`requires: torch` (a string, not a list)",
+        {"configs/broken.yaml": "name: broken\nclass: a:B\nrequires: torch\n"}, ("--backend=broken",),
+        "configs/broken.yaml: requires must be a list of distribution names, not 'torch'; "
+        "write requires: [torch, torch-mlir]"),
+    Bad("config-memory-limit", "a negative `memory_limit_mb`",
+        {"configs/broken.yaml": "name: broken\nclass: a:B\nmemory_limit_mb: -1\n"}, (),
+        "configs/broken.yaml: memory_limit_mb must be a positive, finite number of MiB, not -1"),
+    Bad("backend-empty", "`--backend=,` (no backend)", {}, ("--backend=,",),
+        "--backend: no backend named; give one or more names, e.g. --backend=linalg-on-tensors"),
+    Bad("configs-dir-missing", "a `--configs-dir` that does not exist", {}, ("--configs-dir=nope",),
+        "--configs-dir=nope: no such directory"),
+    Bad("xfail-dir-missing", "a mistyped `--xfail-dir`", {}, ("--xfail-dir=xfial",),
+        "--xfail-dir=xfial: no such directory"),
+    Bad("crash-sets-dir-missing", "a mistyped `--crash-sets-dir`", {}, ("--crash-sets-dir=nope",),
+        "--crash-sets-dir=nope: no such directory"),
+]
+
+
+def run_bad(bad: Bad, root: Path) -> tuple[int, str, bool]:
+    """(exit status, stdout + stderr, whether a report was written) of pytest on a project with the row's files."""
+    root.mkdir(parents=True)
+    project = Project(root)
+    for relpath, text in bad.files.items():
+        path = root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    args = bad.args if any(a.startswith("--report-json") for a in bad.args) else ("--report-json=report.json", *bad.args)
+    env = dict(os.environ, PYTHONPATH=python_path_env())
+    for name in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_CURRENT_TEST"):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", *args],
+                          cwd=project.path, env=env, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    return done.returncode, done.stdout + "\n" + done.stderr, (root / "report.json").exists()
+
+
+@pytest.fixture(scope="module")
+def bad_runs(request, tmp_path_factory) -> dict[str, tuple[int, str, bool]]:
+    """Runs of the rows selected in this session, two at a time."""
+    selected = [item.callspec.params["bad"] for item in request.session.items
+                if getattr(item, "originalname", None) == "test_bad_input_gives_its_exact_line"
+                and item.path == request.path]
+    base = tmp_path_factory.mktemp("bad_inputs")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {bad.id: pool.submit(run_bad, bad, base / bad.id) for bad in selected}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def error_line(bad: Bad, output: str) -> str:
+    """The row's one error line, without "ERROR: " or "<prog>: error: "."""
+    errors = [line for line in output.splitlines() if line.startswith("ERROR: ")]
+    assert len(errors) == 1, output[-3000:]
+    if bad.kind == ARGPARSE:
+        assert errors[0].startswith("ERROR: usage: "), errors[0]
+        found = [m.group(1) for m in (re.match(r"^(?:pytest|__main__\.py): error: (.*)$", line)
+                                      for line in output.splitlines()) if m]
+        assert len(found) == 1, output[-3000:]
+        return found[0]
+    return errors[0].removeprefix("ERROR: ")
+
+
+def _rows():
+    for bad in BAD:
+        marks = [pytest.mark.xfail(strict=True, reason=f"harness bug: {bad.bug}")] if bad.bug else []
+        yield pytest.param(bad, id=bad.id, marks=marks)
+
+
+@pytest.mark.parametrize("bad", _rows())
+def test_bad_input_gives_its_exact_line(bad_runs, bad):
+    ret, output, wrote_report = bad_runs[bad.id]
+    assert "Traceback" not in output and "INTERNALERROR" not in output, output[-3000:]
+    assert ret == 4, f"exit status {ret}\n{output[-3000:]}"
+    line = error_line(bad, output)
+    if bad.bug:
+        assert line.startswith(bad.line), line
+        assert not bad.absent or bad.absent not in line, line
+    else:
+        assert line == bad.line
+    assert not wrote_report
+
+
+def test_every_row_has_a_distinct_id_and_description():
+    assert len({b.id for b in BAD}) == len(BAD)
+    assert all(b.what and b.line for b in BAD)
+
+
+def test_the_readme_table_shows_every_line():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("\n## Bad input\n", 1)[1].split("\n## ", 1)[0]
+    for bad in BAD:
+        if not bad.bug:
+            prefix = "pytest: error: " if bad.kind == ARGPARSE else "ERROR: "
+            assert f"| `{prefix}{bad.line}` |" in section, bad.id
