@@ -132,6 +132,16 @@ def _writable(path: Path) -> bool:
     return path.parent.is_dir() and os.access(path.parent, os.W_OK) and not path.is_dir()
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A process that will run cases starts its first worker now: it imports torch and the
+    backends while pytest collects (not in the xdist controller, which runs none)."""
+    config = session.config
+    runs_cases = not config.option.collectonly and (hasattr(config, "workerinput")
+                                                    or not getattr(config.option, "numprocesses", None))
+    if runs_cases and RUNNER in config.stash:
+        config.stash[RUNNER].pool.start()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     runner = config.stash.get(RUNNER, None)
     if runner is not None:

@@ -47,9 +47,9 @@ class WorkerLost(Exception):
 class Worker:
     """One worker process, its pipes and the tail of its output."""
 
-    def __init__(self, rootdir: Path):
+    def __init__(self, rootdir: Path, preload: list[dict]):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(rootdir), os.environ.get("PYTHONPATH")])),
-                   PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1")
+                   PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", HARNESS_WORKER_PRELOAD=json.dumps(preload))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -185,8 +185,10 @@ class Worker:
 class WorkerPool:
     """Runs cases one at a time in a reusable worker, with a spare started after the first loss."""
 
-    def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None):
+    def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None,
+                 preload: list[dict] = ()):
         self.rootdir = Path(rootdir)
+        self.preload = list(preload)          # backend specs every worker creates before it is ready
         self.recycle_after = recycle_after    # cases per worker; None: no limit
         self.recycle_rss_mb = recycle_rss_mb  # resident MiB after which a worker is replaced
         self.worker: Worker | None = None
@@ -199,7 +201,8 @@ class WorkerPool:
         started = time.monotonic()
         sent = False
         try:
-            worker.wait_ready()
+            if not self._ready(worker):  # a preloaded backend killed it: retry, loading none up front
+                return self.run(request, timeout, memory_limit_mb)
             worker.memory_limit_mb = memory_limit_mb
             worker.send(request)
             sent = True
@@ -226,6 +229,10 @@ class WorkerPool:
             self.worker = None
             raise
 
+    def start(self) -> None:
+        """Start the first worker now (it imports torch and the backends while pytest collects)."""
+        self._current()
+
     def close(self) -> None:
         for worker in (self.worker, self.spare):
             if worker is not None:
@@ -234,8 +241,24 @@ class WorkerPool:
 
     def _current(self) -> Worker:
         if self.worker is None:
-            self.worker, self.spare = self.spare or Worker(self.rootdir), None
+            self.worker, self.spare = self.spare or self._new_worker(), None
         return self.worker
+
+    def _ready(self, worker: Worker) -> bool:
+        """Wait for the worker's start-up. If it dies there while preloading backends, stop
+        preloading (one backend crashing on import must cost only its own cases) and say False."""
+        try:
+            worker.wait_ready()
+            return True
+        except WorkerLost:
+            if not self.preload:
+                raise
+            self.preload = []
+            self.close()
+            return False
+
+    def _new_worker(self) -> Worker:
+        return Worker(self.rootdir, self.preload)
 
     def _recycle_if_due(self, worker: Worker) -> None:
         worker.cases += 1
@@ -247,7 +270,7 @@ class WorkerPool:
         """Drop the current worker; promote the spare and start a new spare in the background."""
         if self.worker is not None:
             self.worker.kill()
-        self.worker, self.spare = self.spare or Worker(self.rootdir), Worker(self.rootdir)
+        self.worker, self.spare = self.spare or self._new_worker(), self._new_worker()
 
 
 def _tail(output: str) -> str:

@@ -158,7 +158,8 @@ class Runner:
     @property
     def pool(self) -> WorkerPool:
         if self._pool is None:
-            self._pool = WorkerPool(self.settings.rootdir, self.settings.recycle_after, self.settings.recycle_rss_mb)
+            self._pool = WorkerPool(self.settings.rootdir, self.settings.recycle_after, self.settings.recycle_rss_mb,
+                                    preload=[config.to_json() for config in self.configs.values()])
         return self._pool
 
     def backend_environment(self) -> dict:

@@ -4,7 +4,7 @@ Started by harness.pool as `python -m harness.worker`. Protocol: one JSON object
 requests on stdin, replies on the original stdout (fd 1 is then pointed at stderr, so whatever
 a case or compiler prints lands in the captured log and cannot corrupt the protocol).
 
-  worker -> controller  {"type": "ready", "pid": ...}
+  worker -> controller  {"type": "ready", "pid": ...}   (after creating the backends of $HARNESS_WORKER_PRELOAD)
   controller -> worker  {"type": "run", "case": {...}, "backend": {...},
                          "bundle": {"path": ..., "rerun": ...}}   (bundle: with --artifacts-dir only)
   worker -> controller  {"type": "phase", "phase": "lower"}          (zero or more)
@@ -31,6 +31,7 @@ from harness.native_stack import install_crash_dump
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
+PRELOAD_ENV = "HARNESS_WORKER_PRELOAD"  # JSON list of backend specs to create before "ready"
 
 
 class Session:
@@ -40,6 +41,7 @@ class Session:
         self.send = send
         self.execute = execute  # harness.execute.execute: passed in so that torch loads before "ready"
         self.backends: dict[str, Any] = {}
+        self.reported: set[str] = set()  # backends whose versions went out with a result
 
     def backend(self, spec: dict) -> Any:
         """The backend instance for a spec, created on first use."""
@@ -47,10 +49,19 @@ class Session:
             self.backends[spec["name"]] = create_backend(spec["name"], spec["class"], spec.get("options", {}))
         return self.backends[spec["name"]]
 
+    def preload(self, specs: list[dict]) -> None:
+        """Create these backends now, before "ready", so that no case pays for their imports. A
+        backend that fails here is left for its first case, which then reports the error."""
+        for spec in specs:
+            try:
+                self.backend(spec)
+            except Exception:  # noqa: BLE001
+                pass
+
     def run(self, request: dict) -> dict:
         clock = PhaseClock(self.send)
         backend = None
-        first_use = request["backend"]["name"] not in self.backends
+        first_use = request["backend"]["name"] not in self.reported
         bundle = request.get("bundle")
         try:
             backend = self.backend(request["backend"])
@@ -67,6 +78,7 @@ class Session:
                   "notes": getattr(backend, "notes", {})}
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
             result["versions"] = _versions(backend)
+            self.reported.add(backend.name)
         return result
 
 
@@ -132,6 +144,7 @@ def main() -> None:
 
     from harness.execute import execute  # imports torch: before "ready", off any case's clock
     session = Session(send, execute)
+    session.preload(json.loads(os.environ.get(PRELOAD_ENV, "[]")))
     send({"type": "ready", "pid": os.getpid()})
     for line in sys.stdin:
         request = json.loads(line)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import fnmatch
+import importlib
 import hashlib
 import os
 import stat
@@ -65,6 +66,11 @@ RESULT_FAULTS = {"wrong_values", "nan", "wrong_shape", "wrong_dtype"}
 
 
 class FaultyBackend(Backend):
+    def __init__(self, name, options):
+        super().__init__(name, options)
+        for module in self.options.get("preload", []):  # to be stuck or die with a compiler's libraries
+            importlib.import_module(module)                # loaded (benchmarks/recovery.py)
+
     def _armed(self, program, phase_name) -> bool:
         return (fnmatch.fnmatchcase(program.name, self.options.get("only", "*"))
                 and self.options.get("phase", "compile") == phase_name)

@@ -101,3 +101,34 @@ def test_captured_output_keeps_only_its_tail(pool):
     result = pool.run(request(faulty("big_print")), timeout=60)  # 30 MiB, line by line
     assert result["outcome"] == "passed", result["message"]
     assert len(pool.worker.output) <= OUTPUT_CAP_BYTES
+
+
+def test_a_backend_that_kills_the_worker_while_preloading_costs_only_its_own_cases(tmp_path):
+    shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
+    (tmp_path / "dies_on_import.py").write_text("import os\nos._exit(7)\n")
+    broken = {"name": "broken", "class": "fake_backends:FaultyBackend", "tolerances": {},
+              "options": {"fault": "none", "preload": ["dies_on_import"]}}
+    pool = WorkerPool(tmp_path, preload=[EAGER, broken])
+    try:
+        assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+        result = pool.run(request(broken), timeout=60)
+        assert result["outcome"] == "crashed" and "exited with status 7" in result["message"]
+        assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+    finally:
+        pool.close()
+
+
+def test_preloaded_backends_are_ready_before_the_first_case(tmp_path):
+    shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
+    (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(3)\n")
+    slow = {"name": "slow", "class": "fake_backends:FaultyBackend", "tolerances": {},
+            "options": {"fault": "none", "preload": ["slow_import"]}}
+    pool = WorkerPool(tmp_path, preload=[slow])
+    try:
+        pool.start()
+        pool.worker.wait_ready()  # start-up includes the 3 s import
+        result = pool.run(request(slow), timeout=60)
+        assert result["outcome"] == "passed" and sum(result["durations"].values()) < 2
+        assert result["versions"] == {}  # still reported with the backend's first result
+    finally:
+        pool.close()
