@@ -7,8 +7,10 @@ output are recorded. Either way a replacement takes over and the run goes on.
 While a case runs, the controller also watches the worker: past its memory limit (resident
 memory, read from /proc) it is killed and the case is `crashed` with "memory limit". Its output
 comes through a pipe that the controller drains into a buffer holding only the last
-OUTPUT_CAP_BYTES, so a flood neither blocks the worker nor fills memory or disk. A worker is recycled (replaced by the spare) after `recycle_after` cases or once its resident
-memory passes `recycle_rss_mb`, so state that leaks from case to case stays bounded.
+OUTPUT_CAP_BYTES, so a flood neither blocks the worker nor fills memory or disk. A worker is
+recycled (replaced by the spare) after `recycle_after` cases or once its resident memory passes
+`recycle_rss_mb`, so state that leaks from case to case stays bounded. Every worker creates the
+`preload` backends before it says ready, so a spare that takes over is fully warm.
 """
 from __future__ import annotations
 
