@@ -23,7 +23,8 @@ _NORMALISERS = [
     (re.compile(r"(?<![\w.])/[\w.+-]+(?:/[\w.+-]+)+"), "<path>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0xN"),
     (re.compile(r"%[\w.$-]+(?::\d+)?"), "%N"),                   # SSA values
-    (re.compile(r"(?<=[<x])\d+(?=x)"), "N"),                    # tensor<4x6x3xf32> -> tensor<NxNxNxf32>
+    (re.compile(r"(?<=<)(?:(?:\d+|\?)x)+(?=[a-z])"), "...x"),   # tensor<4x?x3xf32> -> tensor<...xf32>:
+                                                                  # the rank, like the sizes, varies with the case
     (re.compile(r"(?<![\w.#])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w|\.\d)"), "N"),
     (re.compile(r"\s+"), " "),
 ]
