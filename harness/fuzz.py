@@ -1,0 +1,601 @@
+"""Fuzzing the lowering: generated convolution configurations, each distinct failure shrunk.
+
+    python -m harness fuzz --backend=NAME [--family=conv_backward|conv_forward] [--max-examples=N]
+                           [--time-budget=SECONDS] [--seed=S] [--out=findings.json] [--against=OTHER]
+
+`conv_configs(family)` is a Hypothesis strategy that builds only configurations PyTorch's eager
+convolution accepts: channels are drawn per group, every output size is at least 1 because each
+spatial size is drawn above the smallest size that gives one, output_padding stays below the
+stride or the dilation, grad_bias is only asked for with a bias. Sizes are small (at most 8
+channels and 8 per spatial dim, kernels up to 3), so an example compiles and runs in about a
+second. Every value shrinks towards the parameter defaults and the smallest sizes, so a minimal
+example is also the shortest cases-file entry.
+
+Every example is a `harness.spec.Case` built from the cases-file entry it is reported as (id
+`<family>/cases_file/fuzz_<hash of its params>`, the id a pasted entry gets, so the inputs are
+the same too), run through a `harness.pool.WorkerPool` like a test-suite case: the same worker
+protocol, timeouts, crash handling and golden comparison. A configuration runs at most once per
+fuzz run: results are cached by the normalised params. A failure's group is its signature
+(`harness.signature.signature`, the triage reports' normalisation).
+
+A run has three steps, all against one time budget:
+
+1. replay: the minimal configurations of the last run's findings (kept in the example database,
+   DATABASE/<backend>-<family>/) run first, so known failures are seen again whatever the search.
+2. search: a seeded Hypothesis @given run over `conv_configs` that runs each example and files
+   it under its signature. It ends after --max-examples examples or SEARCH_SHARE of the budget
+   (the whole budget while nothing has failed).
+3. shrink: per group, in the order they were found, `hypothesis.find` looks for the minimal
+   configuration with the group's signature. It is seeded and sized like the search, so its
+   generation replays the search's examples from the cache up to the group's first hit and then
+   shrinks; its database key is the signature, so a rerun starts from the last minimal example.
+   Each group gets an equal share of the time left (what one leaves goes to the next). A shrink
+   cut short keeps the smallest configuration it reached; a group it could not start on keeps
+   the smallest configuration seen.
+
+With `against`, every example runs on both backends and a finding is a disagreement: the two
+results differ in signature (one passes and the other fails, or both fail differently). Each
+backend's outputs are checked against the float64 golden, which is the arbiter: "passed" means
+within the backend's tolerance of it, so two backends that both pass cannot disagree beyond
+tolerance by more than their tolerances add up to, and a mismatch on one side only is reported.
+
+Deterministic for a given seed, Hypothesis version and example database, as long as the search
+ends on --max-examples and shrinks finish within the budget (a budget that cuts in is a clock).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Mapping, TextIO
+
+from harness.config import BackendConfig, load_configs
+from harness.errors import HarnessInputError
+from harness.expectation_update import CRASHED, _NewEntry, _entry_lines, _flow, _scalar_text
+from harness.families import FAMILIES
+from harness.pool import WorkerPool
+from harness.registry import _case_from_entry
+from harness.runner import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT, distribution_version
+from harness.signature import signature
+from harness.spec import Case
+
+FUZZ_FAMILIES = ("conv_backward", "conv_forward")
+
+# Strategy bounds: small enough for about a second per example on an MLIR backend.
+MAX_BATCH = 2
+MAX_CHANNELS = 8            # input and output channels (so groups <= 8)
+MAX_SPATIAL = 8             # per spatial dim of the input
+# Choices are drawn with sampled_from, which shrinks to the first element; repeating a value
+# raises its share of the draws, so the defaults (stride 1, no padding, ...) stay common and
+# a search meets configurations that differ from them in one or two places.
+RANK_CHOICES = (1, 2, 2, 3)
+GROUP_CHOICES = (1, 1, 1, 2, 3, 4, 8)
+KERNEL_CHOICES = (1, 2, 3, 3)
+STRIDE_CHOICES = (1, 1, 2, 3)
+PADDING_CHOICES = (0, 0, 1, 2)
+DILATION_CHOICES = (1, 1, 1, 2)
+TRANSPOSED_CHOICES = (False, False, True)
+DTYPE_CHOICES = ("float32",) * 5 + ("float64", "float16", "bfloat16")
+MASKS_WITH_BIAS = ([True, True, True], [True, True, False], [True, False, False], [False, True, False],
+                   [False, False, True], [True, False, True], [False, True, True])
+MASKS_WITHOUT_BIAS = ([True, True, False], [True, False, False], [False, True, False])
+
+# Values a cases-file entry may leave out (conv_params' defaults); per-dim values compare as one int.
+DEFAULTS = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "transposed": False, "groups": 1,
+            "bias": True, "output_mask": [True, True, True], "unsized_grad_bias": False, "dtype": "float32",
+            "dynamic_dims": []}
+PER_DIM = ("stride", "padding", "dilation", "output_padding")
+
+DEFAULT_MAX_EXAMPLES = 100        # search length when neither --max-examples nor --time-budget is given
+UNBOUNDED_EXAMPLES = 100_000      # search length when only the time budget ends it
+SEARCH_SHARE = 0.4                # of --time-budget for the search; the rest (and what it leaves) shrinks
+DATABASE_DIR = Path(".hypothesis-fuzz")
+FINDINGS_KEY = b"torch-backend-e2e fuzz: minimal configurations of the last run's findings"
+MESSAGE_CHARS = 600               # of a finding's first failing message kept in the JSON output
+
+
+# --------------------------------------------------------------------------- generation
+
+def conv_configs(family: str = "conv_backward"):
+    """A Hypothesis strategy of normalised `family` params (conv_params' schema) that PyTorch accepts."""
+    from hypothesis import strategies as st
+
+    if family not in FUZZ_FAMILIES:
+        raise ValueError(f"no fuzz strategy for family {family!r}: use one of {', '.join(FUZZ_FAMILIES)}")
+
+    @st.composite
+    def configs(draw) -> dict[str, Any]:
+        # Hypothesis shrinks to the shortlex-smallest choice sequence, so what is drawn first is
+        # minimised first: the channels and the per-dim geometry go before the transposition, and
+        # a bug that shows with either padding or transposition shrinks to the unpadded transposed
+        # configuration, the one that names the variant. Every choice is drawn whatever the earlier
+        # ones were (output_padding too), so the sequences of different variants are equally long.
+        rank = draw(st.sampled_from(RANK_CHOICES))
+        groups = draw(st.sampled_from(GROUP_CHOICES))
+        c_in = groups * draw(st.integers(1, MAX_CHANNELS // groups))
+        c_out = groups * draw(st.integers(1, MAX_CHANNELS // groups))
+        batch = draw(st.integers(1, MAX_BATCH))
+        kernel, stride, padding, dilation = ([draw(st.sampled_from(c)) for _ in range(rank)] for c in
+                                             (KERNEL_CHOICES, STRIDE_CHOICES, PADDING_CHOICES, DILATION_CHOICES))
+        transposed = draw(st.sampled_from(TRANSPOSED_CHOICES))
+        output_padding, spatial = [], []
+        for k, s, p, d in zip(kernel, stride, padding, dilation):
+            op = draw(st.integers(0, max(s, d) - 1))  # PyTorch: smaller than the stride or the dilation
+            if transposed:  # output (n-1)*s - 2p + d(k-1) + op + 1 >= 1
+                smallest = 1 + max(0, -(-(2 * p - d * (k - 1) - op) // s))
+            else:           # output (n + 2p - d(k-1) - 1) // s + 1 >= 1; no output_padding
+                op, smallest = 0, max(1, d * (k - 1) + 1 - 2 * p)
+            output_padding.append(op)
+            spatial.append(smallest + draw(st.integers(0, MAX_SPATIAL - smallest)))
+        weight = [c_in, c_out // groups, *kernel] if transposed else [c_out, c_in // groups, *kernel]
+        params = {"input_shape": [batch, c_in, *spatial], "weight_shape": weight, "stride": stride,
+                  "padding": padding, "dilation": dilation, "output_padding": output_padding,
+                  "transposed": transposed, "groups": groups,
+                  "bias": not draw(st.booleans())}  # shrinks to the default, a bias
+        if family == "conv_backward":
+            params["output_mask"] = draw(st.sampled_from(MASKS_WITH_BIAS if params["bias"] else MASKS_WITHOUT_BIAS))
+        params["dtype"] = draw(st.sampled_from(DTYPE_CHOICES))
+        return FAMILIES[family].validate(params)
+
+    return configs()
+
+
+# --------------------------------------------------------------------------- cases-file entries and cases
+
+def canonical(params: Mapping[str, Any]) -> str:
+    return json.dumps(params, sort_keys=True, separators=(",", ":"))
+
+
+def case_name(family: str, params: Mapping[str, Any]) -> str:
+    return "fuzz_" + hashlib.sha256(f"{family}:{canonical(params)}".encode()).hexdigest()[:10]
+
+
+def cases_file_entry(family: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The --cases-file entry of normalised params: name, family, and every value not a default."""
+    entry: dict[str, Any] = {"name": case_name(family, params), "family": family}
+    for key, value in params.items():
+        if key in PER_DIM and len(set(value)) == 1:
+            value = value[0]
+        if key not in DEFAULTS or value != DEFAULTS[key]:
+            entry[key] = value
+    return entry
+
+
+def case_for(family: str, params: Mapping[str, Any]) -> Case:
+    """The Case a --cases-file holding `cases_file_entry(family, params)` gives (same id, params, tags)."""
+    return _case_from_entry(Path("fuzz"), 0, cases_file_entry(family, params))
+
+
+def entry_text(entry: Mapping[str, Any], comment: str = "") -> str:
+    lines = [comment] if comment else []
+    for i, (key, value) in enumerate(entry.items()):
+        text = _flow(value) if isinstance(value, list) else _scalar_text(value, False)
+        lines.append(f"{'- ' if i == 0 else '  '}{key}: {text}")
+    return "\n".join(lines) + "\n"
+
+
+def describe(family: str, params: Mapping[str, Any]) -> str:
+    """One line: the entry's values without name and family."""
+    entry = cases_file_entry(family, params)
+    return ", ".join(f"{k}={_flow(v)}" for k, v in entry.items() if k not in ("name", "family"))
+
+
+def _size(params: Mapping[str, Any]) -> tuple:
+    """An order on configurations for when no shrink ran: fewer elements first."""
+    return (math.prod(params["input_shape"]) + math.prod(params["weight_shape"]), canonical(params))
+
+
+# --------------------------------------------------------------------------- options and results
+
+@dataclasses.dataclass
+class FuzzOptions:
+    backend: str
+    family: str = "conv_backward"
+    max_examples: int | None = None
+    time_budget: float | None = None       # seconds for the whole run (replay, search, shrinking)
+    seed: int = 0
+    against: str | None = None
+    case_timeout: float | None = None      # overrides the backend configs' timeouts
+    configs_dirs: list[Path] = dataclasses.field(default_factory=lambda: [Path("configs")])
+    database_dir: Path | None = DATABASE_DIR   # None: no example database
+    rootdir: Path = dataclasses.field(default_factory=Path.cwd)  # the workers' cwd and PYTHONPATH entry
+
+    def check(self) -> None:
+        if self.family not in FUZZ_FAMILIES:
+            raise HarnessInputError(f"--family={self.family}", "no fuzz strategy for this family",
+                                    f"use one of {', '.join(FUZZ_FAMILIES)}")
+        if self.max_examples is not None and self.max_examples < 1:
+            raise HarnessInputError(f"--max-examples={self.max_examples}", "must be at least 1")
+        for option, value in (("--time-budget", self.time_budget), ("--case-timeout", self.case_timeout)):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise HarnessInputError(f"{option}={value:g}", "must be a positive, finite number of seconds")
+        if self.against is not None and self.against == self.backend:
+            raise HarnessInputError(f"--against={self.against}", "is the backend under test",
+                                    "name another backend to compare with")
+
+    @property
+    def search_examples(self) -> int:
+        """Hypothesis's max_examples for the search and for every shrink's find (they must match)."""
+        if self.max_examples is not None:
+            return self.max_examples
+        return DEFAULT_MAX_EXAMPLES if self.time_budget is None else UNBOUNDED_EXAMPLES
+
+
+@dataclasses.dataclass
+class Evaluation:
+    """One configuration's results: per backend (outcome, phase, signature, message)."""
+
+    params: dict[str, Any]
+    case: Case
+    results: dict[str, dict[str, Any]]
+    signature: str | None                  # the group: a failure's signature, or a disagreement's
+
+
+@dataclasses.dataclass
+class Group:
+    signature: str
+    found_in: str                          # "replay", "search" or "shrink"
+    hits: int = 0                          # search examples with this signature
+    first_hit: int | None = None           # the search example that first had it (1-based)
+    keys: list[str] = dataclasses.field(default_factory=list)   # distinct configurations with it
+    minimal: Evaluation | None = None
+    shrink: str | None = None              # "complete", "partial" (time ran out), "none"
+    shrink_runs: int = 0
+    shrink_s: float = 0.0
+
+
+class _OutOfTime(BaseException):
+    """Raised inside a Hypothesis run to leave it: a BaseException, so Hypothesis does not take it
+    for a failure of the example."""
+
+
+def select_backend(configs: Mapping[str, BackendConfig], name: str, option: str) -> BackendConfig:
+    """The named config, or one error line (the same messages as the pytest plugin's --backend)."""
+    if name not in configs:
+        known = ", ".join(sorted(configs)) or "none"
+        raise HarnessInputError(f"{option}={name}", f"unknown backend (known: {known})",
+                                "add configs/<name>.yaml or pass --configs-dir=DIR")
+    for dist in configs[name].requires:
+        if distribution_version(dist) is None:
+            raise HarnessInputError(f"{option}={name}", f"needs the package {dist!r}, which is not installed",
+                                    f"install it with: {configs[name].install}")
+    return configs[name]
+
+
+# --------------------------------------------------------------------------- the fuzzer
+
+class Fuzzer:
+    def __init__(self, options: FuzzOptions, pool: WorkerPool | None = None, log: TextIO | None = None):
+        try:
+            import hypothesis  # noqa: F401 - only this subcommand needs it
+        except ImportError:
+            raise HarnessInputError("python -m harness fuzz", "needs the package 'hypothesis', which is not "
+                                    "installed", "install it with: pip install hypothesis") from None
+        options.check()
+        self.options = options
+        configs = load_configs(options.configs_dirs)
+        self.backends = {options.backend: select_backend(configs, options.backend, "--backend")}
+        if options.against is not None:
+            self.backends[options.against] = select_backend(configs, options.against, "--against")
+        self.family = options.family
+        self.strategy = conv_configs(self.family)
+        self.database = self._open_database()
+        self._own_pool = pool is None
+        self.pool = pool if pool is not None else WorkerPool(  # workers, spares too, load the backends up front
+            options.rootdir, preload=[config.to_json() for config in self.backends.values()])
+        self.log_stream = log if log is not None else sys.stderr
+        self.cache: dict[str, Evaluation] = {}
+        self.groups: dict[str, Group] = {}
+        self.examples = 0
+        self.outcomes: Counter = Counter()
+        self.replayed = 0
+        self.interrupted = False
+        self.started = time.monotonic()
+        self.end = math.inf
+
+    # ---- plumbing
+
+    def log(self, message: str) -> None:
+        print(f"[{time.monotonic() - self.started:7.1f}s] {message}", file=self.log_stream, flush=True)
+
+    def _open_database(self):
+        if self.options.database_dir is None:
+            return None
+        from hypothesis.database import DirectoryBasedExampleDatabase
+
+        name = self.options.backend + (f"-vs-{self.options.against}" if self.options.against else "")
+        path = Path(self.options.database_dir) / f"{name}-{self.family}"
+        try:
+            fresh = not Path(self.options.database_dir).exists()
+            path.mkdir(parents=True, exist_ok=True)
+            if fresh:  # a folder of local state, kept out of git as Hypothesis keeps its .hypothesis/
+                (Path(self.options.database_dir) / ".gitignore").write_text("# python -m harness fuzz's example "
+                                                                            "database\n*\n")
+        except OSError as e:
+            raise HarnessInputError(str(path), f"cannot create the example database ({e.strerror or e})",
+                                    "pass --database-dir=DIR with a writable DIR") from None
+        return DirectoryBasedExampleDatabase(str(path))
+
+    def _settings(self, **overrides):
+        from hypothesis import HealthCheck, Verbosity, settings
+
+        values = dict(max_examples=self.options.search_examples, deadline=None, derandomize=False,
+                      database=None, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+                      print_blob=False, report_multiple_bugs=False)
+        values.update(overrides)
+        return settings(**values)
+
+    def _hypothesis_seed(self) -> int:
+        """The search's seed: the value hypothesis.find draws from random.Random(seed), so each
+        shrink's generation retraces the search."""
+        return random.Random(self.options.seed).getrandbits(64)
+
+    def timeout(self, config: BackendConfig) -> float:
+        return float(self.options.case_timeout or config.timeout or DEFAULT_TIMEOUT)
+
+    # ---- running one configuration
+
+    def evaluate(self, params: dict[str, Any], deadline: float, found_in: str) -> Evaluation | None:
+        """The configuration's (cached) results; None when it has not run and `deadline` has passed."""
+        key = canonical(params)
+        if key in self.cache:
+            return self.cache[key]
+        if time.monotonic() >= deadline:
+            return None
+        case = case_for(self.family, params)
+        results = {}
+        for name, config in self.backends.items():
+            request = {"type": "run", "case": case.to_json(), "backend": config.to_json()}
+            result = self.pool.run(request, self.timeout(config), config.memory_limit_mb or DEFAULT_MEMORY_LIMIT_MB)
+            results[name] = {"outcome": result["outcome"], "phase": result["phase"],
+                             "signature": signature(result["outcome"], result["phase"], result["message"],
+                                                    result.get("frame")),
+                             "message": result["message"]}
+        evaluation = Evaluation(dict(case.params), case, results, self._group_of(results))
+        self.cache[key] = evaluation
+        if evaluation.signature is not None:
+            group = self.groups.get(evaluation.signature)
+            if group is None:
+                group = self.groups[evaluation.signature] = Group(evaluation.signature, found_in)
+                self.log(f"new signature ({found_in}): {self._headline(evaluation)}")
+            group.keys.append(key)
+        return evaluation
+
+    def _group_of(self, results: dict[str, dict]) -> str | None:
+        signatures = [r["signature"] for r in results.values()]
+        if self.options.against is None:
+            return signatures[0]
+        if signatures[0] == signatures[1]:
+            return None  # both pass, or both fail the same way: no disagreement
+        return " | ".join(f"{name}: {r['signature'] or 'passed'}" for name, r in results.items())
+
+    def _headline(self, evaluation: Evaluation) -> str:
+        first = evaluation.results[self.options.backend]
+        return f"{first['outcome']} in phase {first['phase']}: {evaluation.signature}"
+
+    # ---- the three steps
+
+    def run(self) -> dict[str, Any]:
+        budget = self.options.time_budget
+        self.started = time.monotonic()
+        self.end = math.inf if budget is None else self.started + budget
+        against = f" against {self.options.against}" if self.options.against else ""
+        limits = [f"{self.options.max_examples} examples"] if self.options.max_examples else []
+        limits += [f"{budget:g} s"] if budget else []
+        self.log(f"fuzzing {self.options.backend}{against}, {self.family}, seed {self.options.seed}"
+                 f"{' (' + ', '.join(limits) + ')' if limits else ''}")
+        try:
+            try:
+                self.replay()
+                search_end = math.inf if budget is None else self.started + SEARCH_SHARE * budget
+                self.search(search_end)
+                self.log(f"search done: {self.examples} examples, {len(self.groups)} distinct signatures")
+                self.shrink_all()
+            except KeyboardInterrupt:  # a long run stopped by hand still reports what it found
+                self.interrupted = True
+                self.log("interrupted: no more examples; the findings so far follow")
+                self.end = time.monotonic()
+                self.shrink_all()  # each group not shrunk yet keeps its smallest configuration seen
+            self.remember()
+        finally:
+            if self._own_pool:
+                self.pool.close()
+        return self.report()
+
+    def replay(self) -> None:
+        if self.database is None:
+            return
+        known = sorted(self.database.fetch(FINDINGS_KEY))
+        for value in known:
+            try:
+                params = FAMILIES[self.family].validate(json.loads(value))
+            except (ValueError, TypeError):
+                self.database.delete(FINDINGS_KEY, value)  # written by another version: drop it
+                continue
+            if self.evaluate(params, self.end, "replay") is None:
+                break
+            self.replayed += 1
+        if known:
+            self.log(f"replayed {self.replayed} of {len(known)} known findings")
+
+    def search(self, search_end: float) -> None:
+        from hypothesis import Phase, given, seed
+
+        @seed(self._hypothesis_seed())
+        @self._settings(phases=[Phase.generate])
+        @given(self.strategy)
+        def example(params):
+            if self.examples >= self.options.search_examples:
+                raise _OutOfTime  # Hypothesis may call once more than max_examples; not counted
+            # The search gives up its time to shrinking only once there is something to shrink.
+            evaluation = self.evaluate(params, search_end if self.groups else self.end, "search")
+            if evaluation is None:
+                raise _OutOfTime
+            self.examples += 1
+            self.outcomes[evaluation.results[self.options.backend]["outcome"]] += 1
+            if evaluation.signature is not None:
+                group = self.groups[evaluation.signature]
+                group.hits += 1
+                group.first_hit = group.first_hit or self.examples
+
+        try:
+            example()
+        except _OutOfTime:
+            pass
+
+    def shrink_all(self) -> None:
+        while True:
+            waiting = [g for g in self.ordered() if g.shrink is None]
+            if not waiting:
+                return
+            group = waiting[0]
+            now = time.monotonic()
+            if now >= self.end:
+                for g in waiting:
+                    self._keep_smallest_seen(g, "none")
+                    why = "the run was interrupted" if self.interrupted else "the time budget is spent"
+                    self.log(f"not shrunk, {why}: {g.signature}")
+                return
+            self.shrink(group, min(self.end, now + (self.end - now) / len(waiting)))
+
+    def shrink(self, group: Group, deadline: float) -> None:
+        from hypothesis import Phase, find
+        from hypothesis.errors import NoSuchExample
+
+        started, runs_before = time.monotonic(), len(self.cache)
+        state = {"found": False, "refused": False}
+        why = ""
+
+        def has_signature(params) -> bool:
+            evaluation = self.evaluate(params, deadline, "shrink")
+            if evaluation is None:
+                if not state["found"]:
+                    raise _OutOfTime  # still looking for the first example: give up
+                state["refused"] = True
+                return False          # shrinking on with what has run: converges quickly
+            if evaluation.signature == group.signature:
+                state["found"] = True
+                return True
+            return False
+
+        key = f"{self.options.backend}|{self.options.against}|{self.family}|{group.signature}".encode()
+        try:
+            minimal = find(self.strategy, has_signature, random=random.Random(self.options.seed),
+                           database_key=key,
+                           settings=self._settings(database=self.database,
+                                                   phases=[Phase.reuse, Phase.generate, Phase.shrink]))
+            group.minimal = self.cache[canonical(minimal)]
+            group.shrink = "partial" if state["refused"] else "complete"
+        except _OutOfTime:
+            self._keep_smallest_seen(group, "none")
+            why = "its time ran out before find met an example"
+        except NoSuchExample:  # a signature first seen in replay or shrinking may be rare in generation
+            self._keep_smallest_seen(group, "none")
+            why = f"find met no example in {self.options.search_examples} generated ones"
+        group.shrink_runs = len(self.cache) - runs_before
+        group.shrink_s = round(time.monotonic() - started, 1)
+        how = {"complete": "shrunk", "partial": "shrunk until its time ran out"}.get(group.shrink,
+                                                                                     f"not shrunk ({why})")
+        self.log(f"{how} in {group.shrink_s:g} s, {group.shrink_runs} configurations run: "
+                 f"{describe(self.family, group.minimal.params)}: {group.signature}")
+
+    def _keep_smallest_seen(self, group: Group, how: str) -> None:
+        group.minimal = min((self.cache[k] for k in group.keys), key=lambda e: _size(e.params))
+        group.shrink = how
+
+    def ordered(self) -> list[Group]:
+        """Groups in the order the search first hit them, then the others (replay, shrinking) by signature:
+        the same order on a rerun that replays known findings first."""
+        return sorted(self.groups.values(), key=lambda g: (g.first_hit is None, g.first_hit or 0, g.signature))
+
+    def remember(self) -> None:
+        """Keep this run's minimal configurations as the findings the next run replays first."""
+        if self.database is None:
+            return
+        keep = {canonical(g.minimal.params).encode() for g in self.groups.values()}
+        for value in set(self.database.fetch(FINDINGS_KEY)) - keep:
+            self.database.delete(FINDINGS_KEY, value)
+        for value in sorted(keep):
+            self.database.save(FINDINGS_KEY, value)
+
+    # ---- output
+
+    def report(self) -> dict[str, Any]:
+        import hypothesis
+
+        return {"backend": self.options.backend, "against": self.options.against, "family": self.family,
+                "seed": self.options.seed, "max_examples": self.options.max_examples,
+                "time_budget_s": self.options.time_budget, "hypothesis_version": hypothesis.__version__,
+                "examples_run": self.examples, "outcomes": dict(sorted(self.outcomes.items())),
+                "configs_run": len(self.cache), "replayed": self.replayed,
+                "elapsed_s": round(time.monotonic() - self.started, 1), "interrupted": self.interrupted,
+                "findings": [self.finding(g) for g in self.ordered()]}
+
+    def finding(self, group: Group) -> dict[str, Any]:
+        minimal = group.minimal
+        entry = cases_file_entry(self.family, minimal.params)
+        on = ", ".join(f"{name}: {_outcome_text(r)}" for name, r in minimal.results.items())
+        failing = {name: r for name, r in minimal.results.items() if r["outcome"] != "passed"}
+        files, expectation_texts = [], []
+        for name, r in failing.items():
+            file = f"{'crash_sets' if r['outcome'] in CRASHED else 'xfail'}/{name}.yaml"
+            files.append(file)
+            new = _NewEntry(minimal.case.id, r["phase"], r["signature"], "")
+            expectation_texts.append(f"# {file}: the id is the one the cases-file entry gets (name {entry['name']})\n"
+                                     + "\n".join(_entry_lines(new, "")) + "\n")
+        primary = minimal.results[self.options.backend]
+        message = next((r["message"] for r in failing.values()), "")
+        result = {"signature": group.signature, "outcome": primary["outcome"], "phase": primary["phase"],
+                  "hits": group.hits, "configs_seen": len(group.keys), "found_in": group.found_in,
+                  "shrink": group.shrink, "shrink_runs": group.shrink_runs, "shrink_s": group.shrink_s,
+                  "case": minimal.case.id, "minimal_params": minimal.params,
+                  "cases_file_entry": entry_text(entry, f"# fuzz finding: {on}"),
+                  "xfail_entry": "".join(expectation_texts), "expectation_files": files,
+                  "message": message[:MESSAGE_CHARS]}
+        if self.options.against is not None:
+            other = minimal.results[self.options.against]
+            result["against"] = {"backend": self.options.against, "outcome": other["outcome"],
+                                 "phase": other["phase"], "signature": other["signature"]}
+        return result
+
+
+def run(options: FuzzOptions, pool: WorkerPool | None = None, log: TextIO | None = None) -> dict[str, Any]:
+    """Fuzz one backend (and, with options.against, compare it with another); the JSON report."""
+    return Fuzzer(options, pool, log).run()
+
+
+def render_text(report: Mapping[str, Any]) -> str:
+    """The human-readable summary of a fuzz report."""
+    against = f" against {report['against']}" if report["against"] else ""
+    outcomes = ", ".join(f"{k} {v}" for k, v in report["outcomes"].items())
+    replayed = f", {report['replayed']} replayed" if report["replayed"] else ""
+    lines = [f"fuzz {report['backend']}{against}, {report['family']}, seed {report['seed']}: "
+             f"{report['examples_run']} examples ({outcomes or 'none'}), {report['configs_run']} configurations "
+             f"run{replayed}, {report['elapsed_s']:g} s{' (interrupted)' if report['interrupted'] else ''}"]
+    findings = report["findings"]
+    kind = "disagreement" if report["against"] else "distinct failure"
+    lines.append(f"{len(findings)} {kind}{'' if len(findings) == 1 else 's'}" + (":" if findings else ""))
+    for i, f in enumerate(findings, 1):
+        shrink = {"complete": "shrunk", "partial": "partly shrunk (time budget)", "none": "not shrunk"}[f["shrink"]]
+        what = _outcome_text(f)
+        if "against" in f:
+            what = f"{report['backend']}: {what}, {report['against']}: {_outcome_text(f['against'])}"
+        lines += ["", f"[{i}] {what}; {f['hits']} of {report['examples_run']} examples; "
+                      f"minimal configuration {shrink}",
+                  f"    signature: {f['signature']}",
+                  "    cases-file entry:"]
+        lines += ["      " + line for line in f["cases_file_entry"].splitlines()]
+        if f["xfail_entry"]:
+            lines.append("    expectation entry:")
+            lines += ["      " + line for line in f["xfail_entry"].splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def _outcome_text(result: Mapping[str, Any]) -> str:
+    return "passed" if result["outcome"] == "passed" else f"{result['outcome']} in phase {result['phase']}"
