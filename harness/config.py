@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -139,3 +140,24 @@ def _positive(path: Path, value: Any, what: str, unit: str) -> float | None:
     if value is not None and not is_positive_finite(value):
         raise HarnessInputError(shown(path), f"{what} must be a positive, finite number of {unit}, not {value!r}")
     return value if value is None else float(value)
+
+
+def distribution_version(dist: str) -> str | None:
+    """The installed version of a distribution, read without importing it."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def select_backend(configs: Mapping[str, BackendConfig], name: str, option: str = "--backend") -> BackendConfig:
+    """The named config, or one error line naming the option: unknown, or a package it needs is missing."""
+    if name not in configs:
+        known = ", ".join(sorted(configs)) or "none"
+        raise HarnessInputError(f"{option}={name}", f"unknown backend (known: {known})",
+                                "add configs/<name>.yaml or pass --configs-dir=DIR")
+    for dist in configs[name].requires:
+        if distribution_version(dist) is None:
+            raise HarnessInputError(f"{option}={name}", f"needs the package {dist!r}, which is not installed",
+                                    f"install it with: {configs[name].install}")
+    return configs[name]

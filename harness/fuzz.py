@@ -55,13 +55,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
-from harness.config import BackendConfig, load_configs
+from harness.config import BackendConfig, load_configs, select_backend
 from harness.errors import HarnessInputError
 from harness.expectation_update import CRASHED, _NewEntry, _entry_lines, _flow, _scalar_text
 from harness.families import FAMILIES
 from harness.pool import WorkerPool
 from harness.registry import _case_from_entry
-from harness.runner import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT, distribution_version
+from harness.runner import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
 from harness.signature import signature
 from harness.spec import Case
 
@@ -253,19 +253,6 @@ class Group:
 class _OutOfTime(BaseException):
     """Raised inside a Hypothesis run to leave it: a BaseException, so Hypothesis does not take it
     for a failure of the example."""
-
-
-def select_backend(configs: Mapping[str, BackendConfig], name: str, option: str) -> BackendConfig:
-    """The named config, or one error line (the same messages as the pytest plugin's --backend)."""
-    if name not in configs:
-        known = ", ".join(sorted(configs)) or "none"
-        raise HarnessInputError(f"{option}={name}", f"unknown backend (known: {known})",
-                                "add configs/<name>.yaml or pass --configs-dir=DIR")
-    for dist in configs[name].requires:
-        if distribution_version(dist) is None:
-            raise HarnessInputError(f"{option}={name}", f"needs the package {dist!r}, which is not installed",
-                                    f"install it with: {configs[name].install}")
-    return configs[name]
 
 
 # --------------------------------------------------------------------------- the fuzzer

@@ -5,15 +5,13 @@ The pytest plugin asks the Runner to run one (case, backend) pair and gets a Rec
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import platform
 import shutil
 import time
 from pathlib import Path
-from typing import Iterable
 
 from harness.artifacts import bundle_path, write_readme
-from harness.config import BackendConfig, load_configs
+from harness.config import BackendConfig, distribution_version, load_configs, select_backend
 from harness.errors import HarnessInputError
 from harness.expectations import Entry, Expectations, load_expectations
 from harness.outcomes import Expected, Outcome, Phase, Verdict, decide
@@ -47,14 +45,6 @@ class Settings:
     recycle_rss_mb: float | None = None # resident MiB after a case beyond which the worker is replaced
 
 
-def distribution_version(dist: str) -> str | None:
-    """The installed version of a distribution, read without importing it."""
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def expectation_conditions(configs: dict[str, BackendConfig]) -> dict[str, str | None]:
     """What an expectation's `when:` may name, with its installed version (None: not installed)."""
     return {**{d: distribution_version(d) for c in configs.values() for d in c.requires},
@@ -74,7 +64,7 @@ class Runner:
         self.settings = settings
         self.versions = installed_versions()
         configs = load_configs(settings.configs_dirs)
-        self.configs = self._select_backends(configs, settings.backends)
+        self.configs = {name: select_backend(configs, name) for name in settings.backends}
         self.module_cases = {path: load_case_module(path) for path in case_modules(settings.cases_dirs)}
         self._add_cases_files()
         check_unique(self.all_cases)
@@ -172,18 +162,3 @@ class Runner:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
-
-    def _select_backends(self, configs: dict[str, BackendConfig], names: Iterable[str]) -> dict[str, BackendConfig]:
-        selected = {}
-        for name in names:
-            if name not in configs:
-                known = ", ".join(sorted(configs)) or "none"
-                raise HarnessInputError(f"--backend={name}", f"unknown backend (known: {known})",
-                                        "add configs/<name>.yaml or pass --configs-dir=DIR")
-            for dist in configs[name].requires:
-                if distribution_version(dist) is None:
-                    raise HarnessInputError(f"--backend={name}", f"needs the package {dist!r}, which is not installed",
-                                            f"install it with: {configs[name].install}")
-            selected[name] = configs[name]
-        return selected
-
