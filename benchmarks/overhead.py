@@ -6,9 +6,8 @@ one session so the numbers are comparable:
             (no pytest, no workers, no isolation; failures are caught and counted)
   harness   pytest --backend=B -k conv_backward            (one worker)
   harness2  the same with -n 2                             (two pytest-xdist workers)
-and prints each wall time, the ratios harness/bare and harness2/bare, the per-phase medians of
-the harness run (from its JSON report), and what two cores allow on this machine: the best -n 2
-ratio, from a CPU-bound process timed alone and two at once.
+and prints each wall time, the ratios harness/bare and harness2/bare, and the per-phase
+medians of the harness run (from its JSON report).
 
     python benchmarks/overhead.py [--backend linalg-on-tensors] [--filter conv_backward]
 """
@@ -55,21 +54,6 @@ def wall(command: list[str]) -> tuple[float, str]:
     return elapsed, done.stdout
 
 
-SPIN = "x = 0\nfor i in range(30_000_000):\n    x += i\n"
-
-
-def parallel_floor() -> tuple[float, float, float]:
-    """What two cores allow here: a CPU-bound process alone, then two at once. The slowdown of
-    each makes 0.5 x slowdown the best -n 2 ratio any harness could reach, before start-up."""
-    alone, _ = wall([sys.executable, "-c", SPIN])
-    started = time.monotonic()
-    pair = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(2)]
-    for proc in pair:
-        proc.wait()
-    together = time.monotonic() - started
-    return alone, together, 0.5 * together / alone
-
-
 def phase_medians(report: Path) -> dict[str, float]:
     phases: dict[str, list[float]] = {}
     for result in json.loads(report.read_text())["results"]:
@@ -93,9 +77,6 @@ def main() -> None:
         print(f"harness, 1 worker:   {one:7.1f} s  ratio {one / bare:.2f}")
         two, _ = wall(pytest + ["-n", "2"])
         print(f"harness, -n 2:       {two:7.1f} s  ratio {two / bare:.2f}")
-        alone, together, floor = parallel_floor()
-        print(f"two cores: a CPU-bound process takes {alone:.2f} s alone, two at once {together:.2f} s: "
-              f"the best -n 2 ratio here is {floor:.2f} before any start-up")
         medians = phase_medians(report)
     print("per-phase medians (s, from the -n 2 run): "
           + ", ".join(f"{phase} {seconds:.3f}" for phase, seconds in medians.items()))
