@@ -56,9 +56,14 @@ ROWS_2D = [
     ("depthwise_stride2_pad1", dict(weight_shape=[4, 1, 3, 3], groups=4, stride=2, padding=1)),
     ("groups2_stride2_pad2_dil2", dict(input_shape=[2, 8, 12, 12], weight_shape=[4, 4, 2, 2], groups=2,
                                        stride=2, padding=2, dilation=2)),
+    # found by `python -m harness fuzz` (seed 0), grown back to the base shapes
+    ("groups2_stride1x2",     dict(weight_shape=[6, 2, 3, 3], groups=2, stride=[1, 2], tags=["fuzz"])),
     # edge shapes
     ("kernel1x1",             dict(weight_shape=[6, 4, 1, 1])),
     ("kernel1x1_stride2",     dict(weight_shape=[6, 4, 1, 1], stride=2)),
+    # found by the fuzzer as it shrank it (at the base shapes it passes)
+    ("tiny_stride1x3_pad0x1", dict(input_shape=[1, 1, 1, 4], weight_shape=[1, 1, 1, 1], stride=[1, 3],
+                                   padding=[0, 1], tags=["edge", "fuzz"])),
     ("kernel_eq_input",       dict(input_shape=[2, 4, 5, 5], weight_shape=[6, 4, 5, 5], tags=["edge"])),
     ("kernel_eq_input_pad1",  dict(input_shape=[2, 4, 5, 5], weight_shape=[6, 4, 5, 5], padding=1, tags=["edge"])),
     ("non_square_input",      dict(input_shape=[2, 4, 7, 12], weight_shape=[6, 4, 3, 5], tags=["edge"])),
