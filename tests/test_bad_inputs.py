@@ -3,8 +3,8 @@
 Each row writes files into a fresh tiny project (e2e_support.Project) and runs pytest on it in a
 subprocess: the run must exit with status 4, print exactly the row's error line, no Python
 traceback, no INTERNALERROR, and write no report. Harness errors print `ERROR: <line>`; an
-argparse error prints `ERROR: usage: ...` and then `<prog>: error: <line>` (prog is `pytest`,
-or `__main__.py` under `python -m pytest`).
+argparse error prints `ERROR: usage: ...` and then `<prog>: error: <line>` (prog is `pytest`; under
+`python -m pytest` it is `__main__.py`, or `python -m pytest` from pytest 9.2 on).
 
 Rows marked xfail are harness bugs: the input gives a traceback or a wrong or vague message. They
 assert only the shape (one `ERROR:` line that starts with the file or option, exit status 4,
@@ -323,17 +323,17 @@ def error_line(bad: Bad, output: str) -> str:
     assert len(errors) == 1, output[-3000:]
     if bad.kind == ARGPARSE:
         assert errors[0].startswith("ERROR: usage: "), errors[0]
-        found = [m.group(1) for m in (re.match(r"^(?:pytest|__main__\.py): error: (.*)$", line)
+        found = [m.group(1) for m in (re.match(r"^(?:pytest|__main__\.py|python -m pytest): error: (.*)$", line)
                                       for line in output.splitlines()) if m]
         assert len(found) == 1, output[-3000:]
         return found[0]
     return errors[0].removeprefix("ERROR: ")
 
 
-def _rows():
-    for bad in BAD:
-        marks = [pytest.mark.xfail(strict=True, reason=f"harness bug: {bad.bug}")] if bad.bug else []
-        yield pytest.param(bad, id=bad.id, marks=marks)
+def _rows() -> list:
+    return [pytest.param(bad, id=bad.id,
+                         marks=[pytest.mark.xfail(strict=True, reason=f"harness bug: {bad.bug}")] if bad.bug else [])
+            for bad in BAD]
 
 
 @pytest.mark.parametrize("bad", _rows())
