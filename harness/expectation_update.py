@@ -116,9 +116,9 @@ def propose(records: Iterable[dict], xfail_path: Path | str, crash_path: Path | 
         kind = {"xfail": "xfail", "crash": "crash"}.get(r["expected"])
         if kind is None or not r.get("expectation_source"):
             if r["outcome"] in FAILED:
-                files["xfail"].new.append(_NewEntry.from_record(r, backend))
+                files["xfail"].new.append(NewEntry.from_record(r, backend))
             elif r["outcome"] in CRASHED:
-                files["crash"].new.append(_NewEntry.from_record(r, backend))
+                files["crash"].new.append(NewEntry.from_record(r, backend))
             continue
         item = files[kind].entry_for(r)
         if item is not None:
@@ -251,7 +251,9 @@ class _Item:
 
 
 @dataclasses.dataclass
-class _NewEntry:
+class NewEntry:
+    """An entry to append; `entry_lines` writes it (also used by the fuzzer for its xfail entries)."""
+
     case: str
     phase: str | None
     reason: str
@@ -280,7 +282,7 @@ class _File:
         self.line_starts = [0]
         for line in self.lines:
             self.line_starts.append(self.line_starts[-1] + len(line))
-        self.new: list[_NewEntry] = []
+        self.new: list[NewEntry] = []
         try:
             self.root = _Parser(text).root()
             data = yaml.safe_load(text) if text.strip() else None
@@ -373,7 +375,7 @@ class _File:
                 left["now pass"] += 1
             elif (self.kind == "xfail" and outcome in CRASHED) or (self.kind == "crash" and outcome in FAILED):
                 left[f"moved to {FILE_NAMES[other.kind]}"] += 1
-                other.new.append(_NewEntry.from_record(r, self.backend, moved_from=self.kind, item=item))
+                other.new.append(NewEntry.from_record(r, self.backend, moved_from=self.kind, item=item))
             else:
                 stay[r["case"]] = r.get("phase") if has_phase and r.get("phase") != phase0 else phase0
         if not left and all(p == phase0 for p in stay.values()):
@@ -399,7 +401,7 @@ class _File:
             changed = sum(p != phase0 for p in stay.values())
             why = [f"{n} {what}" for what, n in sorted(left.items())]
             why += [f"{changed} failed in another phase"] if changed else []
-            item.versions[0].note = (f"# review: narrowed from {_flow(pattern)} by --update-expectations "
+            item.versions[0].note = (f"# review: narrowed from {flow_text(pattern)} by --update-expectations "
                                      f"({', '.join(why)})")
 
     def _new_anchor(self, pattern: str) -> str:
@@ -414,7 +416,7 @@ class _File:
     def render(self) -> str:
         if not self.new and not any(item.changed for item in self.items):
             return self.text
-        blocks = [[""] + [entry.comment] + _entry_lines(entry, self._pad()) for entry in
+        blocks = [[""] + [entry.comment] + entry_lines(entry, self._pad()) for entry in
                   sorted(self.new, key=lambda e: e.case)]
         new_lines = [line + "\n" for block in blocks for line in block]
         if self.root is None:
@@ -458,7 +460,7 @@ class _File:
         node = item.node
         if version.id is not None:
             id_node = node.value_of("id")
-            edits.append((id_node.start, id_node.end, _scalar_text(version.id, id_node.in_flow)))
+            edits.append((id_node.start, id_node.end, scalar_text(version.id, id_node.in_flow)))
         if version.phase is not KEEP:
             edits += self._phase_edits(item, version.phase)
         for alias in (n for n in node.walk() if n.kind == "alias"):
@@ -494,13 +496,13 @@ class _File:
                                         "cannot drop 'phase': put it on a line of its own")
             return [(self.line_starts[first], self.line_starts[last + 1], "")]
         if value is not None:
-            return [(value.start, value.end, _scalar_text(phase, value.in_flow))]
+            return [(value.start, value.end, scalar_text(phase, value.in_flow))]
         id_node = node.value_of("id")
         if node.flow:
-            return [(id_node.end, id_node.end, f", phase: {_scalar_text(phase, True)}")]
+            return [(id_node.end, id_node.end, f", phase: {scalar_text(phase, True)}")]
         line_end = self.line_starts[self._line_of(id_node.end - 1) + 1] - 1
         key_column = id_node.indent
-        return [(line_end, line_end, "\n" + " " * key_column + f"phase: {_scalar_text(phase, False)}")]
+        return [(line_end, line_end, "\n" + " " * key_column + f"phase: {scalar_text(phase, False)}")]
 
     def _promotions(self) -> dict[tuple[int, int, int], str]:
         """Anchors whose definition goes: the text that replaces the first alias of each that stays."""
@@ -542,7 +544,7 @@ class _File:
             value = yaml.safe_load(text[len(anchor.anchor) + 1:])
         except yaml.YAMLError:
             raise HarnessInputError(shown(self.path), f"cannot move anchor &{anchor.anchor}: edit by hand") from None
-        return f"&{anchor.anchor} {_flow(value)}"
+        return f"&{anchor.anchor} {flow_text(value)}"
 
     def _pad(self) -> str:
         if self.items:
@@ -595,13 +597,13 @@ def _reason(r: dict) -> str:
     return text
 
 
-def _entry_lines(entry: _NewEntry, pad: str) -> list[str]:
-    lines = [f"{pad}- id: {_scalar_text(_exact(entry.case), False)}"]
+def entry_lines(entry: NewEntry, pad: str) -> list[str]:
+    lines = [f"{pad}- id: {scalar_text(_exact(entry.case), False)}"]
     if entry.phase:
-        lines.append(f"{pad}  phase: {_scalar_text(entry.phase, False)}")
+        lines.append(f"{pad}  phase: {scalar_text(entry.phase, False)}")
     lines += _key_lines("reason", entry.reason, pad + "  ")
     if entry.issue is not None:
-        lines.append(f"{pad}  issue: {_scalar_text(entry.issue, False)}")
+        lines.append(f"{pad}  issue: {scalar_text(entry.issue, False)}")
     if entry.when is not None:
         lines.append(f"{pad}  when: {_when_text(entry.when)}")
     return lines
@@ -609,7 +611,7 @@ def _entry_lines(entry: _NewEntry, pad: str) -> list[str]:
 
 def _key_lines(key: str, value: str, pad: str) -> list[str]:
     """`key: value` in a block mapping at `pad`: a safe plain/quoted scalar, or `>-` when long."""
-    line = f"{pad}{key}: {_scalar_text(value, False)}"
+    line = f"{pad}{key}: {scalar_text(value, False)}"
     if len(line) <= LINE_WIDTH:
         return [line]
     wrapped = textwrap.wrap(value, width=LINE_WIDTH - len(pad) - 2, break_long_words=False,
@@ -623,23 +625,23 @@ def _key_lines(key: str, value: str, pad: str) -> list[str]:
     return [line]
 
 
-def _scalar_text(value: Any, in_flow: bool) -> str:
+def scalar_text(value: Any, in_flow: bool) -> str:
     """A scalar as YAML text that reads back as `value`, for a block or a flow context."""
     if in_flow:
-        return _flow(value)
+        return flow_text(value)
     dumped = yaml.safe_dump({"k": value}, width=float("inf"), allow_unicode=True, default_flow_style=False)
     return dumped[len("k: "):].rstrip("\n")
 
 
-def _flow(value: Any) -> str:
+def flow_text(value: Any) -> str:
     """A value as single-line flow YAML (safe inside {...} and [...])."""
     return yaml.safe_dump([value], default_flow_style=True, width=float("inf"), allow_unicode=True).strip()[1:-1]
 
 
 def _when_text(when: Any) -> str:
     if not isinstance(when, dict):
-        return _flow(when)
-    return "{" + ", ".join(f"{_flow(str(k))}: \"{_double_quoted(str(v))}\"" for k, v in when.items()) + "}"
+        return flow_text(when)
+    return "{" + ", ".join(f"{flow_text(str(k))}: \"{_double_quoted(str(v))}\"" for k, v in when.items()) + "}"
 
 
 def _double_quoted(text: str) -> str:

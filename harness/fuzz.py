@@ -57,7 +57,7 @@ from typing import Any, Mapping, TextIO
 
 from harness.config import BackendConfig, load_configs, select_backend
 from harness.errors import HarnessInputError
-from harness.expectation_update import CRASHED, _NewEntry, _entry_lines, _flow, _scalar_text
+from harness.expectation_update import CRASHED, NewEntry, entry_lines, flow_text, scalar_text
 from harness.families import FAMILIES
 from harness.pool import WorkerPool
 from harness.registry import _case_from_entry
@@ -175,7 +175,7 @@ def case_for(family: str, params: Mapping[str, Any]) -> Case:
 def entry_text(entry: Mapping[str, Any], comment: str = "") -> str:
     lines = [comment] if comment else []
     for i, (key, value) in enumerate(entry.items()):
-        text = _flow(value) if isinstance(value, list) else _scalar_text(value, False)
+        text = flow_text(value) if isinstance(value, list) else scalar_text(value, False)
         lines.append(f"{'- ' if i == 0 else '  '}{key}: {text}")
     return "\n".join(lines) + "\n"
 
@@ -183,7 +183,7 @@ def entry_text(entry: Mapping[str, Any], comment: str = "") -> str:
 def describe(family: str, params: Mapping[str, Any]) -> str:
     """One line: the entry's values without name and family."""
     entry = cases_file_entry(family, params)
-    return ", ".join(f"{k}={_flow(v)}" for k, v in entry.items() if k not in ("name", "family"))
+    return ", ".join(f"{k}={flow_text(v)}" for k, v in entry.items() if k not in ("name", "family"))
 
 
 def _size(params: Mapping[str, Any]) -> tuple:
@@ -533,9 +533,9 @@ class Fuzzer:
         for name, r in failing.items():
             file = f"{'crash_sets' if r['outcome'] in CRASHED else 'xfail'}/{name}.yaml"
             files.append(file)
-            new = _NewEntry(minimal.case.id, r["phase"], r["signature"], "")
+            new = NewEntry(minimal.case.id, r["phase"], r["signature"], "")
             expectation_texts.append(f"# {file}: the id is the one the cases-file entry gets (name {entry['name']})\n"
-                                     + "\n".join(_entry_lines(new, "")) + "\n")
+                                     + "\n".join(entry_lines(new, "")) + "\n")
         primary = minimal.results[self.options.backend]
         message = next((r["message"] for r in failing.values()), "")
         result = {"signature": group.signature, "outcome": primary["outcome"], "phase": primary["phase"],
