@@ -15,7 +15,6 @@ was as expected and only unexpected ones are kept.
 """
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import shutil
@@ -99,7 +98,3 @@ def remove_empty_folders(root: Path) -> None:
     for folder in Path(root).iterdir():
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
-
-
-def case_json(case: dict) -> str:
-    return json.dumps(case, indent=1) + "\n"

@@ -24,7 +24,7 @@ def execute(case_json: dict, backend_spec: dict, backend: Any,
     dtype = case.params["dtype"]
     tolerance = _tolerance(backend_spec, dtype)
     reductions = family.reduction_sizes(case.params)
-    if getattr(backend, "bundle", None) is not None:
+    if backend.bundle is not None:
         write_repro(backend.bundle, case_json, built.program, built.input_sets, backend, tolerance,
                     reductions, rerun, versions_of(backend))
     goldens = [golden(built.program, inputs) for inputs in built.input_sets]

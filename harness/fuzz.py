@@ -259,11 +259,6 @@ class _OutOfTime(BaseException):
 
 class Fuzzer:
     def __init__(self, options: FuzzOptions, pool: WorkerPool | None = None, log: TextIO | None = None):
-        try:
-            import hypothesis  # noqa: F401 - only this subcommand needs it
-        except ImportError:
-            raise HarnessInputError("python -m harness fuzz", "needs the package 'hypothesis', which is not "
-                                    "installed", "install it with: pip install hypothesis") from None
         options.check()
         self.options = options
         configs = load_configs(options.configs_dirs)

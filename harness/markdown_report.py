@@ -143,21 +143,19 @@ def _summary_table(records: list[dict], environment: dict) -> list[str]:
 
 
 def _crashes(records: list[dict]) -> list[str]:
-    chosen = [r for r in records if r["outcome"] in CRASHES]
-    if not chosen:
-        return []
-    out = [f"## Crashes and hangs ({len(chosen)})", ""]
-    for signature, group in _by_signature(chosen):
-        out += _group(signature, group)
-    return out
+    return _by_signature_section("Crashes and hangs", [r for r in records if r["outcome"] in CRASHES])
 
 
 def _unexpected_failures(records: list[dict]) -> list[str]:
-    chosen = [r for r in records if r["verdict"] == "unexpected_failure" and r["expected"] == "pass"
-              and r["outcome"] not in CRASHES]
+    return _by_signature_section("Unexpected failures", [
+        r for r in records if r["verdict"] == "unexpected_failure" and r["expected"] == "pass"
+        and r["outcome"] not in CRASHES])
+
+
+def _by_signature_section(title: str, chosen: list[dict]) -> list[str]:
     if not chosen:
         return []
-    out = [f"## Unexpected failures ({len(chosen)})", ""]
+    out = [f"## {title} ({len(chosen)})", ""]
     for signature, group in _by_signature(chosen):
         out += _group(signature, group)
     return out

@@ -8,12 +8,13 @@ which case the script says so and still runs the module in eager PyTorch.
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any
 
 import numpy as np
 import torch
 
-from harness.artifacts import Bundle, case_json
+from harness.artifacts import Bundle
 from harness.backend import Program
 
 NO_STANDALONE = '''
@@ -79,7 +80,7 @@ def write_repro(bundle: Bundle, case: dict, program: Program, input_sets: list[t
                 tolerance: tuple[float, float], reductions: dict[str, int], rerun: str,
                 versions: dict[str, str]) -> None:
     """case.json, inputs/*.npy and repro.py into the bundle."""
-    bundle.write("case.json", case_json(case))
+    bundle.write("case.json", json.dumps(case, indent=1) + "\n")
     names = list(inspect.signature(program.module.forward).parameters)
     for index, inputs in enumerate(input_sets):
         for name, tensor in zip(names, inputs):

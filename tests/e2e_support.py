@@ -121,3 +121,14 @@ class Project:
 
 def python_path_env() -> str:
     return os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+
+
+def wait_for(predicate, timeout: float, what: str, log: Path | None = None):
+    """The first truthy value of predicate() within timeout seconds, else a test failure with the log's tail."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}" + (f"\n{log.read_text()[-5000:]}" if log and log.exists() else ""))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import python_path_env
+from e2e_support import python_path_env, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
@@ -59,16 +59,6 @@ def workers_in(project_path: Path) -> list[int]:
         except OSError:
             pass
     return found
-
-
-def wait_for(predicate, timeout: float, what: str, log: Path | None = None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}" + (f"\n{log.read_text()}" if log and log.exists() else ""))
 
 
 def start_hanging_run(project) -> tuple[subprocess.Popen, Path, list[int]]:

@@ -178,13 +178,3 @@ def finish(project, proc: subprocess.Popen, timeout: float, log_name: str = "run
     result = E2EResult(ret, output, "", data, time.monotonic() - started)
     result.report_text = text
     return result
-
-
-def wait_for(predicate, timeout: float, what: str, log: Path | None = None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}" + (f"\n{log.read_text()[-5000:]}" if log and log.exists() else ""))
