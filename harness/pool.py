@@ -4,10 +4,11 @@ A worker is reused across cases (imports are paid once). When a case hangs past 
 the worker's process group is killed; when it crashes, its exit signal and the tail of its
 output are recorded. Either way a replacement takes over and the run goes on.
 
-While a case runs, the controller also watches the worker: past its memory limit (resident
-memory, read from /proc) it is killed and the case is `crashed` with "memory limit". Its output
-comes through a pipe that the controller drains into a buffer holding only the last
-OUTPUT_CAP_BYTES, so a flood neither blocks the worker nor fills memory or disk. A worker is
+While a case runs, the controller also watches the worker: past its memory limit (the resident
+memory of the worker and every process under it, such as iree-compile or Inductor's compile
+workers, read with psutil) the whole tree is killed and the case is `crashed` with "memory
+limit". Its output comes through a pipe that the controller drains into a buffer holding only
+the last OUTPUT_CAP_BYTES, so a flood neither blocks the worker nor fills memory or disk. A worker is
 recycled (replaced by the spare) after `recycle_after` cases or once its resident memory passes
 `recycle_rss_mb`, so state that leaks from case to case stays bounded. Every worker creates the
 `preload` backends before it says ready, so a spare that takes over is fully warm.
@@ -23,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 from harness import native_stack
 from harness.outcomes import Outcome, Phase
 
@@ -32,7 +35,6 @@ TAIL_LINES = 25
 STACK_DUMP_WAIT = 1.0     # seconds to wait for a stuck worker's stack dump before killing it
 OUTPUT_CAP_BYTES = 1 << 20  # of a worker's output, the last this many bytes are kept
 WATCH_INTERVAL = 0.1      # seconds between checks of a busy worker's memory
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 NATIVE_FRAMES = 40        # frames of a native stack kept in a result
 
 
@@ -56,6 +58,7 @@ class Worker:
             [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
+        self.tree = ProcessTree(self.proc.pid)
         self.output = bytearray()   # the last OUTPUT_CAP_BYTES the worker printed (its fd 1 is fd 2)
         self.memory_limit_mb: float | None = None  # of the case being run
         self.cases = 0
@@ -118,21 +121,18 @@ class Worker:
         return got
 
     def check_memory(self, doing: str) -> None:
-        rss = self.rss_mb()
+        rss, children = self.tree.rss_mb()
         if self.memory_limit_mb is not None and rss > self.memory_limit_mb:
             self.kill_group()
             self.proc.wait()
+            of_children = f", {children:.0f} MiB of it in child processes" if children >= 1 else ""
             raise WorkerLost(Outcome.CRASHED, f"worker killed by the harness: memory limit of "
-                             f"{self.memory_limit_mb:g} MiB exceeded (resident {rss:.0f} MiB) during {doing}"
-                             f"{self.tail()}")
+                             f"{self.memory_limit_mb:g} MiB exceeded (resident {rss:.0f} MiB{of_children}) "
+                             f"during {doing}{self.tail()}")
 
     def rss_mb(self) -> float:
-        """The worker's resident memory in MiB (0 once it has exited)."""
-        try:
-            with open(f"/proc/{self.proc.pid}/statm") as statm:
-                return int(statm.read().split()[1]) * PAGE_SIZE / 2**20
-        except (OSError, IndexError, ValueError):
-            return 0.0
+        """The resident memory of the worker and its child processes in MiB (0 once it has exited)."""
+        return self.tree.rss_mb()[0]
 
     def lost(self, doing: str) -> WorkerLost:
         """The worker has exited: say how, where (when it could tell), and its last output."""
@@ -170,10 +170,18 @@ class Worker:
         return native_stack.culprit(frames), stack + self.tail()
 
     def kill_group(self) -> None:
-        if self.proc.poll() is None:
+        """SIGKILL the worker's process group, which outlives the worker while a child is in it, and
+        every descendant seen, also those that left the group (their own session)."""
+        survivors = self.tree.members()
+        if self.proc.returncode is None or survivors:  # not reaped, or held by a child: still this group's id
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
+            except (ProcessLookupError, PermissionError):
+                pass
+        for process in survivors:
+            try:
+                process.kill()
+            except psutil.Error:
                 pass
 
     def kill(self) -> None:
@@ -273,6 +281,39 @@ class WorkerPool:
         if self.worker is not None:
             self.worker.kill()
         self.worker, self.spare = self.spare or self._new_worker(), self._new_worker()
+
+
+class ProcessTree:
+    """A worker and the processes under it. Every process seen under it is remembered, so one that
+    was orphaned when the worker died (reparented to init) is still killed with the tree."""
+
+    def __init__(self, pid: int):
+        try:
+            self.root: psutil.Process | None = psutil.Process(pid)  # pid reuse is checked by psutil
+        except psutil.Error:
+            self.root = None
+        self.seen: dict[int, psutil.Process] = {}
+
+    def members(self) -> list[psutil.Process]:
+        if self.root is not None:
+            try:
+                self.seen.update((c.pid, c) for c in self.root.children(recursive=True))
+            except psutil.Error:
+                pass
+        self.seen = {pid: p for pid, p in self.seen.items() if p.is_running()}  # the dead go once
+        return list(self.seen.values())
+
+    def rss_mb(self) -> tuple[float, float]:
+        """Resident MiB of the whole tree, and of the children alone (0 once they have exited)."""
+        children = sum(_rss(p) for p in self.members()) / 2**20
+        return (_rss(self.root) / 2**20 if self.root else 0.0) + children, children
+
+
+def _rss(process: psutil.Process) -> int:
+    try:
+        return process.memory_info().rss
+    except psutil.Error:  # gone, or a zombie
+        return 0
 
 
 def _tail(output: str) -> str:

@@ -11,8 +11,9 @@ import fnmatch
 import importlib
 import hashlib
 import os
-import stat
 import random
+import stat
+import subprocess
 import sys
 import time
 
@@ -50,6 +51,25 @@ def native_fault(entry_point: str):
     return lambda: getattr(ctypes.CDLL(os.path.abspath("libfake_compiler.so")), entry_point)()
 
 
+# A child process that starts a grandchild in a session of its own (out of the worker's process
+# group), writes both pids to tree_pids.txt, then grows past any memory limit 64 MiB at a time.
+CHILD_HOG = """
+import os, subprocess, sys, time
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+with open("tree_pids.txt", "w") as out:
+    out.write(f"{os.getpid()} {grandchild.pid}")
+hog = []
+while True:
+    hog.append(bytearray(64 * 2**20))
+    time.sleep(0.01)
+"""
+
+
+def child_memory_hog() -> None:
+    """What iree-compile or an Inductor compile worker can do: the memory is the child's, not the worker's."""
+    subprocess.run([sys.executable, "-c", CHILD_HOG], check=True)
+
+
 FAULTS = {
     "hang": hang_in_native_code,
     "segfault": lambda: ctypes.string_at(0),
@@ -57,6 +77,7 @@ FAULTS = {
     "exit": lambda: os._exit(3),
     "raise": lambda: (_ for _ in ()).throw(RuntimeError("injected compiler failure: 'fake.op' failed to legalize")),
     "print_flood": lambda: print("x" * 1_000_000, flush=True),
+    "child_memory_hog": child_memory_hog,
     "memory_hog": lambda: [bytearray(64 * 2**20) for _ in range(10**6)],  # 64 MiB a step, pages touched
     "big_print": lambda: [print("y" * 1023, flush=True) for _ in range(30 * 1024)],  # 30 MiB, line by line
     "native_hang": native_fault("fake_pattern_hang"),

@@ -1,6 +1,8 @@
 """Per-worker limits end to end: a runaway case costs one crashed result that names the limit."""
 from __future__ import annotations
 
+import psutil
+
 CASE = "conv_backward/2d/tiny"
 
 
@@ -11,6 +13,21 @@ def test_the_configs_memory_limit_turns_a_runaway_case_into_a_crash(e2e_project)
     assert (record["outcome"], record["phase"]) == ("crashed", "compile")
     assert record["signature"] == "memory limit exceeded during phase compile"
     assert "memory limit of 500 MiB exceeded" in record["message"]
+    assert [r["outcome"] for r in result.results if r["case"] != CASE] == ["passed", "passed"]
+
+
+def test_the_limit_counts_the_workers_children_and_kills_the_whole_tree(e2e_project):
+    """A child that grows past the limit (iree-compile, an Inductor compile worker) crashes the case,
+    and no process of the tree survives: not the child, nor a grandchild in a session of its own."""
+    e2e_project.add_fake("child-hog", "child_memory_hog", "compile", CASE, memory_limit_mb=800)
+    result = e2e_project.run("--backend=child-hog")
+    record = result.record("child-hog", CASE)
+    assert (record["outcome"], record["phase"]) == ("crashed", "compile")
+    assert "memory limit of 800 MiB exceeded" in record["message"] and "MiB of it in child processes" in record["message"]
+    pids = [int(p) for p in (e2e_project.path / "tree_pids.txt").read_text().split()]
+    assert len(pids) == 2
+    for pid in pids:
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, pid
     assert [r["outcome"] for r in result.results if r["case"] != CASE] == ["passed", "passed"]
 
 
