@@ -22,7 +22,14 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from harness.executables import find_tool, python_command
+
 STAGES_FILE = "stages.txt"
+
+
+def torch_mlir_opt() -> str | None:
+    """torch-mlir-opt beside the torch_mlir the worker imports (wheel or source build), else on PATH."""
+    return find_tool("torch-mlir-opt", distribution="torch-mlir", module="torch_mlir")
 
 
 def bundle_path(root: Path, backend: str, case_id: str) -> Path:
@@ -59,8 +66,11 @@ class Bundle:
         ir_file = self.write(f"ir/{self.stages:02d}-{name}.mlir", ir_text).relative_to(self.path)
         if pipeline is None:
             return
-        if opt_runs_it:
-            how = f"torch-mlir-opt {shlex.quote('--pass-pipeline=' + pipeline)} {ir_file}"
+        opt = torch_mlir_opt()
+        if opt_runs_it and opt:
+            how = f"{shlex.quote(opt)} {shlex.quote('--pass-pipeline=' + pipeline)} {ir_file}"
+        elif opt_runs_it:
+            how = f"# torch-mlir-opt not found (see the run's summary); the pipeline: {pipeline}"
         else:
             how = f"# torch-mlir-opt lacks some of these passes; repro.py runs them: {pipeline}"
         with open(self.path / STAGES_FILE, "a", encoding="utf-8") as out:
@@ -85,7 +95,7 @@ def write_readme(path: Path, record: dict[str, Any], rerun: str) -> None:
     if record.get("signature"):
         lines.append(f"- signature: `{record['signature']}`")
     lines += ["", "Reproduce:", "", "```sh", f"{rerun}          # through the harness, from the repository root",
-              f"cd {shlex.quote(str(path))} && python repro.py     # torch and the backend alone"]
+              f"cd {shlex.quote(str(path))} && {python_command()} repro.py     # torch and the backend alone"]
     command = last_stage_command(path)
     if command and record["phase"] in ("lower", "compile"):
         lines.append(f"(cd {shlex.quote(str(path))} && {command})   # the failing stage, from the saved IR")

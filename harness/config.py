@@ -1,12 +1,17 @@
-"""Backend configs: one YAML file per backend in each configs directory."""
+"""Backend configs: one YAML file per backend in each configs directory.
+
+The built-in ones are the repository's configs/, which the package carries as harness/configs (a
+symlink in git, real files in the wheel), so a project that pip-installed the harness has them
+without copying anything; its own configs add backends and may replace a built-in one by name.
+"""
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.errors import HarnessInputError
+from harness.packages import default_module, locate
 from harness.spec import is_positive_finite
 from harness.yamlio import check_keys, load_yaml, shown
 
@@ -14,6 +19,7 @@ DTYPES = ("float64", "float32", "float16", "bfloat16")
 CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "memory_limit_mb",
                "requires", "install"}
 TOLERANCE_KEYS = {"rtol", "atol"}
+BUILTIN_CONFIGS = Path(__file__).parent / "configs"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +40,11 @@ class BackendConfig:
     requires: tuple[str, ...]             # distributions the backend needs, e.g. ("torch-mlir",)
     install: str                          # how to install them, shown when one is missing
     source: Path
+    modules: Mapping[str, str] = dataclasses.field(default_factory=dict)  # import names that differ from
+    # the distribution's (iree-base-compiler: iree.compiler): what is imported counts, metadata or not
+
+    def module_of(self, distribution: str) -> str:
+        return self.modules.get(distribution) or default_module(distribution)
 
     def to_json(self) -> dict[str, Any]:
         """What a worker needs to instantiate and check this backend."""
@@ -42,16 +53,32 @@ class BackendConfig:
 
 
 def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
-    """All backend configs of the given directories; a later directory may not redefine a name."""
+    """The built-in configs, then those of the given directories. A given directory's config
+    replaces a built-in one of its name; two given directories may not define the same name."""
+    builtin, given = _config_dirs(dirs)
     documents: dict[str, tuple[Path, dict]] = {}
-    for directory in dirs:
-        for path in sorted(Path(directory).glob("*.yaml")):
+    for path in sorted(builtin.glob("*.yaml")):
+        data = _read(path)
+        documents[data["name"]] = (path, data)
+    replaceable = set(documents)
+    for directory in given:
+        for path in sorted(directory.glob("*.yaml")):
             data = _read(path)
-            if data["name"] in documents:
+            if data["name"] in documents and data["name"] not in replaceable:
                 raise HarnessInputError(shown(path), f"backend {data['name']!r} is already defined in "
                                         f"{shown(documents[data['name']][0])}", "rename one of them")
+            replaceable.discard(data["name"])
             documents[data["name"]] = (path, data)
     return {name: _parse(path, _inherit(name, documents)) for name, (path, _) in documents.items()}
+
+
+def _config_dirs(dirs: Iterable[Path]) -> tuple[Path, list[Path]]:
+    """The built-in directory and the others, in order; a given directory that is the built-in one
+    (the repository's own configs/) stands for it, so its files are shown by that path."""
+    given = list(dict.fromkeys(Path(d) for d in dirs))
+    home = BUILTIN_CONFIGS.resolve()
+    builtin = next((d for d in given if d.resolve() == home), BUILTIN_CONFIGS)
+    return builtin, [d for d in given if d.resolve() != home]
 
 
 def _read(path: Path) -> dict:
@@ -91,22 +118,30 @@ def _parse(path: Path, data: dict) -> BackendConfig:
                                 "name the backend class as module:Class, or extend a config that does")
     if not isinstance(class_path, str) or ":" not in class_path:
         raise HarnessInputError(shown(path), f"class {class_path!r} is not of the form 'module:Class'")
+    modules = _requirements(path, data.get("requires"))
     return BackendConfig(
         name=data["name"], description=str(data.get("description", "")), class_path=class_path,
         options=_mapping(path, data, "options"), tolerances=_tolerances(path, data),
         timeout=_positive(path, data.get("timeout"), "timeout", "seconds"),
         memory_limit_mb=_positive(path, data.get("memory_limit_mb"), "memory_limit_mb", "MiB"),
-        requires=_names(path, data.get("requires")), source=path,
+        requires=tuple(modules), modules={d: m for d, m in modules.items() if m}, source=path,
         install=str(data.get("install") or 'pip install -e "."'))
 
 
-def _names(path: Path, value: Any) -> tuple[str, ...]:
+def _requirements(path: Path, value: Any) -> dict[str, str | None]:
+    """`requires:` as {distribution: import name, or None for the default}; an item is a name or,
+    where the import name differs, a one-key mapping such as {iree-base-compiler: iree.compiler}."""
     if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise HarnessInputError(shown(path), f"requires must be a list of distribution names, not {value!r}",
-                                "write requires: [torch, torch-mlir]")
-    return tuple(value)
+        return {}
+    found: dict[str, str | None] = {}
+    for item in value if isinstance(value, list) else [None]:
+        dist, module = next(iter(item.items())) if isinstance(item, dict) and len(item) == 1 else (item, None)
+        if not (isinstance(dist, str) and dist and (module is None or isinstance(module, str) and module)):
+            raise HarnessInputError(shown(path), f"requires must be a list of distribution names, not {value!r}",
+                                    "write requires: [torch, torch-mlir], or {distribution: module} where the "
+                                    "import name differs")
+        found[dist] = module
+    return found
 
 
 def _mapping(path: Path, data: dict, key: str) -> dict:
@@ -142,14 +177,6 @@ def _positive(path: Path, value: Any, what: str, unit: str) -> float | None:
     return value if value is None else float(value)
 
 
-def distribution_version(dist: str) -> str | None:
-    """The installed version of a distribution, read without importing it."""
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def select_backend(configs: Mapping[str, BackendConfig], name: str, option: str = "--backend") -> BackendConfig:
     """The named config, or one error line naming the option: unknown, or a package it needs is missing."""
     if name not in configs:
@@ -157,7 +184,7 @@ def select_backend(configs: Mapping[str, BackendConfig], name: str, option: str 
         raise HarnessInputError(f"{option}={name}", f"unknown backend (known: {known})",
                                 "add configs/<name>.yaml or pass --configs-dir=DIR")
     for dist in configs[name].requires:
-        if distribution_version(dist) is None:
+        if locate(dist, configs[name].module_of(dist)) is None:
             raise HarnessInputError(f"{option}={name}", f"needs the package {dist!r}, which is not installed",
                                     f"install it with: {configs[name].install}")
     return configs[name]

@@ -6,7 +6,9 @@ Each file is a YAML list of entries:
     issue: https://...                    # optional
     phase: lower                          # optional: the phase that must fail
     when: {torch-mlir: "<=20261001"}      # optional: PEP 440 conditions on python or a distribution
-                                          # (torch, torch-mlir, or one a backend config requires)
+                                          # (torch, torch-mlir, or one a backend config requires);
+                                          # none holds for a package that is absent or whose version
+                                          # is unknown (a source build), unless --assume-version says it
     timeout: 120                          # optional: per-case seconds
 """
 from __future__ import annotations
@@ -37,6 +39,8 @@ class Entry:
     issue: str | None = None
     timeout: float | None = None
     active: bool = True               # False when its `when` conditions do not hold
+    unread: tuple[str, ...] = ()      # names in its `when` whose version could not be read (a source
+                                      # build without metadata): such a version satisfies no condition
 
     def matches(self, case_id: str) -> bool:
         return fnmatch.fnmatchcase(case_id, self.pattern)
@@ -91,7 +95,8 @@ def _parse_entry(path: Path, node: Any, kind: Expected, versions: Mapping[str, s
     return Entry(pattern=node["id"], reason=node["reason"].strip(), kind=kind, source=at,
                  phase=_phase(at, node.get("phase")), issue=node.get("issue"),
                  timeout=_timeout(at, node.get("timeout")),
-                 active=_conditions_hold(at, node.get("when"), versions))
+                 active=_conditions_hold(at, node.get("when"), versions),
+                 unread=tuple(n for n in node.get("when") or {} if not _readable(versions.get(n))))
 
 
 def _phase(at: str, value: Any) -> Phase | None:
@@ -135,6 +140,14 @@ def _conditions_hold(at: str, when: Any, versions: Mapping[str, str | None]) -> 
         except InvalidVersion:
             holds = False
     return holds
+
+
+def _readable(version: str | None) -> bool:
+    """Not installed counts as readable (the condition simply does not hold); 'unknown (...)' does not."""
+    try:
+        return version is None or bool(Version(version))
+    except InvalidVersion:
+        return False
 
 
 def _check_live(entries: list[Entry], case_ids: list[str]) -> None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import shutil
 import signal
 import subprocess
 
-PY_SPY = shutil.which("py-spy")
+from harness.executables import find_tool
+
+PY_SPY = find_tool("py-spy", distribution="py-spy")  # None: stacks unavailable, said in the run's summary
 DUMP_TIMEOUT = 15.0         # seconds; py-spy reads the symbol tables of every loaded library
 CRASH_BEGIN = "--- native stack at the crash (py-spy) ---"
 CRASH_END = "--- end of native stack ---"

@@ -11,6 +11,7 @@ import platform
 from pathlib import Path
 
 import pytest
+from packaging.version import InvalidVersion, Version
 
 from harness.artifacts import remove_empty_folders
 from harness.errors import HarnessInputError
@@ -42,6 +43,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--recycle-after", type=int, metavar="N", help="replace each worker after N cases")
     group.addoption("--recycle-rss", type=float, metavar="MIB",
                     help="replace a worker whose resident memory after a case exceeds MIB")
+    group.addoption("--assume-version", action="append", default=[], metavar="NAME=VERSION",
+                    help="the version `when:` conditions see for NAME, e.g. torch-mlir=20261001 for a source "
+                         "build whose version cannot be read (repeatable)")
     group.addoption("--report-json", metavar="PATH", help="write the JSON result report here")
     group.addoption("--report-md", metavar="PATH", help="write a Markdown triage report here")
     group.addoption("--report-html", metavar="PATH", help="write a self-contained HTML result matrix here")
@@ -101,7 +105,22 @@ def _settings(config: pytest.Config) -> Settings:
         run_crash_set=config.getoption("run_crash_set"), case_timeout=timeout,
         artifacts_dir=_artifacts_dir(config, here), artifacts_all=config.getoption("artifacts") == "all",
         memory_limit_mb=config.getoption("memory_limit") or DEFAULT_MEMORY_LIMIT_MB,
-        recycle_after=config.getoption("recycle_after"), recycle_rss_mb=config.getoption("recycle_rss"))
+        recycle_after=config.getoption("recycle_after"), recycle_rss_mb=config.getoption("recycle_rss"),
+        assumed_versions=_assumed_versions(config.getoption("assume_version")))
+
+
+def _assumed_versions(values: list[str]) -> dict[str, str]:
+    """--assume-version NAME=VERSION options; the names are checked against the conditions later."""
+    assumed = {}
+    for value in values:
+        name, _, version = value.partition("=")
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise pytest.UsageError(f"--assume-version={value}: not NAME=VERSION with a PEP 440 version; "
+                                    f"write e.g. --assume-version=torch-mlir=20261001") from None
+        assumed[name.strip()] = version.strip()
+    return assumed
 
 
 def _artifacts_dir(config: pytest.Config, here: Path) -> Path | None:
@@ -225,7 +244,7 @@ class ResultReporter:
         self.config = config
         self.records: list[dict] = []
         self.backend_versions: dict[str, dict] = {}  # what each backend says of itself
-        self.messages: list[str] = []                # for the terminal summary, after the results
+        self.messages = config.stash[RUNNER].notices()  # for the terminal summary, after the results
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "e2e", None)
@@ -295,7 +314,8 @@ class ResultReporter:
         return {**versions, "platform": platform.platform(),
                 "backends": {name: {**info, "reported": self.backend_versions.get(name, {})}
                              for name, info in runner.backend_environment().items()},
-                "run_crash_set": runner.settings.run_crash_set}
+                "run_crash_set": runner.settings.run_crash_set,
+                **({"assumed_versions": runner.settings.assumed_versions} if runner.settings.assumed_versions else {})}
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.records or self.messages:

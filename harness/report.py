@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.executables import python_command
 from harness.outcomes import Outcome, Verdict
 
 SCHEMA_VERSION = 1
@@ -60,9 +61,10 @@ def _umask() -> int:
 
 
 def repro_command(record: dict) -> str:
-    """The command that runs this one result again, from the repository root."""
+    """The command that runs this one result again, from the repository root (naming the
+    interpreter: a shell that activated no venv runs it too)."""
     crash_set = " --run-crash-set" if record["expected"] == "crash" else ""
-    return f"pytest --backend={record['backend']}{crash_set} {shlex.quote(record['nodeid'])}"
+    return f"{python_command()} -m pytest --backend={record['backend']}{crash_set} {shlex.quote(record['nodeid'])}"
 
 
 def terminal_lines(records: list[dict]) -> list[str]:

@@ -10,11 +10,13 @@ import shutil
 import time
 from pathlib import Path
 
-from harness.artifacts import bundle_path, write_readme
-from harness.config import BackendConfig, distribution_version, load_configs, select_backend
+from harness import native_stack
+from harness.artifacts import bundle_path, torch_mlir_opt, write_readme
+from harness.config import BackendConfig, load_configs, select_backend
 from harness.errors import HarnessInputError
 from harness.expectations import Entry, Expectations, load_expectations
 from harness.outcomes import Expected, Outcome, Phase, Verdict, decide
+from harness.packages import locate, version_text
 from harness.pool import WorkerPool
 from harness.record import Record
 from harness.report import repro_command
@@ -43,20 +45,27 @@ class Settings:
     memory_limit_mb: float | None = DEFAULT_MEMORY_LIMIT_MB  # per worker, unless the config sets one
     recycle_after: int | None = None    # cases per worker before it is replaced
     recycle_rss_mb: float | None = None # resident MiB after a case beyond which the worker is replaced
+    assumed_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # --assume-version NAME=VERSION
 
 
-def expectation_conditions(configs: dict[str, BackendConfig]) -> dict[str, str | None]:
-    """What an expectation's `when:` may name, with its installed version (None: not installed)."""
-    return {**{d: distribution_version(d) for c in configs.values() for d in c.requires},
-            **installed_versions()}
+def expectation_conditions(configs: dict[str, BackendConfig],
+                           assumed: dict[str, str] | None = None) -> dict[str, str | None]:
+    """What an expectation's `when:` may name, with its version: installed, 'unknown (source build
+    at PATH)', or None (not there); `assumed` versions (--assume-version) replace them."""
+    conditions = {**{d: version_text(d, c.module_of(d)) for c in configs.values() for d in c.requires},
+                  **installed_versions()}
+    for name, version in (assumed or {}).items():
+        if name not in conditions:
+            raise HarnessInputError(f"--assume-version={name}={version}", f"unknown name {name!r}",
+                                    f"use one of {', '.join(sorted(conditions))}")
+        conditions[name] = version
+    return conditions
 
 
 def installed_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for dist in ("torch", "torch-mlir", "numpy"):
-        if distribution_version(dist):
-            versions[dist] = distribution_version(dist)
-    return versions
+    """python, and torch, torch-mlir and numpy where they can be imported (version or 'unknown (...)')."""
+    found = {dist: version_text(dist) for dist in ("torch", "torch-mlir", "numpy")}
+    return {"python": platform.python_version(), **{d: v for d, v in found.items() if v}}
 
 
 class Runner:
@@ -85,7 +94,7 @@ class Runner:
 
     def _load_expectations(self, all_configs: dict[str, BackendConfig]) -> dict[str, Expectations]:
         """Each selected backend's expectations, checked against every case id."""
-        self.conditions = expectation_conditions(all_configs)
+        self.conditions = expectation_conditions(all_configs, self.settings.assumed_versions)
         ids = [c.id for c in self.all_cases]
         return {name: load_expectations(name, self.settings.xfail_dir, self.settings.crash_sets_dir,
                                         ids, self.conditions)
@@ -153,12 +162,39 @@ class Runner:
         return self._pool
 
     def backend_environment(self) -> dict:
-        """Per selected backend: its config file, the versions of what it requires, its expectation files."""
-        return {name: {"config": shown(c.source), "versions": {d: distribution_version(d) for d in c.requires},
+        """Per selected backend: its config file, the versions of what it requires and where each is
+        imported from, its expectation files."""
+        return {name: {"config": shown(c.source), **_required_packages(c),
                        "xfail_file": shown(self.expectation_files(name)[0]),
                        "crash_set_file": shown(self.expectation_files(name)[1])}
                 for name, c in self.configs.items()}
 
+    def notices(self) -> list[str]:
+        """What this run cannot do or decided for the user, one line each, for the run's summary."""
+        notes = []
+        if native_stack.PY_SPY is None:
+            notes.append("native stacks unavailable: py-spy not found beside this Python or on PATH "
+                         "(pip install py-spy); hangs and crashes are reported without their native frame")
+        if (self.settings.artifacts_dir and any("torch-mlir" in c.requires for c in self.configs.values())
+                and torch_mlir_opt() is None):
+            notes.append("repro bundles: torch-mlir-opt not found beside torch_mlir or on PATH; "
+                         "stages.txt lists the pass pipelines without a command")
+        unread = [e for expectations in self.expectations.values() for e in expectations.entries if e.unread]
+        if unread:
+            names = sorted({n for e in unread for n in e.unread})
+            notes.append(f"when: {'; '.join(f'{n} is {self.conditions[n]}' for n in names)}: an unknown version "
+                         f"satisfies no condition, so {len(unread)} entries do not apply "
+                         f"({', '.join(e.source for e in unread)}); state it with "
+                         f"--assume-version {names[0]}=VERSION")
+        return notes
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
+
+
+def _required_packages(config: BackendConfig) -> dict:
+    """The versions of what a config requires, and the folder each is imported from."""
+    found = {d: locate(d, config.module_of(d)) for d in config.requires}
+    return {"versions": {d: p and p.version_text for d, p in found.items()},
+            "imported_from": {d: p and p.path for d, p in found.items()}}

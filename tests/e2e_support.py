@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import textwrap
 import time
 from pathlib import Path
@@ -117,6 +118,33 @@ class Project:
         seconds = time.monotonic() - started
         data = json.loads(report_path.read_text()) if report_path and report_path.exists() else None
         return E2EResult(result.ret, "\n".join(result.outlines), "\n".join(result.errlines), data, seconds)
+
+
+def run_pytest_with(python: Path, cwd: Path, *args: str, env: dict[str, str],
+                    report: str = "report.json") -> E2EResult:
+    """`python -m pytest --report-json ARGS` in cwd with exactly `env`: a set-up other than this
+    process's (another interpreter, an unactivated venv, a reduced PATH)."""
+    (Path(cwd) / report).unlink(missing_ok=True)
+    started = time.monotonic()
+    done = subprocess.run([str(python), "-m", "pytest", f"--report-json={report}", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
+    path = Path(cwd) / report
+    data = json.loads(path.read_text()) if path.exists() else None
+    return E2EResult(done.returncode, done.stdout, done.stderr, data, time.monotonic() - started)
+
+
+# The frames tests/native/fake_compiler.cpp hangs and crashes in.
+PATTERN = "mlir::(anonymous namespace)::ConvolutionBackwardPattern::matchAndRewrite"
+PASS = "mlir::(anonymous namespace)::FakeLoweringPass::runOnOperation"
+
+
+def build_fake_compiler(dest: Path) -> None:
+    """tests/native/fake_compiler.cpp as dest/libfake_compiler.so (FaultyBackend's native faults)."""
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is needed to build tests/native/fake_compiler.cpp")
+    source = REPO / "tests" / "native" / "fake_compiler.cpp"
+    subprocess.run(["g++", "-shared", "-fPIC", "-O1", "-o", str(dest / "libfake_compiler.so"), str(source)],
+                   check=True)
 
 
 def python_path_env() -> str:

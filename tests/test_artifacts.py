@@ -2,7 +2,9 @@
 commands reproduce the result outside the harness, on fakes and on the real linalg-on-tensors."""
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ import pytest
 
 from e2e_support import REPO
 from harness.artifacts import bundle_path
+from harness.executables import python_command
 
 
 @pytest.mark.parametrize("case_id", ["conv/../../etc", "..", "a/b", "a_b", "x" * 300, "sp ace/ü"])
@@ -54,7 +57,8 @@ def test_a_bundle_has_the_case_its_inputs_a_repro_script_and_a_readme(artifacts_
         "set0_grad_output.npy", "set0_input.npy", "set0_weight.npy"]
     readme = (bundle / "README.md").read_text()
     assert "compile_error in phase lower" in readme
-    assert "pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'" in readme
+    assert f"{python_command()} -m pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'" in readme
+    assert f"&& {python_command()} repro.py" in readme
     assert "injected compiler failure" in readme
     # The fake backend has no standalone reproduction: repro.py says so, naming the harness command.
     done = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True, text=True)
@@ -96,7 +100,9 @@ def test_a_real_linalg_compile_failure_reproduces_from_the_bundle(tmp_path):
     bundle = bundle_path(tmp_path, "linalg-on-tensors", case)
     error = "'linalg.conv_2d_ngchw_gfchw' op inferred input/output operand #1 has shape's dimension #2"
     command = (bundle / "stages.txt").read_text().splitlines()[-1]
-    assert command.startswith("torch-mlir-opt '--pass-pipeline=builtin.module(torch-backend-to-linalg")
+    opt, pipeline = shlex.split(command)[:2]  # torch-mlir-opt by its full path: no PATH needed
+    assert os.path.isabs(opt) and opt.endswith("/torch-mlir-opt") and os.access(opt, os.X_OK)
+    assert pipeline.startswith("--pass-pipeline=builtin.module(torch-backend-to-linalg")
     opt = subprocess.run(command, shell=True, cwd=bundle, capture_output=True, text=True)
     assert opt.returncode != 0 and error in opt.stderr
     repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True, text=True)

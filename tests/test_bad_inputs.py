@@ -91,7 +91,8 @@ BAD = [
         "xfail/eager.yaml:1: bad version condition torch: '>>2'; write a PEP 440 specifier such as '>=2.13,<2.14'"),
     Bad("unknown-when-condition", "an unknown name in `when`",
         {"xfail/eager.yaml": _entry("  when: {tensorflow: '>=2'}\n")}, (),
-        "xfail/eager.yaml:1: unknown condition 'tensorflow'; use one of numpy, python, torch, torch-mlir"),
+        "xfail/eager.yaml:1: unknown condition 'tensorflow'; use one of iree-base-compiler, iree-base-runtime, numpy, "
+        "python, torch, torch-mlir"),
     Bad("when-not-a-mapping", "`when` that is not a mapping",
         {"xfail/eager.yaml": _entry("  when: torch>=2\n")}, (),
         "xfail/eager.yaml:1: 'when' must be a mapping such as {torch: '>=2.13'}"),
@@ -139,7 +140,8 @@ BAD = [
         "configs/broken.yaml: tolerances.float32.rtol must be a non-negative, finite number, not -1"),
     Bad("config-extends-unknown", "`extends` naming an unknown backend",
         {"configs/broken.yaml": "name: broken\nextends: nothere\n"}, (),
-        "configs/broken.yaml: extends unknown backend 'nothere'; use one of broken, eager"),
+        "configs/broken.yaml: extends unknown backend 'nothere'; use one of broken, eager, inductor, iree-llvm-cpu, "
+        "linalg-on-tensors, linalg-on-tensors-direct, stablehlo, tosa"),
     Bad("config-extends-cycle", "configs that extend each other",
         {"configs/a.yaml": "name: a\nextends: b\n", "configs/b.yaml": "name: b\nextends: a\n"}, (),
         "configs/b.yaml: extends 'a', which extends it back; break the cycle"),
@@ -151,7 +153,8 @@ BAD = [
         "more/eager.yaml: backend 'eager' is already defined in configs/eager.yaml; rename one of them"),
     # ---------------------------------------------------------------- backends
     Bad("unknown-backend", "an unknown backend", {}, ("--backend=eager,nope",),
-        "--backend=nope: unknown backend (known: eager); add configs/<name>.yaml or pass --configs-dir=DIR"),
+        "--backend=nope: unknown backend (known: eager, inductor, iree-llvm-cpu, linalg-on-tensors, "
+        "linalg-on-tensors-direct, stablehlo, tosa); add configs/<name>.yaml or pass --configs-dir=DIR"),
     Bad("missing-optional-package", "a backend whose `requires` is not installed",
         {"configs/needy.yaml": "name: needy\nclass: a:B\nrequires: [not-a-real-dist]\n"
                                "install: pip install not-a-real-dist\n"}, ("--backend=needy",),
@@ -254,6 +257,14 @@ BAD = [
         "argument --recycle-after: invalid int value: '1.5'", ARGPARSE),
     Bad("recycle-rss-negative", "`--recycle-rss=-3`", {}, ("--recycle-rss=-3",),
         "--recycle-rss=-3: must be a positive, finite number"),
+    Bad("assume-version-without-version", "`--assume-version=torch-mlir` (no version)", {},
+        ("--assume-version=torch-mlir",),
+        "--assume-version=torch-mlir: not NAME=VERSION with a PEP 440 version; "
+        "write e.g. --assume-version=torch-mlir=20261001"),
+    Bad("assume-version-unknown-name", "`--assume-version=tensorflow=2` (a name no condition knows)", {},
+        ("--assume-version=tensorflow=2",),
+        "--assume-version=tensorflow=2: unknown name 'tensorflow'; use one of iree-base-compiler, "
+        "iree-base-runtime, numpy, python, torch, torch-mlir"),
     Bad("misspelt-option", "a misspelt option", {}, ("--bakend=eager",),
         "unrecognized arguments: --bakend=eager", ARGPARSE),
     # ------------------------------------------- found by this table, fixed (each was a traceback or a wrong line)
@@ -272,7 +283,7 @@ BAD = [
     Bad("config-requires-a-string", "`requires: torch` (a string, not a list)",
         {"configs/broken.yaml": "name: broken\nclass: a:B\nrequires: torch\n"}, ("--backend=broken",),
         "configs/broken.yaml: requires must be a list of distribution names, not 'torch'; "
-        "write requires: [torch, torch-mlir]"),
+        "write requires: [torch, torch-mlir], or {distribution: module} where the import name differs"),
     Bad("config-memory-limit", "a negative `memory_limit_mb`",
         {"configs/broken.yaml": "name: broken\nclass: a:B\nmemory_limit_mb: -1\n"}, (),
         "configs/broken.yaml: memory_limit_mb must be a positive, finite number of MiB, not -1"),

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 
 from harness import fuzz
 from harness.__main__ import main
+from harness.config import load_configs
 from harness.expectations import load_expectations
 from harness.families import FAMILIES
 from harness.families.conv_params import out_channels, output_spatial
@@ -30,7 +31,8 @@ TRANSPOSED = "RuntimeError: planted: failed to legalize operation 'fake.conv_tra
 # What Hypothesis must shrink each planted bug to: the smallest configuration that still shows it.
 MINIMAL_GROUPED = {"input_shape": [1, 2, 1], "weight_shape": [2, 1, 1], "groups": 2}
 MINIMAL_TRANSPOSED = {"input_shape": [1, 1, 1], "weight_shape": [1, 1, 1], "transposed": True}
-KNOWN = f"{PLANTED}, {PLANTED}-copy, needs-missing"  # the other backends of the bad-input tests' configs
+# The backends a bad-input test knows: the built-in ones and those of its configs.
+KNOWN = ", ".join(sorted({"eager", PLANTED, f"{PLANTED}-copy", "needs-missing"} | set(load_configs([]))))
 
 
 @pytest.fixture(scope="module")
@@ -223,8 +225,8 @@ def test_the_command_writes_text_and_json_and_exits_1_on_findings(project, tmp_p
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--backend=nope"], f"error: --backend=nope: unknown backend (known: eager, {KNOWN}); "),
-    (["--backend=eager", "--against=nope"], f"error: --against=nope: unknown backend (known: eager, {KNOWN})"),
+    (["--backend=nope"], f"error: --backend=nope: unknown backend (known: {KNOWN}); "),
+    (["--backend=eager", "--against=nope"], f"error: --against=nope: unknown backend (known: {KNOWN})"),
     (["--backend=eager", "--against=eager"], "error: --against=eager: is the backend under test"),
     (["--backend=needs-missing"], "error: --backend=needs-missing: needs the package 'no-such-distribution-x', "
                                   "which is not installed; install it with: pip install no-such-distribution-x"),

@@ -6,6 +6,7 @@ import re
 
 import yaml
 
+from harness.executables import python_command
 from harness.markdown_report import proposals_for_report, render_markdown
 
 ENVIRONMENT = {"python": "3.11.7", "torch": "2.13.0+cpu", "torch_mlir": "20261001", "platform": "Linux",
@@ -88,7 +89,7 @@ def test_crashes_are_grouped_by_signature_with_repro_commands_and_bundles():
     headings = re.findall(r"^### (.+)$", crashes, re.M)
     assert headings == ["`SIGSEGV in mlir::Operation::verify` — crashed, 2 cases",
                         "`hang in phase lower` — timed\\_out, 1 case"]
-    assert "rerun: `pytest --backend=be 'cases/conv.py::conv_backward/2d/a[be]'`" in crashes
+    assert f"rerun: `{python_command()} -m pytest --backend=be 'cases/conv.py::conv_backward/2d/a[be]'`" in crashes
     assert "repro bundle: `repro/be/conv_backward_2d_a`" in crashes
     assert crashes.count("repro bundle") == 1
     assert "expected by `crash_sets/be.yaml:3`" in crashes  # an expected hang is marked as such

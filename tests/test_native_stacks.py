@@ -3,12 +3,9 @@ signatures built from them. End to end with a fake compiler library that deadloc
 rewrite pattern and segfaults in a named pass (tests/native/fake_compiler.cpp)."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
+from e2e_support import PASS, PATTERN, build_fake_compiler
 from harness import native_stack
 
 HANG_DUMP = """\
@@ -67,22 +64,12 @@ def test_the_crash_dump_is_split_from_the_output_before_it():
 
 # ------------------------------------------------------------------ end to end, real py-spy
 
-PATTERN = "mlir::(anonymous namespace)::ConvolutionBackwardPattern::matchAndRewrite"
-PASS = "mlir::(anonymous namespace)::FakeLoweringPass::runOnOperation"
-
-
-def build_fake_compiler(dest: Path) -> None:
-    if shutil.which("g++") is None:
-        pytest.skip("g++ is needed to build tests/native/fake_compiler.cpp")
-    source = Path(__file__).parent / "native" / "fake_compiler.cpp"
-    subprocess.run(["g++", "-shared", "-fPIC", "-O1", "-o", str(dest / "libfake_compiler.so"), str(source)],
-                   check=True)
 
 
 @pytest.fixture
 def native_run(e2e_project):
     if native_stack.PY_SPY is None:
-        pytest.fail("py-spy is a dependency of the harness (pyproject.toml) but is not on PATH")
+        pytest.fail("py-spy is a dependency of the harness (pyproject.toml) but was not found")
     build_fake_compiler(e2e_project.path)
     e2e_project.add_fake("native-hang", "native_hang", "lower", "conv_backward/2d/tiny", timeout=3)
     e2e_project.add_fake("native-crash", "native_crash", "lower", "conv_forward/2d/tiny")

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from harness.__main__ import main
+from harness.executables import python_command
 from harness.rundiff import diff_reports, merge_reports, render_markdown, render_text
 
 
@@ -99,7 +100,7 @@ def test_text_has_counts_first_then_sections_with_rerun_commands():
     assert "  torch_mlir: 20261001 → 20261101" in text
     assert ("  fam/regressed [be]  passed → compile_error in lower  "
             "failed to legalize operation 'torch.aten.convolution_backward'") in text
-    assert "    rerun: pytest --backend=be 'cases/fam.py::test[be-fam/regressed]'" in text
+    assert f"    rerun: {python_command()} -m pytest --backend=be 'cases/fam.py::test[be-fam/regressed]'" in text
     assert ("  fam/new_signature [be]  compile_error in lower → compile_error in lower  "
             "failed to legalize operation 'torch.aten.a' → failed to legalize operation 'torch.aten.c'") in text
     assert "  fam/added [be]  (absent) → mismatch in compare  output differs" in text

@@ -7,6 +7,8 @@ import json
 import pytest
 
 from harness.__main__ import main
+from harness.config import load_configs
+from harness.executables import python_command
 
 RAISE = "conv_backward/2d/tiny"     # fake-raise fails this case in phase lower
 CRASH = "conv_forward/2d/tiny"      # fake-segfault crashes on this one in phase run
@@ -28,7 +30,7 @@ def test_markdown_and_html_reports_of_a_run(project):
     assert crashes < failures  # crashes first
     assert "`SIGSEGV in " in markdown[crashes:failures]
     assert "injected compiler failure: 'fake.op' failed to legalize" in markdown[failures:]
-    assert "pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'" in markdown
+    assert f"{python_command()} -m pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'" in markdown
     assert "```yaml" in markdown  # the expectation files that would make the run match
     html = (project.path / "matrix.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "fake-segfault" in html
@@ -72,7 +74,8 @@ def test_check_validates_every_expectation_file_without_running(e2e_project, mon
     monkeypatch.chdir(e2e_project.path)
     e2e_project.xfail("eager", f"- id: {RAISE}\n  reason: fine\n")
     assert main(["check"]) == 0
-    assert capsys.readouterr().out.startswith("ok: 1 expectation entries of 1 backends match the 3 cases")
+    backends = len(load_configs([e2e_project.path / "configs"]))  # the built-in ones and the project's
+    assert capsys.readouterr().out.startswith(f"ok: 1 expectation entries of {backends} backends match the 3 cases")
     e2e_project.xfail("eager", "- id: conv_backward/no_such_case\n  reason: stale\n")
     e2e_project.xfail("no-such-backend", f"- id: {RAISE}\n  reason: orphan\n")
     assert main(["check"]) == 2

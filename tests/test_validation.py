@@ -31,7 +31,8 @@ BAD = [
                                                       "  when: {torch: \">>2\"}\n"}, (),
         "xfail/eager.yaml:1:", "bad version condition torch: '>>2'; write a PEP 440 specifier"),
     Bad("unknown-backend", {}, ("--backend=eager,nope",),
-        "--backend=nope:", "unknown backend (known: eager); add configs/<name>.yaml or pass --configs-dir=DIR"),
+        "--backend=nope:", "unknown backend (known: eager, inductor, iree-llvm-cpu, linalg-on-tensors, linalg-on-tensors-direct, "
+        "stablehlo, tosa); add configs/<name>.yaml or pass --configs-dir=DIR"),
     Bad("config-bad-class", {"configs/broken.yaml": "name: broken\nclass: fake_backends.FaultyBackend\n"}, (),
         "configs/broken.yaml:", "class 'fake_backends.FaultyBackend' is not of the form 'module:Class'"),
     Bad("config-name-differs-from-file", {"configs/broken.yaml": "name: brokn\nclass: fake_backends:FaultyBackend\n"},
