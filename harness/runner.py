@@ -182,10 +182,14 @@ class Runner:
         unread = [e for expectations in self.expectations.values() for e in expectations.entries if e.unread]
         if unread:
             names = sorted({n for e in unread for n in e.unread})
+            lines: dict[str, list[str]] = {}
+            for entry in unread:
+                path, _, line = entry.source.rpartition(":")
+                lines.setdefault(path, []).append(line)
+            where = "; ".join(f"{path} line{'s' * (len(ls) > 1)} {', '.join(ls)}" for path, ls in lines.items())
             notes.append(f"when: {'; '.join(f'{n} is {self.conditions[n]}' for n in names)}: an unknown version "
-                         f"satisfies no condition, so {len(unread)} entries do not apply "
-                         f"({', '.join(e.source for e in unread)}); state it with "
-                         f"--assume-version {names[0]}=VERSION")
+                         f"satisfies no condition, so {len(unread)} entries do not apply ({where}); state it "
+                         f"with --assume-version {names[0]}=VERSION")
         return notes
 
     def close(self) -> None:

@@ -72,7 +72,7 @@ def test_an_unknown_version_satisfies_no_condition_and_the_summary_names_the_ent
     assert runner.expectations["src"].lookup("conv_backward/2d/tiny") is None
     notice = next(n for n in runner.notices() if n.startswith("when:"))
     assert notice == (f"when: srcpkg is unknown (source build at {source_build}): an unknown version satisfies "
-                      f"no condition, so 1 entries do not apply ({tmp_path / 'xfail' / 'src.yaml'}:1); state it "
+                      f"no condition, so 1 entries do not apply ({tmp_path / 'xfail' / 'src.yaml'} line 1); state it "
                       f"with --assume-version srcpkg=VERSION")
 
 

@@ -77,19 +77,24 @@ def test_a_torch_mlir_source_build_on_pythonpath_gives_the_wheels_outcomes(tmp_p
     assert subprocess.run([python, "-c", "import importlib.metadata as m; m.version('torch-mlir')"],
                           capture_output=True).returncode != 0  # no distribution metadata: only the package
     source = run_pytest_with(python, REPO, "-k", "parity", "--backend=linalg-on-tensors",
+                             f"--artifacts-dir={tmp_path / 'art'}", "--artifacts=all",
                              env=unactivated_env(PYTHONPATH=str(build)), report=str(tmp_path / "source.json"))
     outcomes = {(r["case"], r["outcome"], r["phase"]) for r in wheel.results}
     assert len(outcomes) == 7 and {(r["case"], r["outcome"], r["phase"]) for r in source.results} == outcomes
     block = source.report["environment"]["backends"]["linalg-on-tensors"]
     assert block["imported_from"]["torch-mlir"] == str(build / "torch_mlir")
     assert block["versions"]["torch-mlir"] == f"unknown (source build at {build / 'torch_mlir'})"
+    assert block["reported"]["torch-mlir"] == block["versions"]["torch-mlir"]  # what the worker saw
+    strided = next(r for r in source.results if r["case"].endswith("2DStrided"))
+    stage = (REPO / strided["artifacts"] / "stages.txt").read_text().splitlines()[1]
+    assert stage.startswith(f"{build}/torch_mlir/_mlir_libs/torch-mlir-opt ")  # the build's own tool
     assert source.ret == 0 and {r["verdict"] for r in source.results} == {"ok"}  # the parity entries need torch only
     # Other entries hold on torch-mlir==20261001: with the version unknown they do not apply, which the
     # summary says once, naming them; with the version stated (--assume-version) they apply again.
     notice = re.search(r"^when: torch-mlir is unknown \(source build at .*?\): an unknown version satisfies no "
-                       r"condition, so (\d+) entries do not apply \((xfail/linalg-on-tensors.yaml:\d+.*?)\); "
+                       r"condition, so (\d+) entries do not apply \(xfail/linalg-on-tensors.yaml lines (\d+(, \d+)*)\); "
                        r"state it with --assume-version torch-mlir=VERSION$", source.stdout, re.M)
-    assert notice and int(notice.group(1)) >= 2, source.stdout[-3000:]
+    assert notice and int(notice.group(1)) == len(notice.group(2).split(", ")) >= 2, source.stdout[-3000:]
     assumed = run_pytest_with(python, REPO, "-k", "parity and 2DStrided", "--backend=linalg-on-tensors",
                               "--assume-version=torch-mlir=20261001", env=unactivated_env(PYTHONPATH=str(build)),
                               report=str(tmp_path / "assumed.json"))

@@ -20,7 +20,6 @@ Options (configs/iree-llvm-cpu.yaml):
 """
 from __future__ import annotations
 
-import importlib.metadata
 import re
 import signal
 from typing import Any, Sequence
@@ -34,6 +33,7 @@ from iree.compiler.extras.fx_importer import FxImporter
 
 from harness.backend import Backend, PhaseSetter, Program, export_program
 from harness.outcomes import Phase
+from harness.packages import version_text
 
 
 class IreeCompileError(RuntimeError):
@@ -104,5 +104,6 @@ class IreeBackend(Backend):
         return [from_numpy(r.to_host().copy()) for r in results]  # copies outlive the device buffers
 
     def versions(self) -> dict[str, str]:
-        iree = {d: importlib.metadata.version(d) for d in ("iree-base-compiler", "iree-base-runtime")}
+        iree = {d: version_text(d, m) for d, m in (("iree-base-compiler", "iree.compiler"),
+                                                    ("iree-base-runtime", "iree.runtime"))}
         return {"torch": torch.__version__, **iree}

@@ -20,7 +20,6 @@ Options:
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import re
 from collections import Counter
 from typing import Any, Mapping, Sequence
@@ -32,6 +31,7 @@ from torch_mlir import ir
 from harness.backend import Backend, PhaseSetter, Program, export_program
 from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
 from harness.outcomes import Phase
+from harness.packages import version_text
 
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
 # Ops whose lowering path (decomposed or direct) the report shows, when a case imports them.
@@ -152,7 +152,7 @@ class MlirBackend(Backend):
         return artifact.jit(inputs)
 
     def versions(self) -> dict[str, str]:
-        return {"torch": torch.__version__, "torch-mlir": importlib.metadata.version("torch-mlir")}
+        return {"torch": torch.__version__, "torch-mlir": version_text("torch-mlir")}  # a source build too
 
     def repro_source(self, program: Program) -> str:
         return MLIR_REPRO.format(func_name=symbol_name(program.name),
