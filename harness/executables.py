@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import importlib.util
 import os
 import shlex
 import shutil
@@ -19,6 +18,8 @@ import sys
 import sysconfig
 from pathlib import Path
 from typing import Iterator
+
+from harness.packages import module_paths
 
 SOURCE_BUILD_LEVELS = 5  # how far above a package folder to look for a build tree's bin/
 
@@ -41,7 +42,8 @@ def python_command() -> str:
 
 
 def _candidates(name: str, distribution: str | None, module: str | None) -> Iterator[Path]:
-    for folder in module_folders(module) if module else ():
+    for path in module_paths(module) if module else ():
+        folder = path if path.is_dir() else path.parent
         yield folder / name
         yield from sorted(folder.glob(f"*/{name}"))
         yield from (parent / "bin" / name for parent in folder.parents[:SOURCE_BUILD_LEVELS])
@@ -49,20 +51,6 @@ def _candidates(name: str, distribution: str | None, module: str | None) -> Iter
         yield from _distribution_files(distribution, name)
     yield Path(sysconfig.get_path("scripts")) / name
     yield Path(sys.executable).parent / name
-
-
-def module_folders(module: str) -> list[Path]:
-    """The folders a package would be imported from (several for a namespace package), found
-    without importing it; [] when it cannot be imported."""
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return []
-    if spec is None:
-        return []
-    if spec.submodule_search_locations:
-        return [Path(p) for p in spec.submodule_search_locations]
-    return [Path(spec.origin).parent] if spec.origin else []
 
 
 def _distribution_files(distribution: str, name: str) -> list[Path]:

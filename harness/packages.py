@@ -40,7 +40,7 @@ def default_module(distribution: str) -> str:
 def locate(distribution: str, module: str | None = None) -> Package | None:
     """The package as the worker would import it, or None when it is neither importable nor installed."""
     module = module or default_module(distribution)
-    path = _module_path(module)
+    path = next(iter(module_paths(module)), None)
     dist = _distribution(distribution)
     if dist is not None and (path is None or _describes(dist, module, path)):
         return Package(distribution, module, str(path or dist.locate_file("")), dist.version)
@@ -56,16 +56,18 @@ def version_text(distribution: str, module: str | None = None) -> str | None:
     return package.version_text if package else None
 
 
-def _module_path(module: str) -> Path | None:
+def module_paths(module: str) -> list[Path]:
+    """Where `module` would be imported from, without importing it: a package's folders (several
+    for a namespace package) or a module's file; [] when it cannot be imported."""
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):  # a parent package that is missing or broken
-        return None
+        return []
     if spec is None:
-        return None
+        return []
     if spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations)))
-    return Path(spec.origin) if spec.origin and spec.origin not in ("built-in", "frozen") else None
+        return [Path(p) for p in spec.submodule_search_locations]
+    return [Path(spec.origin)] if spec.origin and spec.origin not in ("built-in", "frozen") else []
 
 
 def _distribution(name: str) -> importlib.metadata.Distribution | None:
