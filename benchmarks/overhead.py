@@ -28,8 +28,8 @@ BARE_LOOP = """
 import sys, time
 from pathlib import Path
 from harness.backend import create_backend
-from harness.config import load_configs
-from harness.execute import execute
+from harness.inputs.configs import load_configs
+from harness.worker.execute import execute
 from harness.registry import case_modules, load_case_module
 root = Path(sys.argv[1]); config = load_configs([root / "configs"])[sys.argv[2]]
 backend = create_backend(config.name, config.class_path, config.options)

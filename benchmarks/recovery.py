@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.controller.pool import WorkerPool
 from harness.families.conv_params import conv_forward_case
-from harness.pool import WorkerPool
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = conv_forward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]).to_json()

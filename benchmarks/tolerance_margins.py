@@ -1,7 +1,7 @@
 """How far correct results sit from the configured tolerances, per backend and dtype.
 
 Runs every passing case in this process (no isolation: use it on backends that do not crash),
-and prints, per dtype, the worst normalised error (see harness.compare.normalised_error), the
+and prints, per dtype, the worst normalised error (see harness.worker.compare.normalised_error), the
 case it came from, the configured tolerance and the margin between them.
 
     python benchmarks/tolerance_margins.py eager linalg-on-tensors [--skip-slow]
@@ -12,11 +12,11 @@ import argparse
 from pathlib import Path
 
 from harness.backend import create_backend
-from harness.compare import normalised_error
-from harness.config import load_configs
-from harness.execute import as_outputs, golden
 from harness.families import FAMILIES
-from harness.registry import case_modules, load_case_module
+from harness.inputs.configs import load_configs
+from harness.inputs.registry import case_modules, load_case_module
+from harness.worker.compare import normalised_error
+from harness.worker.execute import as_outputs, golden
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,5 +1,5 @@
 """What watching a busy worker's memory costs the controller, per check (one every 0.1 s): the
-resident memory of its whole process tree through psutil (harness.pool.ProcessTree), against
+resident memory of its whole process tree through psutil (harness.controller.process_tree.ProcessTree), against
 reading the worker's own /proc/<pid>/statm, as the harness did before it counted children.
 
     python benchmarks/watch_cost.py [--children 4] [--calls 500]
@@ -19,7 +19,8 @@ import time
 
 import psutil
 
-from harness.pool import WATCH_INTERVAL, ProcessTree
+from harness.controller.pool import WATCH_INTERVAL
+from harness.controller.process_tree import ProcessTree
 
 
 def median_us(check, calls: int) -> float:

@@ -56,7 +56,7 @@ class Backend:
         self.options = dict(options)
         self.notes: dict[str, Any] = {}  # facts about the current case for the report (JSON-able);
                                          # emptied before each case, kept even when it fails
-        self.bundle = None               # the current case's harness.artifacts.Bundle, or None:
+        self.bundle = None               # the current case's harness.worker.bundle.Bundle, or None:
                                          # with --artifacts-dir, record each stage's input IR in it
 
     def compile(self, program: Program, phase: PhaseSetter) -> Any:

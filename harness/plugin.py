@@ -1,7 +1,7 @@
 """The pytest plugin: options, collection of case modules, verdicts, reports.
 
 Loaded by the rootdir conftest.py and by the `pytest11` entry point of the installed package.
-It never imports torch: cases run in worker processes (harness.pool, harness.worker).
+It never imports torch: cases run in worker processes (harness.controller.pool, harness.worker).
 """
 from __future__ import annotations
 
@@ -13,13 +13,15 @@ from pathlib import Path
 import pytest
 from packaging.version import InvalidVersion, Version
 
-from harness.artifacts import remove_empty_folders
+from harness.controller.bundles import remove_empty_folders
+from harness.controller.runner import DEFAULT_MEMORY_LIMIT_MB, Runner, Settings
 from harness.errors import HarnessInputError
+from harness.files import write_text_atomically
+from harness.inputs.yamlio import shown
 from harness.outcomes import Expected, Verdict
-from harness.report import build_report, terminal_lines, write_text_atomically
-from harness.yamlio import shown
-from harness.runner import DEFAULT_MEMORY_LIMIT_MB, Runner, Settings
 from harness.spec import Case, is_positive_finite
+from harness.views.json_report import build_report
+from harness.views.terminal import terminal_lines
 
 RUNNER = pytest.StashKey[Runner]()
 OUTER_GUARD_SLACK = 360.0  # pytest-timeout's limit over a case's own timeout: worker start-up and reporting
@@ -265,7 +267,7 @@ class ResultReporter:
         if option("report_json"):
             write_text_atomically(Path(option("report_json")), json.dumps(report, indent=1) + "\n")
         if option("report_html"):
-            from harness.html_report import render_html  # the views load only when asked for
+            from harness.views.html import render_html
             write_text_atomically(Path(option("report_html")), render_html(report))
         if option("report_md") or option("update_expectations"):
             self.write_proposals(report, complete)
@@ -279,7 +281,7 @@ class ResultReporter:
             self.messages.append(f"no expectation proposals: {e}")
             proposals = {}
         if self.config.getoption("report_md"):
-            from harness.markdown_report import render_markdown
+            from harness.views.markdown import render_markdown
             text = render_markdown(report, {shown(p): t for p, t in proposals.items()},
                                    originals={shown(p): p.read_text(encoding="utf-8") if p.exists() else ""
                                               for p in proposals})
@@ -291,13 +293,13 @@ class ResultReporter:
         elif not proposals:
             self.messages.append("--update-expectations: the expectation files already match this run")
         else:
-            from harness.expectation_update import apply
+            from harness.tools.expectation_update import apply
             apply(proposals)
             self.messages += [f"--update-expectations: rewrote {shown(p)} (review the '# review:' entries)"
                               for p in proposals]
 
     def proposals(self, records: list[dict]) -> dict[Path, str]:
-        from harness.expectation_update import propose
+        from harness.tools.expectation_update import propose
         runner = self.config.stash[RUNNER]
         ids = [c.id for c in runner.all_cases]
         found: dict[Path, str] = {}

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from typing import Any
 
+from harness.installation.executables import python_command
 from harness.outcomes import Expected, Outcome, Verdict
 
 
@@ -23,7 +25,7 @@ class Record:
     expectation_source: str | None   # "xfail/linalg-on-tensors.yaml:12", or None
     phase_durations: dict[str, float]
     notes: dict[str, Any]            # what the backend reported about the case, e.g. its lowering path
-    signature: str | None = None     # the normalised first error (harness.signature); None if it did not fail
+    signature: str | None = None     # the normalised first error (harness.controller.signature); None if it did not fail
     artifacts: str | None = None     # the repro bundle directory, when one was written
     backend_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # from Backend.versions(),
                                      # with a worker's first case of a backend; moved into the environment
@@ -33,3 +35,10 @@ class Record:
         for key in ("outcome", "expected", "verdict"):
             data[key] = data[key].value
         return data
+
+
+def repro_command(record: dict) -> str:
+    """The command that runs this one result again, from the repository root (naming the
+    interpreter: a shell that activated no venv runs it too)."""
+    crash_set = " --run-crash-set" if record["expected"] == "crash" else ""
+    return f"{python_command()} -m pytest --backend={record['backend']}{crash_set} {shlex.quote(record['nodeid'])}"

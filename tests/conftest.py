@@ -9,7 +9,6 @@ worker processes); the worker puts the project root on PYTHONPATH, so `fake_back
 from __future__ import annotations
 
 import pytest
-
 from e2e_support import Project, python_path_env
 
 pytest_plugins = ["pytester"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import ctypes
 import fnmatch
-import importlib
 import hashlib
+import importlib
 import os
 import random
 import stat

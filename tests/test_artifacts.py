@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from e2e_support import REPO
-from harness.artifacts import bundle_path
-from harness.executables import python_command
+
+from harness.bundle_layout import bundle_path
+from harness.installation.executables import python_command
 
 
 @pytest.mark.parametrize("case_id", ["conv/../../etc", "..", "a/b", "a_b", "x" * 300, "sp ace/ü"])

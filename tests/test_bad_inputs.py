@@ -25,7 +25,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from e2e_support import Project, python_path_env
 
 BACKWARD = "{input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]"  # a good cases-file entry, unclosed

@@ -1,11 +1,11 @@
-"""harness.compare: what matches, what does not, and what the message says."""
+"""harness.worker.compare: what matches, what does not, and what the message says."""
 from __future__ import annotations
 
 import re
 
 import numpy as np
 
-from harness.compare import DEFAULT_TOLERANCES, Output, compare
+from harness.worker.compare import DEFAULT_TOLERANCES, Output, compare
 
 TOL = (1e-6, 1e-6)
 

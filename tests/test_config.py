@@ -1,16 +1,15 @@
-"""Backend configs (harness.config) and backend selection (harness.runner)."""
+"""Backend configs (harness.inputs.configs) and backend selection (harness.controller.runner)."""
 from __future__ import annotations
 
 import textwrap
 from pathlib import Path
 
 import pytest
-
-from harness.config import BackendConfig, Tolerance, load_configs
-from harness.errors import HarnessInputError
-from harness.runner import Runner, Settings
-
 from e2e_support import REPO, TINY_CASES
+
+from harness.controller.runner import Runner, Settings
+from harness.errors import HarnessInputError
+from harness.inputs.configs import BackendConfig, Tolerance, load_configs
 
 BUILTIN = set(load_configs([]))  # the configs the package carries, found from any project
 

@@ -8,13 +8,12 @@ import sys
 import textwrap
 
 import pytest
-
-from harness.expectations import Entry
-from harness.outcomes import Expected, Outcome, Verdict
-from harness.runner import DEFAULT_TIMEOUT, Runner, Settings
-from harness.spec import Case
-
 from e2e_support import REPO, TINY_CASES, python_path_env
+
+from harness.controller.runner import DEFAULT_TIMEOUT, Runner, Settings
+from harness.inputs.expectations import Entry
+from harness.outcomes import Expected, Outcome, Verdict
+from harness.spec import Case
 
 
 def clean_env(pythonpath: str) -> dict:
@@ -26,10 +25,10 @@ def test_controller_modules_do_not_import_torch():
     code = textwrap.dedent(f"""\
         import json, sys
         from pathlib import Path
-        import harness.plugin, harness.runner, harness.pool, harness.report, harness.compare
-        import harness.expectations, harness.config, harness.registry, harness.families
-        from harness.registry import case_modules, load_case_module
-        from harness.runner import Runner, Settings
+        import harness.plugin, harness.controller.runner, harness.controller.pool, harness.views.json_report
+        import harness.inputs.expectations, harness.inputs.configs, harness.inputs.registry, harness.families
+        from harness.inputs.registry import case_modules, load_case_module
+        from harness.controller.runner import Runner, Settings
         root = Path({str(REPO)!r})
         cases = [c for m in case_modules([root / "cases"]) for c in load_case_module(m)]
         runner = Runner(Settings(rootdir=root, backends=["eager"], cases_dirs=[root / "cases"],

@@ -12,7 +12,6 @@ import re
 from xml.etree import ElementTree
 
 import pytest
-
 from e2e_support import TINY_IDS
 
 REQUIRED_RESULT_KEYS = {"case", "backend", "nodeid", "params", "tags", "outcome", "phase", "expected",
@@ -28,7 +27,7 @@ class Fault:
     outcome: str        # what the harness must record
     recorded_phase: str
     message: tuple[str, ...]   # fragments the message must contain
-    signature: str             # the whole signature (harness.signature)
+    signature: str             # the whole signature (harness.controller.signature)
     timeout: float = 60
 
 

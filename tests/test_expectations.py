@@ -5,12 +5,11 @@ import math
 import textwrap
 
 import pytest
+from e2e_support import TINY_IDS
 
 from harness.errors import HarnessInputError
-from harness.expectations import Entry, Expectations, load_expectations
+from harness.inputs.expectations import Entry, Expectations, load_expectations
 from harness.outcomes import Expected, Phase
-
-from e2e_support import TINY_IDS
 
 IDS = ["conv_backward/2d/basic", "conv_backward/2d/transposed", "conv_backward/3d/basic", "conv_forward/2d/basic"]
 VERSIONS = {"python": "3.11.7", "torch": "2.13.0+cpu", "torch-mlir": "20261001"}

@@ -12,18 +12,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from e2e_support import REPO, python_path_env
 from hypothesis import HealthCheck, given, settings
 
-from harness import fuzz
-from harness.__main__ import main
-from harness.config import load_configs
-from harness.expectations import load_expectations
+from harness.controller.pool import WorkerPool
 from harness.families import FAMILIES
 from harness.families.conv_params import out_channels, output_spatial
-from harness.pool import WorkerPool
-from harness.registry import load_cases_file
-
-from e2e_support import REPO, python_path_env
+from harness.inputs.configs import load_configs
+from harness.inputs.expectations import load_expectations
+from harness.inputs.registry import load_cases_file
+from harness.tools import fuzz
+from harness.tools.cli import main
 
 PLANTED = "fuzz-planted"
 GROUPED = "RuntimeError: planted: grouped convolution with N groups is not supported"

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import html_report
-from harness.html_report import DATA_ELEMENT_ID, decode_payload, render_html
-from harness.report import repro_command, summarise
+from harness.record import repro_command
+from harness.views import html as html_report
+from harness.views.html import DATA_ELEMENT_ID, decode_payload, render_html
+from harness.views.json_report import summarise
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(),

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from e2e_support import python_path_env, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")

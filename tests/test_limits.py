@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import psutil
-
 from e2e_support import wait_for
 
 CASE = "conv_backward/2d/tiny"

@@ -1,4 +1,4 @@
-"""harness.markdown_report: the triage report in GitHub-flavoured Markdown."""
+"""harness.views.markdown: the triage report in GitHub-flavoured Markdown."""
 from __future__ import annotations
 
 import copy
@@ -6,8 +6,8 @@ import re
 
 import yaml
 
-from harness.executables import python_command
-from harness.markdown_report import proposals_for_report, render_markdown
+from harness.installation.executables import python_command
+from harness.views.markdown import proposals_for_report, render_markdown
 
 ENVIRONMENT = {"python": "3.11.7", "torch": "2.13.0+cpu", "torch_mlir": "20261001", "platform": "Linux",
                "backends": {"be": {"config": "configs/be.yaml", "versions": {"torch-mlir": "20261001"},

@@ -4,9 +4,9 @@ rewrite pattern and segfaults in a named pass (tests/native/fake_compiler.cpp)."
 from __future__ import annotations
 
 import pytest
-
 from e2e_support import PASS, PATTERN, build_fake_compiler
-from harness import native_stack
+
+from harness import native_stacks as native_stack
 
 HANG_DUMP = """\
 Process 4242: python -m harness.worker
@@ -63,7 +63,6 @@ def test_the_crash_dump_is_split_from_the_output_before_it():
 
 
 # ------------------------------------------------------------------ end to end, real py-spy
-
 
 
 @pytest.fixture

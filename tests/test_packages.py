@@ -7,13 +7,12 @@ import sys
 import textwrap
 
 import pytest
-
-from harness.errors import HarnessInputError
-from harness.executables import find_tool
-from harness.packages import locate
-from harness.runner import Runner
-
 from test_config import settings, write
+
+from harness.controller.runner import Runner
+from harness.errors import HarnessInputError
+from harness.installation.executables import find_tool
+from harness.installation.packages import locate
 
 
 @pytest.fixture

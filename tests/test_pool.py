@@ -1,14 +1,14 @@
-"""harness.pool on its own: a case interrupted from outside must not poison the next one."""
+"""harness.controller.pool on its own: a case interrupted from outside must not poison the next one."""
 from __future__ import annotations
 
 import shutil
 import signal
 
 import pytest
-
 from e2e_support import REPO
+
+from harness.controller.pool import WorkerPool
 from harness.families.conv_params import conv_forward_case
-from harness.pool import WorkerPool
 
 CASE = conv_forward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]).to_json()
 EAGER = {"name": "eager", "class": "harness.backends.eager:EagerBackend", "options": {}, "tolerances": {}}
@@ -97,7 +97,7 @@ def test_a_worker_over_the_rss_threshold_is_recycled(tmp_path):
 
 
 def test_captured_output_keeps_only_its_tail(pool):
-    from harness.pool import OUTPUT_CAP_BYTES
+    from harness.controller.pool import OUTPUT_CAP_BYTES
     result = pool.run(request(faulty("big_print")), timeout=60)  # 30 MiB, line by line
     assert result["outcome"] == "passed", result["message"]
     assert len(pool.worker.output) <= OUTPUT_CAP_BYTES

@@ -1,9 +1,10 @@
-"""harness.report: the JSON report and the terminal summary, from records."""
+"""harness.views.json_report and harness.views.terminal: the JSON report and the terminal summary, from records."""
 from __future__ import annotations
 
 import json
 
-from harness.report import SCHEMA_VERSION, summarise, terminal_lines, write_json
+from harness.views.json_report import SCHEMA_VERSION, summarise, write_json
+from harness.views.terminal import terminal_lines
 
 
 def rec(backend, case, outcome="passed", verdict="ok", phase=None, message=""):

@@ -5,9 +5,14 @@ import json
 
 import pytest
 
-from harness.__main__ import main
-from harness.executables import python_command
-from harness.rundiff import diff_reports, merge_reports, render_markdown, render_text
+from harness.installation.executables import python_command
+from harness.tools.cli import main
+from harness.tools.rundiff import (
+    diff_reports,
+    merge_reports,
+    render_markdown,
+    render_text,
+)
 
 
 def rec(case, outcome="passed", signature=None, backend="be", phase=None, expected="pass"):

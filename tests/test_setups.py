@@ -14,8 +14,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from e2e_support import PASS, PATTERN, REPO, build_fake_compiler, run_pytest_with
 from venvs import linked_venv, unactivated_env
 
@@ -122,9 +120,11 @@ CASES = [
 
 
 def test_the_installed_wheel_runs_another_projects_cases_with_its_own_config(tmp_path):
-    wheels = tmp_path / "wheels"
+    wheels, source = tmp_path / "wheels", tmp_path / "source"  # a copy: the build leaves build/ behind
+    shutil.copytree(REPO, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", "build", "*.egg-info", "node_modules", "reports", ".hypothesis*", "__pycache__"))
     offline = ["--no-build-isolation"] if importlib.util.find_spec("setuptools") else []  # else pip fetches it
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-q", "-w", str(wheels), str(REPO)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-q", "-w", str(wheels), str(source)],
                    check=True, capture_output=True)
     wheel = next(wheels.glob("torch_backend_e2e-*.whl"))
     python = linked_venv(tmp_path / "venv", hide=lambda name: name == "harness" or "torch_backend_e2e" in name)

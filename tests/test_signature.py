@@ -1,10 +1,10 @@
-"""harness.signature: one bug gives one short signature across cases, shapes and backends.
+"""harness.controller.signature: one bug gives one short signature across cases, shapes and backends.
 
 The compiler messages below are verbatim from a real run (conv_backward / conv_forward cases on
 linalg-on-tensors, tosa, stablehlo and iree-llvm-cpu), cut after the first diagnostic and the start
 of its op dump where the rest adds nothing. The Python exceptions are torch's real errors as
-harness.worker.describe formats them; mismatch messages come from harness.compare itself; crash and
-timeout messages follow harness.pool's wording. Messages changed by hand to make a second bug are
+harness.worker.session.describe formats them; mismatch messages come from harness.worker.compare itself; crash and
+timeout messages follow harness.controller.pool's wording. Messages changed by hand to make a second bug are
 marked as derived.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.compare import Output, compare
-from harness.signature import MAX_LENGTH, signature
-from harness.worker import describe
+from harness.controller.signature import MAX_LENGTH, signature
+from harness.worker.compare import Output, compare
+from harness.worker.session import describe
 
 # ------------------------------------------------------------------- real compiler messages
 
@@ -587,7 +587,7 @@ def test_long_frame_is_cut_to_max_length(outcome):
 
 @pytest.mark.parametrize("problem", [MISMATCH_SHAPE, MISMATCH_DTYPE, MISMATCH_COUNT])
 def test_mismatch_on_a_later_input_set_has_the_same_signature(problem):
-    later = problem + f" (input set 2: shapes {[[2, 3, 8, 8], [4, 3, 3, 3]]})"  # harness.execute's wording
+    later = problem + f" (input set 2: shapes {[[2, 3, 8, 8], [4, 3, 3, 3]]})"  # harness.worker.execute's wording
     assert signature("mismatch", "compare", later) == signature("mismatch", "compare", problem)
 
 

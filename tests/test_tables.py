@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from harness.__main__ import TABLE_BEGIN, TABLE_END, main
-from harness.report import backend_table, lowering_table
+from harness.tools.cli import TABLE_BEGIN, TABLE_END, main
+from harness.views.tables import backend_table, lowering_table
 
 
 def record(backend, case, outcome="passed", expected="pass", notes=None):

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from harness.__main__ import main
-from harness.config import load_configs
-from harness.executables import python_command
+from harness.inputs.configs import load_configs
+from harness.installation.executables import python_command
+from harness.tools.cli import main
 
 RAISE = "conv_backward/2d/tiny"     # fake-raise fails this case in phase lower
 CRASH = "conv_forward/2d/tiny"      # fake-segfault crashes on this one in phase run

@@ -24,16 +24,16 @@ import re
 import signal
 from typing import Any, Sequence
 
+import iree.runtime as rt
 import ml_dtypes
 import numpy as np
 import torch
-import iree.runtime as rt
 from iree.compiler import CompilerToolError, compile_str, ir
 from iree.compiler.extras.fx_importer import FxImporter
 
 from harness.backend import Backend, PhaseSetter, Program, export_program
+from harness.installation.packages import version_text
 from harness.outcomes import Phase
-from harness.packages import version_text
 
 
 class IreeCompileError(RuntimeError):

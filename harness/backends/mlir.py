@@ -30,8 +30,8 @@ from torch_mlir import ir
 
 from harness.backend import Backend, PhaseSetter, Program, export_program
 from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
+from harness.installation.packages import version_text
 from harness.outcomes import Phase
-from harness.packages import version_text
 
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
 # Ops whose lowering path (decomposed or direct) the report shows, when a case imports them.

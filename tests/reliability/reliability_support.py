@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from e2e_support import E2EResult, python_path_env
 
 LINUX_PROC = Path("/proc/self/stat").exists()

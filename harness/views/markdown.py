@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from harness.errors import HarnessInputError
-from harness.expectation_update import propose
-from harness.report import repro_command, summarise
+from harness.record import repro_command
+from harness.tools.expectation_update import propose
+from harness.views.json_report import summarise
 
 CRASHES = ("crashed", "timed_out")
 FAILURES = ("mismatch", "compile_error", "runtime_error")
@@ -219,7 +220,7 @@ def _proposals(proposals: Mapping[str, str], originals: Mapping[str, str]) -> li
     out = ["## Expectation files that would make this run match", ""]
     if not proposals:
         return out + ["The expectation files need no change.", ""]
-    out += ["Proposed by `harness.expectation_update` from this run's results. New entries carry a "
+    out += ["Proposed by `harness.tools.expectation_update` from this run's results. New entries carry a "
             "`# review:` comment: check their reasons before committing.", ""]
     for path, text in sorted(proposals.items()):
         lines = text.count("\n")
@@ -361,7 +362,7 @@ def _registry_ids(root: Path) -> list[str] | None:
     if not cases.is_dir():
         return None
     try:
-        from harness.registry import case_modules, load_case_module
+        from harness.inputs.registry import case_modules, load_case_module
         return [case.id for module in case_modules([cases]) for case in load_case_module(module)]
     except Exception:  # noqa: BLE001 - a registry that does not load only costs the narrowing its precision
         return None

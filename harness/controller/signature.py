@@ -16,7 +16,7 @@ MAX_LENGTH = 200
 _DIAGNOSTIC = re.compile(r"(?:^|\n|:\s)\s*error: (.+)")      # an MLIR / IREE diagnostic line
 # The op dump MLIR appends: "...: %12:3 = "torch.aten..."(...)", or for an op without results '..: "op"(...)'
 _OP_DUMP = re.compile(r":\s+(?:%[\w#:]+(?:\s*,\s*%[\w#:]+)*\s*=|\"[\w.]+\"\().*")
-_INPUT_SET = re.compile(r"\s*\(input set \d+: shapes .*\)$")  # harness.execute's note on later input sets
+_INPUT_SET = re.compile(r"\s*\(input set \d+: shapes .*\)$")  # harness.worker.execute's note on later input sets
 _NORMALISERS = [
     (re.compile(r"\s*\(at [^()]*:\d+\)\s*$"), ""),             # our "(at file.py:12)" suffix
     (re.compile(r"(?:<stdin>|[\w./-]+\.\w+):\d+:\d+:\s*"), ""),  # "file.mlir:23:36: "

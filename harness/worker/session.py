@@ -1,36 +1,19 @@
-"""The worker process: builds a case, computes golden values, compiles, runs and compares.
-
-Started by harness.pool as `python -m harness.worker`. Protocol: one JSON object per line,
-requests on stdin, replies on the original stdout (fd 1 is then pointed at stderr, so whatever
-a case or compiler prints lands in the captured log and cannot corrupt the protocol).
-
-  worker -> controller  {"type": "ready", "pid": ...}   (after creating the backends of $HARNESS_WORKER_PRELOAD)
-  controller -> worker  {"type": "run", "case": {...}, "backend": {...},
-                         "bundle": {"path": ..., "rerun": ...}}   (bundle: with --artifacts-dir only)
-  worker -> controller  {"type": "phase", "phase": "lower"}          (zero or more)
-  worker -> controller  {"type": "result", "outcome": ..., "phase": ..., "message": ...,
-                         "durations": {phase: seconds}, "notes": {...},
-                         "versions": {...}}   (versions: with a backend's first result only)
-"""
+"""A worker's state across cases: backends created once, each case timed phase by phase and
+turned into one result message, whatever it raised."""
 from __future__ import annotations
 
-import ctypes
-import faulthandler
-import json
-import os
-import signal
-import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.artifacts import Bundle
 from harness.backend import create_backend
-from harness.native_stack import install_crash_dump
 from harness.outcomes import Outcome, Phase, outcome_for_exception
+from harness.worker.bundle import Bundle
 
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
+
+
 PRELOAD_ENV = "HARNESS_WORKER_PRELOAD"  # JSON list of backend specs to create before "ready"
 
 
@@ -39,7 +22,7 @@ class Session:
 
     def __init__(self, send: Callable[[dict], None], execute: Callable):
         self.send = send
-        self.execute = execute  # harness.execute.execute: passed in so that torch loads before "ready"
+        self.execute = execute  # harness.worker.execute.execute: passed in so that torch loads before "ready"
         self.backends: dict[str, Any] = {}
         self.reported: set[str] = set()  # backends whose versions went out with a result
 
@@ -117,40 +100,3 @@ def describe(error: BaseException) -> str:
     location = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(error).__name__}: {str(error).strip()}{location}"
 
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this worker when the controller dies, even mid native call."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:  # the parent died before prctl took effect
-        os._exit(1)
-
-
-def main() -> None:
-    reply = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides when workers stop
-    faulthandler.disable()  # PYTHONFAULTHANDLER enabled it at start-up; it must come after:
-    install_crash_dump()    # it prints the Python stack, then chains to the native stack dump
-    faulthandler.enable(all_threads=True)
-    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the controller asks "where are you?" before a kill
-    _die_with_parent()
-
-    def send(message: dict) -> None:
-        reply.write(json.dumps(message) + "\n")
-
-    from harness.execute import execute  # imports torch: before "ready", off any case's clock
-    session = Session(send, execute)
-    session.preload(json.loads(os.environ.get(PRELOAD_ENV, "[]")))
-    send({"type": "ready", "pid": os.getpid()})
-    for line in sys.stdin:
-        request = json.loads(line)
-        if request["type"] == "run":
-            send(session.run(request))
-
-
-if __name__ == "__main__":
-    main()

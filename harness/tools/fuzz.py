@@ -13,10 +13,10 @@ example is also the shortest cases-file entry.
 
 Every example is a `harness.spec.Case` built from the cases-file entry it is reported as (id
 `<family>/cases_file/fuzz_<hash of its params>`, the id a pasted entry gets, so the inputs are
-the same too), run through a `harness.pool.WorkerPool` like a test-suite case: the same worker
+the same too), run through a `harness.controller.pool.WorkerPool` like a test-suite case: the same worker
 protocol, timeouts, crash handling and golden comparison. A configuration runs at most once per
 fuzz run: results are cached by the normalised params. A failure's group is its signature
-(`harness.signature.signature`, the triage reports' normalisation).
+(`harness.controller.signature.signature`, the triage reports' normalisation).
 
 A run has three steps, all against one time budget:
 
@@ -55,15 +55,21 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
-from harness.config import BackendConfig, load_configs, select_backend
+from harness.controller.pool import WorkerPool
+from harness.controller.runner import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
+from harness.controller.signature import signature
 from harness.errors import HarnessInputError
-from harness.expectation_update import CRASHED, NewEntry, entry_lines, flow_text, scalar_text
 from harness.families import FAMILIES
-from harness.pool import WorkerPool
-from harness.registry import _case_from_entry
-from harness.runner import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
-from harness.signature import signature
+from harness.inputs.configs import BackendConfig, load_configs, select_backend
+from harness.inputs.registry import _case_from_entry
 from harness.spec import Case
+from harness.tools.expectation_update import (
+    CRASHED,
+    NewEntry,
+    entry_lines,
+    flow_text,
+    scalar_text,
+)
 
 FUZZ_FAMILIES = ("conv_backward", "conv_forward")
 

@@ -10,20 +10,26 @@ import shutil
 import time
 from pathlib import Path
 
-from harness import native_stack
-from harness.artifacts import bundle_path, torch_mlir_opt, write_readme
-from harness.config import BackendConfig, load_configs, select_backend
+from harness import native_stacks as native_stack
+from harness.bundle_layout import bundle_path
+from harness.controller.bundles import write_readme
+from harness.controller.pool import WorkerPool
+from harness.controller.signature import signature
 from harness.errors import HarnessInputError
-from harness.expectations import Entry, Expectations, load_expectations
+from harness.inputs.configs import BackendConfig, load_configs, select_backend
+from harness.inputs.expectations import Entry, Expectations, load_expectations
+from harness.inputs.registry import (
+    case_modules,
+    check_unique,
+    load_case_module,
+    load_cases_file,
+)
+from harness.inputs.yamlio import shown
+from harness.installation.packages import locate, version_text
 from harness.outcomes import Expected, Outcome, Phase, Verdict, decide
-from harness.packages import locate, version_text
-from harness.pool import WorkerPool
-from harness.record import Record
-from harness.report import repro_command
-from harness.registry import case_modules, check_unique, load_case_module, load_cases_file
-from harness.signature import signature
+from harness.record import Record, repro_command
 from harness.spec import Case
-from harness.yamlio import shown
+from harness.worker.bundle import torch_mlir_opt
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MEMORY_LIMIT_MB = 8192.0  # a runaway case becomes a crashed result, not a machine out of memory

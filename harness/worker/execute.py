@@ -7,11 +7,11 @@ import numpy as np
 import torch
 
 from harness.backend import Program
-from harness.compare import DEFAULT_TOLERANCES, Output, compare
 from harness.families import FAMILIES
 from harness.outcomes import Outcome, Phase
-from harness.repro import versions_of, write_repro
 from harness.spec import Case
+from harness.worker.compare import DEFAULT_TOLERANCES, Output, compare
+from harness.worker.repro import versions_of, write_repro
 
 
 def execute(case_json: dict, backend_spec: dict, backend: Any,

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.errors import HarnessInputError
-from harness.packages import default_module, locate
+from harness.inputs.yamlio import check_keys, load_yaml, shown
+from harness.installation.packages import default_module, locate
 from harness.spec import is_positive_finite
-from harness.yamlio import check_keys, load_yaml, shown
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "memory_limit_mb",
                "requires", "install"}
 TOLERANCE_KEYS = {"rtol", "atol"}
-BUILTIN_CONFIGS = Path(__file__).parent / "configs"
+BUILTIN_CONFIGS = Path(__file__).parents[1] / "configs"  # harness/configs
 
 
 @dataclasses.dataclass(frozen=True)

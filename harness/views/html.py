@@ -14,7 +14,7 @@ network: the CSS and JS are inline, there are no fonts or images. The page is bu
 To stay small for large matrices, per-case values (params, tags) are stored once per case and
 identical messages once in a string table; `decode_payload` rebuilds the full records.
 
-Command line: `python -m harness.html_report report.json [-o report.html]`.
+Command line: `python -m harness.views.html report.json [-o report.html]`.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.report import repro_command
+from harness.record import repro_command
 
 # Outcomes in display order, with the short label a matrix cell shows.
 OUTCOME_LABELS = {
@@ -873,7 +873,7 @@ _JS = r"""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.html_report",
+    parser = argparse.ArgumentParser(prog="python -m harness.views.html",
                                      description="Render a --report-json file as one self-contained HTML page.")
     parser.add_argument("report", type=Path, help="the JSON report")
     parser.add_argument("-o", "--output", type=Path, help="where to write the page (default: REPORT with .html)")

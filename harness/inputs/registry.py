@@ -13,8 +13,8 @@ from typing import Any, Iterable
 
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
+from harness.inputs.yamlio import load_yaml, shown, where
 from harness.spec import Case
-from harness.yamlio import load_yaml, shown, where
 
 CASES_FILE_KEYS = {"name", "family", "tags", "timeout"}
 

@@ -2,30 +2,44 @@
 the innermost frame that names the culprit (a rewrite pattern, a pass, the JIT-compiled code).
 
 Hang: the controller dumps the stuck worker before killing it (`dump(pid)`).
-Crash: the worker's fatal-signal handler dumps itself into its own log, between the markers
-below, and then dies of the original signal (`install_crash_dump`, in the worker).
+Crash: the worker's fatal-signal handler (harness.worker.crash_handler) dumps itself into its own
+log, between the markers below, and then dies of the original signal; the controller splits the
+dump from the log (`split_crash_dump`).
 """
 from __future__ import annotations
 
-import ctypes
-import os
 import re
 import signal
 import subprocess
 
-from harness.executables import find_tool
+from harness.installation.executables import find_tool
 
 PY_SPY = find_tool("py-spy", distribution="py-spy")  # None: stacks unavailable, said in the run's summary
+
+
 DUMP_TIMEOUT = 15.0         # seconds; py-spy reads the symbol tables of every loaded library
+
+
 CRASH_BEGIN = "--- native stack at the crash (py-spy) ---"
+
+
 CRASH_END = "--- end of native stack ---"
+
+
 FATAL_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)
+
+
 JIT_CODE = "JIT-compiled code"
 
+
 _FRAME = re.compile(r"^\s+(?P<name>.+?)(?: \((?P<where>[^()]*)\))?$")
+
+
 # Frames that never explain a hang or a crash: the C and C++ runtimes, libffi, the interpreter.
 _RUNTIME_LIBS = re.compile(r"^(?:libc|libm|libpthread|ld-linux[\w-]*|libffi|libstdc\+\+|libgcc_s|"
                            r"libpython[\d.]*|python[\d.]*)\.so")
+
+
 _RUNTIME_NAMES = re.compile(r"^(?:_?_?Py|_Py|__|std::|pthread_|clock_nanosleep|nanosleep|epoll_wait|poll|"
                             r"select|syscall|raise|abort|gsignal|ffi_call|_call_function_pointer|"
                             r"_ctypes_callproc|PyCFuncPtr_call|closure_fcn|_CallPythonObject)")
@@ -87,33 +101,3 @@ def split_crash_dump(log_text: str) -> tuple[str, str | None]:
     end = log_text.find(CRASH_END, start)
     return log_text[:start], log_text[start + len(CRASH_BEGIN):end if end >= 0 else None]
 
-
-def install_crash_dump() -> None:
-    """In a worker: on a fatal signal, write our own native stack to stderr, then die of it.
-
-    Registered before faulthandler, which chains to it after printing the Python stack. The
-    handler runs Python in a dying process; if that fails the process still dies of the signal.
-    """
-    if PY_SPY is None:
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(0x59616D61, ctypes.c_ulong(-1 & 0xFFFFFFFFFFFFFFFF), 0, 0, 0)  # PR_SET_PTRACER_ANY:
-    # under Yama ptrace_scope=1 a child may not trace its parent unless the parent allows it
-    libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
-    libc.signal.restype = ctypes.c_void_p
-
-    def on_fatal_signal(signum: int) -> None:
-        os.write(2, f"\n{CRASH_BEGIN}\n".encode())
-        try:
-            subprocess.run([PY_SPY, "dump", "--native", "--pid", str(os.getpid())], stdout=2, stderr=2,
-                           timeout=DUMP_TIMEOUT)
-        except Exception:  # noqa: BLE001 - best effort in a dying process
-            pass
-        os.write(2, f"\n{CRASH_END}\n".encode())
-        libc.signal(signum, None)  # SIG_DFL: die of the original signal, so the controller sees it
-        os.kill(os.getpid(), signum)
-
-    handler = ctypes.CFUNCTYPE(None, ctypes.c_int)(on_fatal_signal)
-    install_crash_dump.handler = handler  # keep the callback alive for the life of the process
-    for signum in FATAL_SIGNALS:
-        libc.signal(int(signum), ctypes.cast(handler, ctypes.c_void_p))

@@ -19,7 +19,7 @@ import sysconfig
 from pathlib import Path
 from typing import Iterator
 
-from harness.packages import module_paths
+from harness.installation.packages import module_paths
 
 SOURCE_BUILD_LEVELS = 5  # how far above a package folder to look for a build tree's bin/
 

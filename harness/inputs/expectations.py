@@ -22,9 +22,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessInputError
+from harness.inputs.yamlio import check_keys, load_yaml, shown, where
 from harness.outcomes import Expected, Phase
 from harness.spec import is_positive_finite
-from harness.yamlio import check_keys, load_yaml, shown, where
 
 ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout"}
 

@@ -26,15 +26,28 @@ from pathlib import Path
 
 import psutil
 
-from harness import native_stack
+from harness import native_stacks as native_stack
+from harness.controller.process_tree import ProcessTree
 from harness.outcomes import Outcome, Phase
 
 STARTUP_TIMEOUT = 300.0   # seconds for a worker to import torch and say ready (cold caches are slow)
+
+
 TAIL_BYTES = 4096         # how much of a dead worker's output goes into its result
+
+
 TAIL_LINES = 25
+
+
 STACK_DUMP_WAIT = 1.0     # seconds to wait for a stuck worker's stack dump before killing it
+
+
 OUTPUT_CAP_BYTES = 1 << 20  # of a worker's output, the last this many bytes are kept
+
+
 WATCH_INTERVAL = 0.1      # seconds between checks of a busy worker's memory
+
+
 NATIVE_FRAMES = 40        # frames of a native stack kept in a result
 
 
@@ -283,39 +296,6 @@ class WorkerPool:
         self.worker, self.spare = self.spare or self._new_worker(), self._new_worker()
 
 
-class ProcessTree:
-    """A worker and the processes under it. Every process seen under it is remembered, so one that
-    was orphaned when the worker died (reparented to init) is still killed with the tree."""
-
-    def __init__(self, pid: int):
-        try:
-            self.root: psutil.Process | None = psutil.Process(pid)  # pid reuse is checked by psutil
-        except psutil.Error:
-            self.root = None
-        self.seen: dict[int, psutil.Process] = {}
-
-    def members(self) -> list[psutil.Process]:
-        if self.root is not None:
-            try:
-                self.seen.update((c.pid, c) for c in self.root.children(recursive=True))
-            except psutil.Error:
-                pass
-        self.seen = {pid: p for pid, p in self.seen.items() if p.is_running()}  # the dead go once
-        return list(self.seen.values())
-
-    def rss_mb(self) -> tuple[float, float]:
-        """Resident MiB of the whole tree, and of the children alone (0 once they have exited)."""
-        children = sum(_rss(p) for p in self.members()) / 2**20
-        return (_rss(self.root) / 2**20 if self.root else 0.0) + children, children
-
-
-def _rss(process: psutil.Process) -> int:
-    try:
-        return process.memory_info().rss
-    except psutil.Error:  # gone, or a zombie
-        return 0
-
-
 def _tail(output: str) -> str:
     lines = output[-TAIL_BYTES:].splitlines()[-TAIL_LINES:]
     return ("\n--- last output of the worker ---\n" + "\n".join(lines)) if lines else ""
@@ -324,3 +304,4 @@ def _tail(output: str) -> str:
 def _listed(frames: list[str]) -> str:
     more = f"\n  ... {len(frames) - NATIVE_FRAMES} more frames" if len(frames) > NATIVE_FRAMES else ""
     return "\n".join("  " + f for f in frames[:NATIVE_FRAMES]) + more
+

@@ -14,7 +14,7 @@ marks: from its `- ` line to its last content line, plus
     never an entry's;
   - comment lines right after it that are indented deeper than its `- `: its trailing notes.
 Blank lines and other comments between entries stay where they are. The result is checked by
-loading it with harness.expectations.load_expectations before it is returned.
+loading it with harness.inputs.expectations.load_expectations before it is returned.
 
 Which entries change: an entry is judged only by the records whose `expectation_source` names it
 (the file and the line of its first key). Entries with no such record (their cases were
@@ -70,9 +70,9 @@ from typing import Any, Iterable, Iterator, Mapping
 import yaml
 
 from harness.errors import HarnessInputError
-from harness.expectations import load_expectations
-from harness.report import write_text_atomically
-from harness.yamlio import shown
+from harness.files import write_text_atomically
+from harness.inputs.expectations import load_expectations
+from harness.inputs.yamlio import shown
 
 FAILED = frozenset({"mismatch", "compile_error", "runtime_error"})
 CRASHED = frozenset({"crashed", "timed_out"})

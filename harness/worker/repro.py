@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.artifacts import Bundle
 from harness.backend import Program
+from harness.worker.bundle import Bundle
 
 NO_STANDALONE = '''
 def compile_and_run(model, example_inputs, dynamic_shapes, input_sets):

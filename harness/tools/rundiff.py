@@ -27,7 +27,8 @@ from pathlib import Path
 
 from harness.errors import HarnessInputError
 from harness.outcomes import Outcome
-from harness.report import SCHEMA_VERSION, repro_command
+from harness.record import repro_command
+from harness.views.json_report import SCHEMA_VERSION
 
 FAILURES = frozenset(o.value for o in Outcome) - {Outcome.PASSED.value, Outcome.NOT_RUN.value}
 CRASH_OR_HANG = frozenset({Outcome.CRASHED.value, Outcome.TIMED_OUT.value})

@@ -1,0 +1,64 @@
+"""The worker process: builds a case, computes golden values, compiles, runs and compares.
+
+Started by harness.controller.pool as `python -m harness.worker`. Protocol: one JSON object per line,
+requests on stdin, replies on the original stdout (fd 1 is then pointed at stderr, so whatever
+a case or compiler prints lands in the captured log and cannot corrupt the protocol).
+
+  worker -> controller  {"type": "ready", "pid": ...}   (after creating the backends of $HARNESS_WORKER_PRELOAD)
+  controller -> worker  {"type": "run", "case": {...}, "backend": {...},
+                         "bundle": {"path": ..., "rerun": ...}}   (bundle: with --artifacts-dir only)
+  worker -> controller  {"type": "phase", "phase": "lower"}          (zero or more)
+  worker -> controller  {"type": "result", "outcome": ..., "phase": ..., "message": ...,
+                         "durations": {phase: seconds}, "notes": {...},
+                         "versions": {...}}   (versions: with a backend's first result only)
+"""
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import json
+import os
+import signal
+import sys
+
+from harness.worker.crash_handler import install_crash_dump
+from harness.worker.session import PRELOAD_ENV, Session
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the controller dies, even mid native call."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def main() -> None:
+    reply = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides when workers stop
+    faulthandler.disable()  # PYTHONFAULTHANDLER enabled it at start-up; it must come after:
+    install_crash_dump()    # it prints the Python stack, then chains to the native stack dump
+    faulthandler.enable(all_threads=True)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the controller asks "where are you?" before a kill
+    _die_with_parent()
+
+    def send(message: dict) -> None:
+        reply.write(json.dumps(message) + "\n")
+
+    from harness.worker.execute import execute
+    session = Session(send, execute)
+    session.preload(json.loads(os.environ.get(PRELOAD_ENV, "[]")))
+    send({"type": "ready", "pid": os.getpid()})
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["type"] == "run":
+            send(session.run(request))
+
+
+if __name__ == "__main__":
+    main()
+
