@@ -38,7 +38,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=500)
     args = parser.parse_args()
     spawn = "import subprocess, sys, time\n" \
-            f"kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']) for _ in range({args.children})]\n" \
+            "sleeper = [sys.executable, '-c', 'import time; time.sleep(60)']\n" \
+            f"kids = [subprocess.Popen(sleeper) for _ in range({args.children})]\n" \
             "print('ready', flush=True); time.sleep(60)"
     watched = subprocess.Popen([sys.executable, "-c", spawn], stdout=subprocess.PIPE, text=True)
     try:

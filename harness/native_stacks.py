@@ -60,7 +60,7 @@ def dump(pid: int) -> str | None:
 def main_thread(dump_text: str) -> list[str]:
     """The frame lines of the thread that runs the case, innermost first."""
     lines = dump_text.splitlines()
-    start = next((i for i, l in enumerate(lines) if l.startswith("Thread ") and '"MainThread"' in l), None)
+    start = next((i for i, text in enumerate(lines) if text.startswith("Thread ") and '"MainThread"' in text), None)
     if start is None:
         return []
     frames = []

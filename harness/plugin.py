@@ -133,7 +133,8 @@ def _artifacts_dir(config: pytest.Config, here: Path) -> Path | None:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise pytest.UsageError(f"--artifacts-dir={option}: cannot create it ({e.strerror}); pick another directory")
+        raise pytest.UsageError(f"--artifacts-dir={option}: cannot create it ({e.strerror}); "
+                                "pick another directory") from None
     if not os.access(path, os.W_OK):
         raise pytest.UsageError(f"--artifacts-dir={option}: not writable; pick another directory")
     return path

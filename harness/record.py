@@ -25,7 +25,7 @@ class Record:
     expectation_source: str | None   # "xfail/linalg-on-tensors.yaml:12", or None
     phase_durations: dict[str, float]
     notes: dict[str, Any]            # what the backend reported about the case, e.g. its lowering path
-    signature: str | None = None     # the normalised first error (harness.controller.signature); None if it did not fail
+    signature: str | None = None     # the normalised first error (harness.controller.signature); None: no failure
     artifacts: str | None = None     # the repro bundle directory, when one was written
     backend_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # from Backend.versions(),
                                      # with a worker's first case of a backend; moved into the environment

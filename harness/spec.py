@@ -34,7 +34,8 @@ class Case:
             raise ValueError(f"case id {self.id!r}: use '/'-separated parts of letters, digits, '_', '-', '.'")
         json.dumps(dict(self.params))  # fails early on params that cannot reach a worker
         if self.timeout is not None and not is_positive_finite(self.timeout):
-            raise ValueError(f"case {self.id}: timeout must be a positive, finite number of seconds, not {self.timeout!r}")
+            raise ValueError(f"case {self.id}: timeout must be a positive, finite number of seconds, "
+                             f"not {self.timeout!r}")
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "family": self.family, "params": dict(self.params),

@@ -199,7 +199,7 @@ class RandomFaultBackend(Backend):
     """
 
     def _fault(self, program) -> tuple[str, str | None]:
-        for pattern, kind in (self.options.get("force") or {}).items():
+        for pattern, kind in (self.options.get("force") or {}).items():  # noqa: B007 - kind is used after it
             if fnmatch.fnmatchcase(program.name, pattern):
                 break
         else:

@@ -57,7 +57,8 @@ def test_a_bundle_has_the_case_its_inputs_a_repro_script_and_a_readme(artifacts_
         "set0_grad_output.npy", "set0_input.npy", "set0_weight.npy"]
     readme = (bundle / "README.md").read_text()
     assert "compile_error in phase lower" in readme
-    assert f"{python_command()} -m pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'" in readme
+    rerun = f"{python_command()} -m pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'"
+    assert rerun in readme
     assert f"&& {python_command()} repro.py" in readme
     assert "injected compiler failure" in readme
     # The fake backend has no standalone reproduction: repro.py says so, naming the harness command.
@@ -94,7 +95,8 @@ def test_a_real_linalg_compile_failure_reproduces_from_the_bundle(tmp_path):
     command and its repro.py both reproduce that error without the harness."""
     case = "conv_backward/2d/groups2"
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=linalg-on-tensors",
-                          f"--artifacts-dir={tmp_path}", "--artifacts=all", f"cases/conv_backward.py::{case}[linalg-on-tensors]"],
+                          f"--artifacts-dir={tmp_path}", "--artifacts=all",
+                          f"cases/conv_backward.py::{case}[linalg-on-tensors]"],
                          cwd=REPO, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-3000:]  # an expected failure (xfail/linalg-on-tensors.yaml)
     bundle = bundle_path(tmp_path, "linalg-on-tensors", case)

@@ -305,7 +305,8 @@ def run_bad(bad: Bad, root: Path) -> tuple[int, str, bool]:
         path = root / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    args = bad.args if any(a.startswith("--report-json") for a in bad.args) else ("--report-json=report.json", *bad.args)
+    reported = any(a.startswith("--report-json") for a in bad.args)
+    args = bad.args if reported else ("--report-json=report.json", *bad.args)
     env = dict(os.environ, PYTHONPATH=python_path_env())
     for name in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_CURRENT_TEST"):
         env.pop(name, None)

@@ -107,7 +107,8 @@ def test_unknown_key_names_line(tmp_path):
     path = write(tmp_path, "bad", "name: bad\nclass: a:B\ntimout: 3\n")
     message = error(tmp_path)
     assert message.startswith(f"{path}:1: unknown key 'timout'")
-    assert "allowed keys are class, description, extends, install, memory_limit_mb, name, options, requires, timeout, tolerances" in message
+    assert ("allowed keys are class, description, extends, install, memory_limit_mb, name, options, requires, "
+            "timeout, tolerances") in message
 
 
 def test_malformed_yaml_names_line(tmp_path):
@@ -151,7 +152,8 @@ def test_unknown_backend_lists_the_known_ones(tmp_path):
     write(tmp_path / "configs", "beta", "name: beta\nclass: a:B\n")
     with pytest.raises(HarnessInputError) as info:
         Runner(settings(tmp_path, ["alpha", "gamma"]))
-    assert str(info.value) == (f"--backend=gamma: unknown backend (known: {', '.join(sorted(BUILTIN | {'alpha', 'beta'}))}); "
+    known = ", ".join(sorted(BUILTIN | {"alpha", "beta"}))
+    assert str(info.value) == (f"--backend=gamma: unknown backend (known: {known}); "
                                "add configs/<name>.yaml or pass --configs-dir=DIR")
 
 

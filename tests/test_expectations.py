@@ -219,7 +219,8 @@ def test_missing_or_empty_id_and_reason(dirs, text, problem):
 
 
 def test_id_matching_no_case(dirs):
-    path = write(dirs, "crash_sets", "- id: conv_backward/2d/basic\n  reason: r\n- id: conv_backward/9d/*\n  reason: r\n")
+    path = write(dirs, "crash_sets",
+                 "- id: conv_backward/2d/basic\n  reason: r\n- id: conv_backward/9d/*\n  reason: r\n")
     message = error(dirs)
     assert message.startswith(f"{path}:3: id 'conv_backward/9d/*' matches no case")
     assert "--collect-only" in message

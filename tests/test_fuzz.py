@@ -42,7 +42,8 @@ def project(tmp_path_factory) -> Path:
     shutil.copy(REPO / "tests" / "fuzz_backends.py", root / "fuzz_backends.py")
     for name in (PLANTED, f"{PLANTED}-copy"):
         (root / "configs" / f"{name}.yaml").write_text(f"name: {name}\nclass: fuzz_backends:PlantedBugBackend\n"
-                                                        "timeout: 60\ntolerances: {float32: {rtol: 1.0e-6, atol: 1.0e-6}}\n")
+                                                        "timeout: 60\n"
+                                                        "tolerances: {float32: {rtol: 1.0e-6, atol: 1.0e-6}}\n")
     return root
 
 

@@ -7,7 +7,8 @@ import re
 import yaml
 
 from harness.installation.executables import python_command
-from harness.views.markdown import proposals_for_report, render_markdown
+from harness.tools.expectation_update import proposals_for_report
+from harness.views.markdown import render_markdown
 
 ENVIRONMENT = {"python": "3.11.7", "torch": "2.13.0+cpu", "torch_mlir": "20261001", "platform": "Linux",
                "backends": {"be": {"config": "configs/be.yaml", "versions": {"torch-mlir": "20261001"},

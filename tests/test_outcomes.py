@@ -15,33 +15,33 @@ from harness.outcomes import (
     outcome_for_exception,
 )
 
-O, E, V = Outcome, Expected, Verdict
+OUT, E, V = Outcome, Expected, Verdict
 OK, FAIL, XPASS, SKIP = V.OK, V.UNEXPECTED_FAILURE, V.UNEXPECTED_PASS, V.SKIPPED
 
 # The phase a result of each outcome is recorded with (None when it did not fail).
-PHASE_OF = {O.PASSED: None, O.MISMATCH: Phase.COMPARE, O.COMPILE_ERROR: Phase.LOWER,
-            O.RUNTIME_ERROR: Phase.RUN, O.CRASHED: Phase.COMPILE, O.TIMED_OUT: Phase.LOWER, O.NOT_RUN: None}
+PHASE_OF = {OUT.PASSED: None, OUT.MISMATCH: Phase.COMPARE, OUT.COMPILE_ERROR: Phase.LOWER,
+            OUT.RUNTIME_ERROR: Phase.RUN, OUT.CRASHED: Phase.COMPILE, OUT.TIMED_OUT: Phase.LOWER, OUT.NOT_RUN: None}
 
 # outcome -> verdict for expected = pass / xfail / crash, when the entry names no phase.
 TABLE = {
     #                  pass   xfail   crash
-    O.PASSED:        (OK,    XPASS,  XPASS),
-    O.MISMATCH:      (FAIL,  OK,     OK),
-    O.COMPILE_ERROR: (FAIL,  OK,     OK),
-    O.RUNTIME_ERROR: (FAIL,  OK,     OK),
-    O.CRASHED:       (FAIL,  OK,     OK),
-    O.TIMED_OUT:     (FAIL,  OK,     OK),
-    O.NOT_RUN:       (SKIP,  SKIP,   SKIP),
+    OUT.PASSED:        (OK,    XPASS,  XPASS),
+    OUT.MISMATCH:      (FAIL,  OK,     OK),
+    OUT.COMPILE_ERROR: (FAIL,  OK,     OK),
+    OUT.RUNTIME_ERROR: (FAIL,  OK,     OK),
+    OUT.CRASHED:       (FAIL,  OK,     OK),
+    OUT.TIMED_OUT:     (FAIL,  OK,     OK),
+    OUT.NOT_RUN:       (SKIP,  SKIP,   SKIP),
 }
 # ... and when the entry names the phase the result was recorded in (same verdicts), or another phase:
 TABLE_OTHER_PHASE = {
-    O.PASSED:        (XPASS, XPASS),
-    O.MISMATCH:      (FAIL,  FAIL),
-    O.COMPILE_ERROR: (FAIL,  FAIL),
-    O.RUNTIME_ERROR: (FAIL,  FAIL),
-    O.CRASHED:       (FAIL,  FAIL),
-    O.TIMED_OUT:     (FAIL,  FAIL),
-    O.NOT_RUN:       (SKIP,  SKIP),
+    OUT.PASSED:        (XPASS, XPASS),
+    OUT.MISMATCH:      (FAIL,  FAIL),
+    OUT.COMPILE_ERROR: (FAIL,  FAIL),
+    OUT.RUNTIME_ERROR: (FAIL,  FAIL),
+    OUT.CRASHED:       (FAIL,  FAIL),
+    OUT.TIMED_OUT:     (FAIL,  FAIL),
+    OUT.NOT_RUN:       (SKIP,  SKIP),
 }
 
 
@@ -82,20 +82,20 @@ def test_decide_with_another_expected_phase(outcome, expected):
 
 @pytest.mark.parametrize("phase", list(Phase), ids=lambda p: p.value)
 def test_every_phase_can_be_the_expected_one(phase):
-    assert decide(O.COMPILE_ERROR, E.XFAIL, phase, phase) is OK
+    assert decide(OUT.COMPILE_ERROR, E.XFAIL, phase, phase) is OK
     others = [p for p in Phase if p is not phase]
-    assert all(decide(O.COMPILE_ERROR, E.XFAIL, phase, p) is FAIL for p in others)
+    assert all(decide(OUT.COMPILE_ERROR, E.XFAIL, phase, p) is FAIL for p in others)
 
 
 def test_expected_pass_ignores_an_expected_phase():
-    assert decide(O.PASSED, E.PASS, None, Phase.LOWER) is OK
-    assert decide(O.MISMATCH, E.PASS, Phase.COMPARE, Phase.COMPARE) is FAIL
+    assert decide(OUT.PASSED, E.PASS, None, Phase.LOWER) is OK
+    assert decide(OUT.MISMATCH, E.PASS, Phase.COMPARE, Phase.COMPARE) is FAIL
 
 
 @pytest.mark.parametrize("phase, outcome", [
-    (Phase.SETUP, O.COMPILE_ERROR), (Phase.EXPORT, O.COMPILE_ERROR), (Phase.IMPORT, O.COMPILE_ERROR),
-    (Phase.LOWER, O.COMPILE_ERROR), (Phase.COMPILE, O.COMPILE_ERROR), (Phase.RUN, O.RUNTIME_ERROR),
-    (Phase.COMPARE, O.MISMATCH),
+    (Phase.SETUP, OUT.COMPILE_ERROR), (Phase.EXPORT, OUT.COMPILE_ERROR), (Phase.IMPORT, OUT.COMPILE_ERROR),
+    (Phase.LOWER, OUT.COMPILE_ERROR), (Phase.COMPILE, OUT.COMPILE_ERROR), (Phase.RUN, OUT.RUNTIME_ERROR),
+    (Phase.COMPARE, OUT.MISMATCH),
 ], ids=lambda v: v.value)
 def test_outcome_for_exception(phase, outcome):
     assert outcome_for_exception(phase) is outcome

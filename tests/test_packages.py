@@ -80,7 +80,8 @@ def test_assume_version_states_it(tmp_path, source_build):
     runner = Runner(settings(tmp_path, ["src"], assumed_versions={"srcpkg": "1.5"}))
     assert runner.expectations["src"].lookup("conv_backward/2d/tiny").reason == "fails on 1.x"
     assert not [n for n in runner.notices() if n.startswith("when:")]
-    with pytest.raises(HarnessInputError, match=r"--assume-version=tensorflow=2: unknown name 'tensorflow'; use one of"):
+    unknown = r"--assume-version=tensorflow=2: unknown name 'tensorflow'; use one of"
+    with pytest.raises(HarnessInputError, match=unknown):
         Runner(settings(tmp_path, ["src"], assumed_versions={"tensorflow": "2"}))
 
 

@@ -30,7 +30,8 @@ def native_faults(project) -> tuple[str, ...]:
 
 def readme_command(bundle: Path, comment: str) -> str:
     """The command of the bundle README's line that ends with `# <comment>`."""
-    line = next(l for l in (bundle / "README.md").read_text().splitlines() if l.rstrip().endswith(f"# {comment}"))
+    lines = (bundle / "README.md").read_text().splitlines()
+    line = next(text for text in lines if text.rstrip().endswith(f"# {comment}"))
     return line.split("#")[0].strip()
 
 
@@ -71,7 +72,7 @@ def test_a_torch_mlir_source_build_on_pythonpath_gives_the_wheels_outcomes(tmp_p
     installed = Path(wheel.report["environment"]["backends"]["linalg-on-tensors"]["imported_from"]["torch-mlir"])
     build = tmp_path / "build" / "python_packages" / "torch_mlir"  # a source build's layout
     shutil.copytree(installed, build / "torch_mlir", copy_function=_link_or_copy)
-    python = linked_venv(tmp_path / "venv", hide=lambda name: name.startswith("torch_mlir") or name.startswith("torch-mlir"))
+    python = linked_venv(tmp_path / "venv", hide=lambda name: name.startswith(("torch_mlir", "torch-mlir")))
     assert subprocess.run([python, "-c", "import importlib.metadata as m; m.version('torch-mlir')"],
                           capture_output=True).returncode != 0  # no distribution metadata: only the package
     source = run_pytest_with(python, REPO, "-k", "parity", "--backend=linalg-on-tensors",
@@ -90,7 +91,8 @@ def test_a_torch_mlir_source_build_on_pythonpath_gives_the_wheels_outcomes(tmp_p
     # Other entries hold on torch-mlir==20261001: with the version unknown they do not apply, which the
     # summary says once, naming them; with the version stated (--assume-version) they apply again.
     notice = re.search(r"^when: torch-mlir is unknown \(source build at .*?\): an unknown version satisfies no "
-                       r"condition, so (\d+) entries do not apply \(xfail/linalg-on-tensors.yaml lines (\d+(, \d+)*)\); "
+                       r"condition, so (\d+) entries do not apply "
+                       r"\(xfail/linalg-on-tensors.yaml lines (\d+(, \d+)*)\); "
                        r"state it with --assume-version torch-mlir=VERSION$", source.stdout, re.M)
     assert notice and int(notice.group(1)) == len(notice.group(2).split(", ")) >= 2, source.stdout[-3000:]
     assumed = run_pytest_with(python, REPO, "-k", "parity and 2DStrided", "--backend=linalg-on-tensors",

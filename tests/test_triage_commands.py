@@ -30,7 +30,8 @@ def test_markdown_and_html_reports_of_a_run(project):
     assert crashes < failures  # crashes first
     assert "`SIGSEGV in " in markdown[crashes:failures]
     assert "injected compiler failure: 'fake.op' failed to legalize" in markdown[failures:]
-    assert f"{python_command()} -m pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'" in markdown
+    rerun = f"{python_command()} -m pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'"
+    assert rerun in markdown
     assert "```yaml" in markdown  # the expectation files that would make the run match
     html = (project.path / "matrix.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "fake-segfault" in html
@@ -62,7 +63,8 @@ def test_an_interrupted_run_changes_no_expectation_file(project):
 def test_crash_set_entries_that_now_pass_are_listed(e2e_project):
     e2e_project.crash_set("eager", f"- id: {RAISE}\n  reason: it used to crash\n")
     skipped = e2e_project.run("--backend=eager", "--report-md=a.md")
-    assert "1 crash-set case was not attempted; `--run-crash-set` re-checks them." in (e2e_project.path / "a.md").read_text()
+    markdown = (e2e_project.path / "a.md").read_text()
+    assert "1 crash-set case was not attempted; `--run-crash-set` re-checks them." in markdown
     rerun = e2e_project.run("--backend=eager", "--run-crash-set", "--report-md=b.md")
     assert rerun.record("eager", RAISE)["verdict"] == "unexpected_pass"
     section = (e2e_project.path / "b.md").read_text().split("## Crash-set entries that now pass")[1]

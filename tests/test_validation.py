@@ -31,7 +31,8 @@ BAD = [
                                                       "  when: {torch: \">>2\"}\n"}, (),
         "xfail/eager.yaml:1:", "bad version condition torch: '>>2'; write a PEP 440 specifier"),
     Bad("unknown-backend", {}, ("--backend=eager,nope",),
-        "--backend=nope:", "unknown backend (known: eager, inductor, iree-llvm-cpu, linalg-on-tensors, linalg-on-tensors-direct, "
+        "--backend=nope:", "unknown backend (known: eager, inductor, iree-llvm-cpu, linalg-on-tensors, "
+        "linalg-on-tensors-direct, "
         "stablehlo, tosa); add configs/<name>.yaml or pass --configs-dir=DIR"),
     Bad("config-bad-class", {"configs/broken.yaml": "name: broken\nclass: fake_backends.FaultyBackend\n"}, (),
         "configs/broken.yaml:", "class 'fake_backends.FaultyBackend' is not of the form 'module:Class'"),
@@ -67,7 +68,8 @@ def check_usage_error(result, where: str, problem: str) -> None:
 def test_bad_input_is_one_error_line_and_exit_4(e2e_project, bad):
     for relpath, text in bad.files.items():
         e2e_project.write(relpath, text)
-    args = bad.args if any(a.startswith("--report-json") for a in bad.args) else ("--report-json=report.json", *bad.args)
+    reported = any(a.startswith("--report-json") for a in bad.args)
+    args = bad.args if reported else ("--report-json=report.json", *bad.args)
     result = e2e_project.run(*args, report=None)
     check_usage_error(result, bad.where, bad.problem)
 

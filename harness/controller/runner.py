@@ -25,11 +25,11 @@ from harness.inputs.registry import (
     load_cases_file,
 )
 from harness.inputs.yamlio import shown
+from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate, version_text
 from harness.outcomes import Expected, Outcome, Phase, Verdict, decide
 from harness.record import Record, repro_command
 from harness.spec import Case
-from harness.worker.bundle import torch_mlir_opt
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MEMORY_LIMIT_MB = 8192.0  # a runaway case becomes a crashed result, not a machine out of memory

@@ -44,7 +44,7 @@ def _cut(text: str) -> str:
 def first_error(message: str) -> str:
     """The first MLIR diagnostic of a message, else its first line; op dumps cut off."""
     match = _DIAGNOSTIC.search(message)
-    line = match.group(1) if match else next((l for l in message.splitlines() if l.strip()), "")
+    line = match.group(1) if match else next((text for text in message.splitlines() if text.strip()), "")
     return _OP_DUMP.sub("", line)
 
 

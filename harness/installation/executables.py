@@ -36,6 +36,11 @@ def find_tool(name: str, distribution: str | None = None, module: str | None = N
     return shutil.which(name)
 
 
+def torch_mlir_opt() -> str | None:
+    """torch-mlir-opt beside the torch_mlir the worker imports (wheel or source build), else on PATH."""
+    return find_tool("torch-mlir-opt", distribution="torch-mlir", module="torch_mlir")
+
+
 def python_command() -> str:
     """The running interpreter, quoted for a shell: `python` may not be this one outside a venv."""
     return shlex.quote(sys.executable)

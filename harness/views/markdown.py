@@ -1,6 +1,6 @@
 """A triage report of one JSON report in GitHub-flavoured Markdown (job summaries, PR comments).
 
-    text = render_markdown(report, proposals_for_report(report, root))
+    text = render_markdown(report, proposals)   # proposals: harness.tools.expectation_update
 
 Order: what is worst first. A title and the environment (marked PARTIAL when the run was
 interrupted), a summary table per backend, then
@@ -21,12 +21,9 @@ import collections
 import difflib
 import html
 import re
-from pathlib import Path
 from typing import Iterable, Mapping
 
-from harness.errors import HarnessInputError
 from harness.record import repro_command
-from harness.tools.expectation_update import propose
 from harness.views.json_report import summarise
 
 CRASHES = ("crashed", "timed_out")
@@ -56,36 +53,6 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def proposals_for_report(report: dict, root: Path | str, case_ids: Iterable[str] | None = None) -> dict[str, str]:
-    """propose() for each backend of the report, keyed by the file paths the report shows.
-
-    The files are environment.backends[name].xfail_file / crash_set_file, resolved against `root`.
-    A backend is skipped when the report does not name them, when their directories are not found
-    under `root` (a report from another checkout), or when the report no longer fits them (an
-    entry it names has moved: rerun first). A missing file in a found directory is an empty one.
-    `case_ids` (every case of the registry) lets a glob keep the cases the run did not exercise;
-    by default they are read from `root`/cases when it exists.
-    """
-    root = Path(root)
-    results = report.get("results", [])
-    ids = list(case_ids) if case_ids is not None else _registry_ids(root)
-    found: dict[str, str] = {}
-    for name, info in sorted(((report.get("environment") or {}).get("backends") or {}).items()):
-        shown = {"xfail": (info or {}).get("xfail_file"), "crash": (info or {}).get("crash_set_file")}
-        if not all(shown.values()):
-            continue
-        paths = {kind: root / path for kind, path in shown.items()}
-        if not all(path.parent.is_dir() for path in paths.values()):
-            continue
-        try:
-            proposed = propose([r for r in results if r["backend"] == name], paths["xfail"], paths["crash"],
-                               case_ids=ids)
-        except HarnessInputError:
-            continue
-        for kind, path in paths.items():
-            if path in proposed:
-                found[shown[kind]] = proposed[path]
-    return found
 
 
 # ------------------------------------------------------------------------------------ sections
@@ -356,13 +323,3 @@ def _bold_if(n: int) -> str:
     return f"**{n}**" if n else "0"
 
 
-def _registry_ids(root: Path) -> list[str] | None:
-    """Every case id of `root`/cases (no torch is imported), or None when it cannot be read."""
-    cases = root / "cases"
-    if not cases.is_dir():
-        return None
-    try:
-        from harness.inputs.registry import case_modules, load_case_module
-        return [case.id for module in case_modules([cases]) for case in load_case_module(module)]
-    except Exception:  # noqa: BLE001 - a registry that does not load only costs the narrowing its precision
-        return None

@@ -7,12 +7,7 @@ import shutil
 from pathlib import Path
 
 from harness.bundle_layout import STAGES_FILE
-from harness.installation.executables import find_tool
-
-
-def torch_mlir_opt() -> str | None:
-    """torch-mlir-opt beside the torch_mlir the worker imports (wheel or source build), else on PATH."""
-    return find_tool("torch-mlir-opt", distribution="torch-mlir", module="torch_mlir")
+from harness.installation.executables import torch_mlir_opt
 
 
 class Bundle:

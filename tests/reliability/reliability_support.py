@@ -130,7 +130,7 @@ class ProcessWatch:
 
 def kill_all(procs: dict[Proc, str]) -> None:
     """Clean up after a failed test: SIGKILL exactly these processes (by pid and start time)."""
-    for (pid, start) in still_alive(procs):
+    for (pid, _start) in still_alive(procs):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:

@@ -58,7 +58,7 @@ def flood_run(e2e_project, run_cache):
 
 def test_flood_neither_blocks_nor_bloats_the_run(flood_run):
     result = flood_run
-    for case, (kind, outcome, phase) in FORCED.items():
+    for case, (_kind, outcome, phase) in FORCED.items():
         record = result.record("flood", case)
         assert (record["outcome"], record["phase"]) == (outcome, phase), record["message"][:3000]
         assert len(record["message"]) < MESSAGE_BOUND, len(record["message"])

@@ -111,7 +111,8 @@ def test_soak_400_random_faults_under_xdist(soak_project):
     assert workers, "the watch saw no harness worker: it is not watching the run"
 
     # The report is valid JSON, complete, and has every (case, backend) exactly once.
-    assert result.report is not None, f"report missing or invalid JSON:\n{result.report_text and result.report_text[:2000]}" \
+    shown_text = result.report_text and result.report_text[:2000]
+    assert result.report is not None, f"report missing or invalid JSON:\n{shown_text}" \
                                       f"\n{result.output[-3000:]}"
     report = result.report
     assert report["complete"] is True
