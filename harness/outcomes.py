@@ -5,15 +5,26 @@ import enum
 
 
 class Outcome(str, enum.Enum):
-    """What happened when a case ran on a backend."""
+    """What happened when a case ran on a backend. Each carries its labels and what kind of
+    result it is (as lit's ResultCode does), so no view keeps its own list of strings."""
 
-    PASSED = "passed"
-    MISMATCH = "mismatch"
-    COMPILE_ERROR = "compile_error"
-    RUNTIME_ERROR = "runtime_error"
-    CRASHED = "crashed"
-    TIMED_OUT = "timed_out"
-    NOT_RUN = "not_run"
+    # value, the short label a matrix cell shows, the title, is_failure, is_crash
+    PASSED = "passed", "pass", "passed", False, False
+    MISMATCH = "mismatch", "mismatch", "mismatch (wrong numbers)", True, False
+    COMPILE_ERROR = "compile_error", "compile", "compile error", True, False
+    RUNTIME_ERROR = "runtime_error", "runtime", "runtime error", True, False
+    CRASHED = "crashed", "crash", "crashed", True, True
+    TIMED_OUT = "timed_out", "timeout", "timed out", True, True    # a hang: a crash for every purpose
+    NOT_RUN = "not_run", "not run", "not run", False, False
+
+    def __new__(cls, value: str, label: str, title: str, is_failure: bool, is_crash: bool):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label            # what a matrix cell shows
+        member.title = title            # what a legend or a details panel says
+        member.is_failure = is_failure  # the backend did not produce the right answer
+        member.is_crash = is_crash      # it crashed or hung: the crash set's business
+        return member
 
 
 class Expected(str, enum.Enum):
@@ -27,10 +38,17 @@ class Expected(str, enum.Enum):
 class Verdict(str, enum.Enum):
     """Whether the outcome agrees with the expectation."""
 
-    OK = "ok"
-    UNEXPECTED_FAILURE = "unexpected_failure"
-    UNEXPECTED_PASS = "unexpected_pass"
-    SKIPPED = "skipped"
+    OK = "ok", "as expected", False
+    UNEXPECTED_FAILURE = "unexpected_failure", "unexpected failure", True
+    UNEXPECTED_PASS = "unexpected_pass", "unexpected pass", True
+    SKIPPED = "skipped", "skipped", False
+
+    def __new__(cls, value: str, label: str, is_unexpected: bool):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label
+        member.is_unexpected = is_unexpected  # fails the run, and views single it out
+        return member
 
 
 class Phase(str, enum.Enum):

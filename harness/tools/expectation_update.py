@@ -73,9 +73,10 @@ from harness.errors import HarnessInputError
 from harness.files import write_text_atomically
 from harness.inputs.expectations import load_expectations
 from harness.inputs.yamlio import shown
+from harness.outcomes import Outcome
 
-FAILED = frozenset({"mismatch", "compile_error", "runtime_error"})
-CRASHED = frozenset({"crashed", "timed_out"})
+FAILED = frozenset(o.value for o in Outcome if o.is_failure and not o.is_crash)  # an xfail entry's business
+CRASHED = frozenset(o.value for o in Outcome if o.is_crash)                      # a crash set's
 GLOB_CHARS = frozenset("*?[")
 LINE_WIDTH = 100         # reasons longer than this become folded `>-` blocks
 REASON_LIMIT = 240       # a reason taken from a message's first line is cut here

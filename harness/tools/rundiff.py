@@ -30,8 +30,8 @@ from harness.outcomes import Outcome
 from harness.record import repro_command
 from harness.views.json_report import SCHEMA_VERSION
 
-FAILURES = frozenset(o.value for o in Outcome) - {Outcome.PASSED.value, Outcome.NOT_RUN.value}
-CRASH_OR_HANG = frozenset({Outcome.CRASHED.value, Outcome.TIMED_OUT.value})
+FAILURES = frozenset(o.value for o in Outcome if o.is_failure)
+CRASH_OR_HANG = frozenset(o.value for o in Outcome if o.is_crash)
 TOP_VERSIONS = ("python", "torch", "torch_mlir", "numpy")
 REGENERATE = "pass a file written by --report-json with this checkout"
 

@@ -26,28 +26,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import repro_command
 
-# Outcomes in display order, with the short label a matrix cell shows.
-OUTCOME_LABELS = {
-    "passed": "pass",
-    "mismatch": "mismatch",
-    "compile_error": "compile",
-    "runtime_error": "runtime",
-    "crashed": "crash",
-    "timed_out": "timeout",
-    "not_run": "not run",
-}
-OUTCOME_TITLES = {
-    "passed": "passed",
-    "mismatch": "mismatch (wrong numbers)",
-    "compile_error": "compile error",
-    "runtime_error": "runtime error",
-    "crashed": "crashed",
-    "timed_out": "timed out",
-    "not_run": "not run",
-}
-UNEXPECTED = ("unexpected_failure", "unexpected_pass")
+# From the one vocabulary (harness.outcomes), in display order; the page's script gets the same.
+OUTCOME_LABELS = {o.value: o.label for o in Outcome}
+OUTCOME_TITLES = {o.value: o.title for o in Outcome}
+UNEXPECTED = frozenset(v.value for v in Verdict if v.is_unexpected)
 MAX_MESSAGE_CHARS = 100_000   # a message longer than this is cut in the page (the JSON keeps it whole)
 DATA_ELEMENT_ID = "report-data"
 
@@ -158,7 +143,13 @@ class _Model:
             p["repro"] = _repro(r)
             packed.append(p)
         return {"backends": self.backends, "families": self.families, "cases": cases,
-                "messages": messages, "records": packed}
+                "messages": messages, "records": packed, "vocabulary": vocabulary()}
+
+
+def vocabulary() -> dict:
+    """What the page's script knows of outcomes and verdicts: harness.outcomes, as data."""
+    return {"outcomes": {o.value: {"title": o.title, "failure": o.is_failure, "crash": o.is_crash} for o in Outcome},
+            "unexpected": sorted(UNEXPECTED)}
 
 
 def _family(case: str) -> str:
@@ -177,8 +168,9 @@ def _is_unexpected(record: dict) -> bool:
 
 
 def _is_expected_failure(record: dict) -> bool:
-    return (record.get("verdict") == "ok" and record.get("outcome") not in ("passed", "not_run")
-            and record.get("expected") in ("xfail", "crash"))
+    outcome = record.get("outcome")
+    return (record.get("verdict") == Verdict.OK.value and outcome in OUTCOME_LABELS and Outcome(outcome).is_failure
+            and record.get("expected") in (Expected.XFAIL.value, Expected.CRASH.value))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -241,10 +233,10 @@ def _summary(model: _Model) -> str:
     for j, backend in enumerate(model.backends):
         mine = [model.records[k] for (c, b), k in model.cell.items() if b == j]
         total = len(mine)
-        passed = sum(r.get("outcome") == "passed" and not _is_unexpected(r) for r in mine)
+        passed = sum(r.get("outcome") == Outcome.PASSED.value and not _is_unexpected(r) for r in mine)
         xfail = sum(_is_expected_failure(r) for r in mine)
-        unexp_fail = sum(r.get("verdict") == "unexpected_failure" for r in mine)
-        unexp_pass = sum(r.get("verdict") == "unexpected_pass" for r in mine)
+        unexp_fail = sum(r.get("verdict") == Verdict.UNEXPECTED_FAILURE.value for r in mine)
+        unexp_pass = sum(r.get("verdict") == Verdict.UNEXPECTED_PASS.value for r in mine)
         skipped = sum(r.get("verdict") == "skipped" for r in mine)
         seconds = sum(float(r.get("duration_s") or 0) for r in mine)
         info = env_backends.get(backend) or {}
@@ -330,8 +322,8 @@ def _cell(record: dict, k: int) -> str:
     label = OUTCOME_LABELS.get(outcome, str(outcome))
     phase = record.get("phase")
     # The phase, unless the label already says it (a mismatch is always found in compare).
-    redundant = (phase == label or (outcome == "mismatch" and phase == "compare")
-                 or (outcome == "runtime_error" and phase == "run"))
+    redundant = (phase == label or (outcome == Outcome.MISMATCH.value and phase == "compare")
+                 or (outcome == Outcome.RUNTIME_ERROR.value and phase == "run"))
     sub = f"<small>{_e(phase)}</small>" if phase and not redundant else ""
     return f"<td class=\"{' '.join(classes)}\" data-r=\"{k}\">{_e(label)}{sub}</td>"
 
@@ -349,7 +341,7 @@ def _matrix(model: _Model) -> str:
         fam_cells = []
         for j in range(len(model.backends)):
             mine = [model.records[model.cell[(i, j)]] for i in members if (i, j) in model.cell]
-            passed = sum(r.get("outcome") == "passed" for r in mine)
+            passed = sum(r.get("outcome") == Outcome.PASSED.value for r in mine)
             bad = sum(_is_unexpected(r) for r in mine)
             flag = f" <b class=\"bad\">{bad}!</b>" if bad else ""
             fam_cells.append(f"<td>{passed}/{len(mine)}{flag}</td>" if mine else "<td></td>")
@@ -539,10 +531,11 @@ _JS = r"""
   var table = document.getElementById("matrix");
   var tbody = table.tBodies[0];
   var details = document.getElementById("details");
-  var LABEL = {passed: "pass", mismatch: "mismatch", compile_error: "compile error", runtime_error: "runtime error",
-               crashed: "crashed", timed_out: "timed out", not_run: "not run"};
+  var LABEL = {};  // outcome -> title, from harness.outcomes (the payload's vocabulary)
+  Object.keys(data.vocabulary.outcomes).forEach(function (o) { LABEL[o] = data.vocabulary.outcomes[o].title; });
   var KNOWN = Object.keys(LABEL);
-  function unexpected(r) { return r.verdict === "unexpected_failure" || r.verdict === "unexpected_pass"; }
+  var UNEXPECTED = data.vocabulary.unexpected;
+  function unexpected(r) { return UNEXPECTED.indexOf(r.verdict) >= 0; }
   function caseOf(r) { return cases[r.c]; }
   function full(r, key) { return r[key] !== undefined ? r[key] : caseOf(r)[key]; }
   function outcomeClass(o) { return KNOWN.indexOf(o) >= 0 ? "o-" + o : "o-other"; }

@@ -23,12 +23,13 @@ import html
 import re
 from typing import Iterable, Mapping
 
+from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import repro_command
 from harness.views.json_report import summarise
 
-CRASHES = ("crashed", "timed_out")
-FAILURES = ("mismatch", "compile_error", "runtime_error")
-OUTCOMES = ("passed", "mismatch", "compile_error", "runtime_error", "crashed", "timed_out", "not_run")
+CRASHES = tuple(o.value for o in Outcome if o.is_crash)
+FAILURES = tuple(o.value for o in Outcome if o.is_failure and not o.is_crash)
+OUTCOMES = tuple(o.value for o in Outcome)
 SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
 COLLAPSE_AFTER = 5
 MESSAGE_LINES = 25       # lines of a group's sample message
@@ -71,8 +72,8 @@ def _head(report: dict, records: list[dict], environment: dict) -> list[str]:
         out += ["", "> **PARTIAL report:** the run did not finish (interrupted, or a shard is missing); "
                     "only the cases that finished are counted below."]
     out += [""] + _summary_table(records, environment)
-    unexpected_failures = sum(r["verdict"] == "unexpected_failure" for r in records)
-    unexpected_passes = sum(r["verdict"] == "unexpected_pass" for r in records)
+    unexpected_failures = sum(r["verdict"] == Verdict.UNEXPECTED_FAILURE.value for r in records)
+    unexpected_passes = sum(r["verdict"] == Verdict.UNEXPECTED_PASS.value for r in records)
     skipped = sum(r["verdict"] == "skipped" for r in records)
     out.append("")
     if not records:
@@ -90,7 +91,7 @@ def _head(report: dict, records: list[dict], environment: dict) -> list[str]:
 
 def _summary_table(records: list[dict], environment: dict) -> list[str]:
     summary = summarise(records)
-    present = [o for o in OUTCOMES if o == "passed" or any(s["outcomes"].get(o) for s in summary.values())]
+    present = [o for o in OUTCOMES if o == Outcome.PASSED.value or any(s["outcomes"].get(o) for s in summary.values())]
     backends = environment.get("backends") or {}
     top = {str(k).replace("-", "_"): v for k, v in environment.items()}
     versions = {name: ", ".join(f"{d} {v}" for d, v in {**(info or {}).get("versions", {}),
@@ -103,8 +104,8 @@ def _summary_table(records: list[dict], environment: dict) -> list[str]:
     rows = [_row(head), _row(["---"] + ["---:"] * (len(head) - 1 - with_versions) + ["---"] * with_versions)]
     for name, s in summary.items():
         cells = [_code(name), str(s["total"]), *(str(s["outcomes"].get(o, 0)) for o in present),
-                 _bold_if(s["verdicts"].get("unexpected_failure", 0)),
-                 _bold_if(s["verdicts"].get("unexpected_pass", 0))]
+                 _bold_if(s["verdicts"].get(Verdict.UNEXPECTED_FAILURE.value, 0)),
+                 _bold_if(s["verdicts"].get(Verdict.UNEXPECTED_PASS.value, 0))]
         cells += [_escape_text(versions.get(name, ""))] if with_versions else []
         rows.append(_row(cells))
     return rows if summary else []
@@ -116,7 +117,7 @@ def _crashes(records: list[dict]) -> list[str]:
 
 def _unexpected_failures(records: list[dict]) -> list[str]:
     return _by_signature_section("Unexpected failures", [
-        r for r in records if r["verdict"] == "unexpected_failure" and r["expected"] == "pass"
+        r for r in records if r["verdict"] == Verdict.UNEXPECTED_FAILURE.value and r["expected"] == "pass"
         and r["outcome"] not in CRASHES])
 
 
@@ -130,7 +131,7 @@ def _by_signature_section(title: str, chosen: list[dict]) -> list[str]:
 
 
 def _unexpected_passes(records: list[dict]) -> list[str]:
-    chosen = [r for r in records if r["verdict"] == "unexpected_pass" and r["expected"] == "xfail"]
+    chosen = [r for r in records if r["verdict"] == Verdict.UNEXPECTED_PASS.value and r["expected"] == "xfail"]
     if not chosen:
         return []
     out = [f"## Unexpected passes ({len(chosen)})", "",
@@ -144,8 +145,8 @@ def _unexpected_passes(records: list[dict]) -> list[str]:
 
 def _crash_set(records: list[dict], environment: dict) -> list[str]:
     crash = [r for r in records if r["expected"] == "crash"]
-    not_run = [r for r in crash if r["outcome"] == "not_run"]
-    passed = [r for r in crash if r["outcome"] == "passed"]
+    not_run = [r for r in crash if r["outcome"] == Outcome.NOT_RUN.value]
+    passed = [r for r in crash if r["outcome"] == Outcome.PASSED.value]
     failing = [r for r in crash if r["outcome"] in FAILURES]
     ran_crash_set = environment.get("run_crash_set", not not_run)
     if not (passed or failing or (not_run and not ran_crash_set)):
@@ -170,7 +171,8 @@ def _crash_set(records: list[dict], environment: dict) -> list[str]:
 
 
 def _stale(records: list[dict]) -> list[str]:
-    chosen = [r for r in records if r["verdict"] == "unexpected_failure" and r["expected"] in ("xfail", "crash")]
+    chosen = [r for r in records if r["verdict"] == Verdict.UNEXPECTED_FAILURE.value
+              and r["expected"] != Expected.PASS.value]
     if not chosen:
         return []
     out = [f"## Stale expectations ({len(chosen)})", "",

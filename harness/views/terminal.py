@@ -13,8 +13,7 @@ def terminal_lines(records: list[dict]) -> list[str]:
                            if summary["outcomes"].get(o.value))
         lines.append(f"{backend}: {summary['total']} cases  {counts}")
         for r in sorted(records, key=lambda r: r["case"]):
-            if r["backend"] == backend and r["verdict"] in (Verdict.UNEXPECTED_FAILURE.value,
-                                                            Verdict.UNEXPECTED_PASS.value):
+            if r["backend"] == backend and Verdict(r["verdict"]).is_unexpected:
                 where = f" in {r['phase']}" if r["phase"] else ""
                 first = r["message"].splitlines()[0][:160] if r["message"] else ""
                 lines.append(f"  {r['verdict'].upper()}: {r['case']} [{r['outcome']}{where}] {first}")
