@@ -268,7 +268,7 @@ class ResultReporter:
         if option("report_json"):
             write_text_atomically(Path(option("report_json")), json.dumps(report, indent=1) + "\n")
         if option("report_html"):
-            from harness.views.html import render_html
+            from harness.views.html import render_html  # the views load only when asked for
             write_text_atomically(Path(option("report_html")), render_html(report))
         if option("report_md") or option("update_expectations"):
             self.write_proposals(report, complete)

@@ -122,7 +122,7 @@ def check(args: argparse.Namespace) -> None:
 def fuzz(args: argparse.Namespace) -> int:
     """Run generated convolution configurations through a backend, each distinct failure shrunk to
     a minimal cases-file entry (harness/fuzz.py); exit status 1 when there are findings."""
-    from harness.tools import fuzz as fuzzing
+    from harness.tools import fuzz as fuzzing  # imports hypothesis: only this subcommand needs it
 
     if args.out is not None and not args.out.parent.is_dir():  # before the run, not after it
         raise HarnessInputError(str(args.out), "cannot be written (its directory does not exist)",

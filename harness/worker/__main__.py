@@ -49,7 +49,7 @@ def main() -> None:
     def send(message: dict) -> None:
         reply.write(json.dumps(message) + "\n")
 
-    from harness.worker.execute import execute
+    from harness.worker.execute import execute  # imports torch: before "ready", off any case's clock
     session = Session(send, execute)
     session.preload(json.loads(os.environ.get(PRELOAD_ENV, "[]")))
     send({"type": "ready", "pid": os.getpid()})

@@ -1,0 +1,77 @@
+"""The worker protocol: what the controller (harness.controller.pool) and a worker
+(harness.worker) say to each other, one JSON object per line, each with a "type".
+
+    worker -> controller  Ready        once, after creating the preloaded backends
+    controller -> worker  RunRequest   one case on one backend (bundle: with --artifacts-dir only)
+    worker -> controller  PhaseEvent   zero or more: where the case is now (a hang or crash is blamed on it)
+    worker -> controller  CaseResult   the case's result; the controller builds one too when the worker
+                                       is lost (crashed, hung, over its memory limit)
+
+`encode` and `decode` are the only places that know the wire format.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from harness.outcomes import Outcome, Phase
+
+
+@dataclasses.dataclass(frozen=True)
+class Ready:
+    pid: int
+
+
+@dataclasses.dataclass(frozen=True)
+class BundleRequest:
+    path: str     # the case's repro bundle folder
+    rerun: str    # the command that reruns the case through the harness, for the bundle's files
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRequest:
+    case: dict[str, Any]                 # harness.spec.Case.to_json()
+    backend: dict[str, Any]              # harness.inputs.configs.BackendConfig.to_json()
+    bundle: BundleRequest | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseEvent:
+    phase: Phase
+
+
+@dataclasses.dataclass
+class CaseResult:
+    outcome: Outcome
+    phase: Phase | None                  # None when it passed
+    message: str
+    durations: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds per phase
+    notes: dict[str, Any] = dataclasses.field(default_factory=dict)        # what the backend reported
+    frame: str | None = None             # the innermost meaningful frame of a crash or hang, when known
+    versions: dict[str, str] = dataclasses.field(default_factory=dict)     # the backend's own versions(),
+                                         # with its first result in a worker
+
+
+Message = Ready | RunRequest | PhaseEvent | CaseResult
+_TYPES = {"ready": Ready, "run": RunRequest, "phase": PhaseEvent, "result": CaseResult}
+_NAMES = {cls: name for name, cls in _TYPES.items()}
+
+
+def encode(message: Message) -> str:
+    """One line of JSON (the enums as their values)."""
+    fields = dataclasses.asdict(message)
+    return json.dumps({"type": _NAMES[type(message)], **fields}) + "\n"
+
+
+def decode(line: str | bytes) -> Message:
+    data = json.loads(line)
+    kind = _TYPES[data.pop("type")]
+    if kind is RunRequest and data.get("bundle"):
+        data["bundle"] = BundleRequest(**data["bundle"])
+    if kind is PhaseEvent:
+        data["phase"] = Phase(data["phase"])
+    if kind is CaseResult:
+        data["outcome"] = Outcome(data["outcome"])
+        data["phase"] = data["phase"] and Phase(data["phase"])
+    return kind(**data)
