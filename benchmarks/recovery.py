@@ -21,6 +21,7 @@ from pathlib import Path
 
 from harness.controller.pool import WorkerPool
 from harness.families.conv_params import conv_forward_case
+from harness.protocol import RunRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = conv_forward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]).to_json()
@@ -34,8 +35,8 @@ def faulty(fault: str, preload: list[str]) -> dict:
 
 def timed(pool: WorkerPool, backend: dict, timeout: float) -> tuple[float, str]:
     started = time.monotonic()
-    result = pool.run({"type": "run", "case": CASE, "backend": backend}, timeout)
-    return time.monotonic() - started, result["outcome"]
+    result = pool.run(RunRequest(case=CASE, backend=backend), timeout)
+    return time.monotonic() - started, result.outcome.value
 
 
 def main() -> None:

@@ -14,7 +14,8 @@ import pytest
 from packaging.version import InvalidVersion, Version
 
 from harness.controller.bundles import remove_empty_folders
-from harness.controller.runner import DEFAULT_MEMORY_LIMIT_MB, Runner, Settings
+from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB
+from harness.controller.runner import Runner, Settings
 from harness.errors import HarnessInputError
 from harness.files import write_text_atomically
 from harness.inputs.yamlio import shown
@@ -198,7 +199,7 @@ class CaseItem(pytest.Item):
         self.add_marker("e2e")
         self.extra_keyword_matches.update(case.tags)  # `-k transposed` selects by tag
         runner = self.config.stash[RUNNER]
-        guard = runner.timeout(case, runner.configs[backend], runner.expectations[backend].lookup(case.id))
+        guard = runner.timeout(case, backend)
         self.add_marker(pytest.mark.timeout(guard + OUTER_GUARD_SLACK))
         self.record: dict | None = None
 

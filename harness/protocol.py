@@ -49,8 +49,8 @@ class CaseResult:
     durations: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds per phase
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)        # what the backend reported
     frame: str | None = None             # the innermost meaningful frame of a crash or hang, when known
-    versions: dict[str, str] = dataclasses.field(default_factory=dict)     # the backend's own versions(),
-                                         # with its first result in a worker
+    versions: dict[str, str] | None = None  # the backend's own versions(), with its first result in a
+                                            # worker (None: reported before)
 
 
 Message = Ready | RunRequest | PhaseEvent | CaseResult

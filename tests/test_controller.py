@@ -10,7 +10,8 @@ import textwrap
 import pytest
 from e2e_support import REPO, TINY_CASES, python_path_env
 
-from harness.controller.runner import DEFAULT_TIMEOUT, Runner, Settings
+from harness.controller.run_case import DEFAULT_TIMEOUT, case_timeout
+from harness.controller.runner import Runner, Settings
 from harness.inputs.expectations import Entry
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.spec import Case
@@ -36,7 +37,7 @@ def test_controller_modules_do_not_import_torch():
                                  crash_sets_dir=root / "crash_sets", cases_files=[], run_crash_set=False,
                                  case_timeout=None))
         for case in runner.all_cases:
-            runner.timeout(case, runner.configs["eager"], runner.expectations["eager"].lookup(case.id))
+            runner.timeout(case, "eager")
         print(json.dumps({{"cases": len(cases), "torch": sorted(m for m in sys.modules
                                                                if m == "torch" or m.startswith("torch."))}}))
         """)
@@ -92,13 +93,12 @@ def entry(timeout=None) -> Entry:
 
 def test_timeout_precedence(runner):
     slow, plain = runner.configs["slow"], runner.configs["plain"]
-    assert runner.timeout(case(5), slow, entry(2)) == 2          # entry first
-    assert runner.timeout(case(5), slow, entry(None)) == 5       # then the case
-    assert runner.timeout(case(), slow, None) == 30              # then the backend config
-    assert runner.timeout(case(), plain, None) == DEFAULT_TIMEOUT == 60
-    runner.settings.case_timeout = 7.0
-    assert runner.timeout(case(), slow, None) == 30              # the config beats --case-timeout
-    assert runner.timeout(case(), plain, None) == 7              # --case-timeout beats the default
+    assert case_timeout(case(5), slow, entry(2)) == 2          # entry first
+    assert case_timeout(case(5), slow, entry(None)) == 5       # then the case
+    assert case_timeout(case(), slow, None) == 30              # then the backend config
+    assert case_timeout(case(), plain, None) == DEFAULT_TIMEOUT == 60
+    assert case_timeout(case(), slow, None, 7.0) == 30         # the config beats --case-timeout
+    assert case_timeout(case(), plain, None, 7.0) == 7         # --case-timeout beats the default
 
 
 def test_crash_set_case_is_not_run_and_no_worker_is_started(runner):
@@ -109,7 +109,7 @@ def test_crash_set_case_is_not_run_and_no_worker_is_started(runner):
         (Outcome.NOT_RUN, Verdict.SKIPPED, Expected.CRASH, None)
     assert record.expectation_source.endswith("crash_sets/plain.yaml:1")
     assert record.message.endswith("crashes; run it with --run-crash-set")
-    assert runner.timeout(forward, runner.configs["plain"], runner.expectations["plain"].lookup(forward.id)) == 9
+    assert runner.timeout(forward, "plain") == 9
     data = record.to_json()
     assert (data["outcome"], data["verdict"], data["expected"]) == ("not_run", "skipped", "crash")
     json.dumps(data)

@@ -9,6 +9,7 @@ from e2e_support import REPO
 
 from harness.controller.pool import WorkerPool
 from harness.families.conv_params import conv_forward_case
+from harness.protocol import RunRequest
 
 CASE = conv_forward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]).to_json()
 EAGER = {"name": "eager", "class": "harness.backends.eager:EagerBackend", "options": {}, "tolerances": {}}
@@ -16,8 +17,8 @@ HANG = {"name": "hang", "class": "fake_backends:FaultyBackend", "tolerances": {}
         "options": {"fault": "hang", "phase": "compile"}}
 
 
-def request(backend: dict) -> dict:
-    return {"type": "run", "case": CASE, "backend": backend}
+def request(backend: dict) -> RunRequest:
+    return RunRequest(case=CASE, backend=backend)
 
 
 class Interrupted(Exception):
@@ -38,7 +39,7 @@ def pool(tmp_path):
 
 def test_case_interrupted_by_the_outer_guard_leaves_no_stale_answer(pool):
     first = pool.run(request(EAGER), timeout=60)
-    assert first["outcome"] == "passed", first["message"]  # the worker is warm now
+    assert first.outcome == "passed", first.message  # the worker is warm now
     previous = signal.signal(signal.SIGALRM, _interrupt)
     signal.setitimer(signal.ITIMER_REAL, 1.0)  # what pytest-timeout does to a stuck item
     try:
@@ -48,15 +49,15 @@ def test_case_interrupted_by_the_outer_guard_leaves_no_stale_answer(pool):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     # The hung worker must be gone: a fresh one answers the next case.
-    assert pool.run(request(EAGER), timeout=30)["outcome"] == "passed"
+    assert pool.run(request(EAGER), timeout=30).outcome == "passed"
 
 
 def test_hang_is_timed_out_and_the_replacement_serves_the_next_case(pool):
     result = pool.run(request(HANG), timeout=2)
-    assert (result["outcome"], result["phase"]) == ("timed_out", "compile")
-    assert "hang_in_native_code" in result["message"]
+    assert (result.outcome, result.phase) == ("timed_out", "compile")
+    assert "hang_in_native_code" in result.message
     assert pool.spare is not None  # started ahead after the first loss
-    assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+    assert pool.run(request(EAGER), timeout=60).outcome == "passed"
 
 
 def faulty(fault: str) -> dict:
@@ -66,9 +67,9 @@ def faulty(fault: str) -> dict:
 
 def test_a_worker_past_its_memory_limit_is_killed_and_the_case_is_crashed(pool):
     result = pool.run(request(faulty("memory_hog")), timeout=60, memory_limit_mb=600)
-    assert (result["outcome"], result["phase"]) == ("crashed", "compile")
-    assert result["message"].startswith("worker killed by the harness: memory limit of 600 MiB exceeded (resident ")
-    assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"  # the spare took over
+    assert (result.outcome, result.phase) == ("crashed", "compile")
+    assert result.message.startswith("worker killed by the harness: memory limit of 600 MiB exceeded (resident ")
+    assert pool.run(request(EAGER), timeout=60).outcome == "passed"  # the spare took over
 
 
 def test_workers_are_recycled_after_n_cases(tmp_path):
@@ -77,7 +78,7 @@ def test_workers_are_recycled_after_n_cases(tmp_path):
     try:
         pids = []
         for _ in range(5):
-            assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+            assert pool.run(request(EAGER), timeout=60).outcome == "passed"
             pids.append(pool.worker.proc.pid)
         assert pids[0] != pids[1] == pids[2] != pids[3] == pids[4]  # replaced after cases 2 and 4
     finally:
@@ -88,9 +89,9 @@ def test_a_worker_over_the_rss_threshold_is_recycled(tmp_path):
     shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
     pool = WorkerPool(tmp_path, recycle_rss_mb=1)  # every worker is over 1 MiB: replaced after each case
     try:
-        assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+        assert pool.run(request(EAGER), timeout=60).outcome == "passed"
         first = pool.worker.proc.pid
-        assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+        assert pool.run(request(EAGER), timeout=60).outcome == "passed"
         assert pool.worker.proc.pid != first
     finally:
         pool.close()
@@ -99,7 +100,7 @@ def test_a_worker_over_the_rss_threshold_is_recycled(tmp_path):
 def test_captured_output_keeps_only_its_tail(pool):
     from harness.controller.pool import OUTPUT_CAP_BYTES
     result = pool.run(request(faulty("big_print")), timeout=60)  # 30 MiB, line by line
-    assert result["outcome"] == "passed", result["message"]
+    assert result.outcome == "passed", result.message
     assert len(pool.worker.output) <= OUTPUT_CAP_BYTES
 
 
@@ -110,10 +111,10 @@ def test_a_backend_that_kills_the_worker_while_preloading_costs_only_its_own_cas
               "options": {"fault": "none", "preload": ["dies_on_import"]}}
     pool = WorkerPool(tmp_path, preload=[EAGER, broken])
     try:
-        assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+        assert pool.run(request(EAGER), timeout=60).outcome == "passed"
         result = pool.run(request(broken), timeout=60)
-        assert result["outcome"] == "crashed" and "exited with status 7" in result["message"]
-        assert pool.run(request(EAGER), timeout=60)["outcome"] == "passed"
+        assert result.outcome == "crashed" and "exited with status 7" in result.message
+        assert pool.run(request(EAGER), timeout=60).outcome == "passed"
     finally:
         pool.close()
 
@@ -128,7 +129,7 @@ def test_preloaded_backends_are_ready_before_the_first_case(tmp_path):
         pool.start()
         pool.worker.wait_ready()  # start-up includes the 3 s import
         result = pool.run(request(slow), timeout=60)
-        assert result["outcome"] == "passed" and sum(result["durations"].values()) < 2
-        assert result["versions"] == {}  # still reported with the backend's first result
+        assert result.outcome == "passed" and sum(result.durations.values()) < 2
+        assert result.versions == {}  # still reported with the backend's first result
     finally:
         pool.close()

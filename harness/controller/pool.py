@@ -29,6 +29,7 @@ import psutil
 from harness import native_stacks as native_stack
 from harness.controller.process_tree import ProcessTree
 from harness.outcomes import Outcome, Phase
+from harness.protocol import CaseResult, Message, PhaseEvent, Ready, RunRequest, decode, encode
 
 STARTUP_TIMEOUT = 300.0   # seconds for a worker to import torch and say ready (cold caches are slow)
 
@@ -85,19 +86,19 @@ class Worker:
     def wait_ready(self) -> None:
         if not self.ready:
             message = self.receive(time.monotonic() + STARTUP_TIMEOUT, "worker start-up")
-            assert message["type"] == "ready", message
+            assert isinstance(message, Ready), message
             self.ready = True
 
-    def send(self, message: dict) -> None:
+    def send(self, message: RunRequest) -> None:
         self.drain()
         self.output.clear()  # each case's message shows its own output only
         try:
-            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.write(encode(message).encode())
             self.proc.stdin.flush()
         except BrokenPipeError:
             raise self.lost("sending the case") from None
 
-    def receive(self, deadline: float, doing: str) -> dict:
+    def receive(self, deadline: float, doing: str) -> Message:
         """The next message, or WorkerLost when the worker dies or the deadline passes. The
         worker's output is drained meanwhile, so a flood never blocks it and never piles up."""
         while b"\n" not in self.buffer:
@@ -115,7 +116,7 @@ class Worker:
                     raise self.lost(doing)
                 self.buffer += chunk or b""  # None: nothing to read after all
         line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
+        return decode(line)
 
     def drain(self) -> bool:
         """Move what the worker has printed into the tail buffer; False once nothing more comes."""
@@ -217,7 +218,7 @@ class WorkerPool:
         self.worker: Worker | None = None
         self.spare: Worker | None = None
 
-    def run(self, request: dict, timeout: float, memory_limit_mb: float | None = None) -> dict:
+    def run(self, request: RunRequest, timeout: float, memory_limit_mb: float | None = None) -> CaseResult:
         """Send one case; return the worker's result, or a crashed / timed_out result."""
         worker = self._current()
         phase = Phase.SETUP
@@ -232,9 +233,9 @@ class WorkerPool:
             deadline = time.monotonic() + timeout
             while True:
                 message = worker.receive(deadline, f"phase {phase.value}")
-                if message["type"] == "phase":
-                    phase = Phase(message["phase"])
-                elif message["type"] == "result":
+                if isinstance(message, PhaseEvent):
+                    phase = message.phase
+                elif isinstance(message, CaseResult):
                     self._recycle_if_due(worker)
                     return message
         except WorkerLost as lost:
@@ -244,9 +245,8 @@ class WorkerPool:
                 where = f"; hung in {frame}" if frame else ""
                 message = f"timed out after {timeout:g} s in phase {phase.value}{where}{stacks}"
             self._replace()
-            return {"type": "result", "outcome": lost.outcome.value, "phase": phase.value, "message": message,
-                    "frame": frame, "durations": {phase.value: round(time.monotonic() - started, 6)},
-                    "notes": {}}
+            return CaseResult(outcome=lost.outcome, phase=phase, message=message, frame=frame,
+                              durations={phase.value: round(time.monotonic() - started, 6)})
         except BaseException:  # Ctrl-C or pytest-timeout mid-case: the worker's next answer would
             worker.kill()      # belong to this case, so it must not serve another
             self.worker = None

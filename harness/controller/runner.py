@@ -14,10 +14,11 @@ from harness import native_stacks as native_stack
 from harness.bundle_layout import bundle_path
 from harness.controller.bundles import write_readme
 from harness.controller.pool import WorkerPool
+from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB, case_timeout, run_case
 from harness.controller.signature import signature
 from harness.errors import HarnessInputError
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
-from harness.inputs.expectations import Entry, Expectations, load_expectations
+from harness.inputs.expectations import Expectations, load_expectations
 from harness.inputs.registry import (
     case_modules,
     check_unique,
@@ -27,12 +28,10 @@ from harness.inputs.registry import (
 from harness.inputs.yamlio import shown
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate, version_text
-from harness.outcomes import Expected, Outcome, Phase, Verdict, decide
+from harness.outcomes import Expected, Outcome, decide
+from harness.protocol import CaseResult
 from harness.record import Record, repro_command
 from harness.spec import Case
-
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_MEMORY_LIMIT_MB = 8192.0  # a runaway case becomes a crashed result, not a machine out of memory
 
 
 @dataclasses.dataclass
@@ -121,44 +120,39 @@ class Runner:
         bundle = None
         started = time.monotonic()
         if expected is Expected.CRASH and not self.settings.run_crash_set:
-            result = {"outcome": Outcome.NOT_RUN.value, "phase": None, "durations": {}, "notes": {},
-                      "message": f"in the crash set ({entry.source}): {entry.reason}; run it with --run-crash-set"}
+            result = CaseResult(Outcome.NOT_RUN, None, f"in the crash set ({entry.source}): {entry.reason}; "
+                                                       "run it with --run-crash-set")
         else:
-            request = {"type": "run", "case": case.to_json(), "backend": config.to_json()}
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
-                request["bundle"] = {"path": str(bundle), "rerun": rerun}
-            result = self.pool.run(request, self.timeout(case, config, entry),
-                                   config.memory_limit_mb or self.settings.memory_limit_mb)
-        outcome = Outcome(result["outcome"])
-        phase = result["phase"]
-        verdict = decide(outcome, expected, phase and Phase(phase), entry.phase if entry else None)
+            result = run_case(self.pool, case, config, entry=entry, fallback_timeout=self.settings.case_timeout,
+                              memory_limit_mb=self.settings.memory_limit_mb, bundle=bundle, rerun=rerun)
+        phase = result.phase and result.phase.value
+        verdict = decide(result.outcome, expected, result.phase, entry.phase if entry else None)
         record = Record(case=case.id, backend=backend, nodeid=nodeid, params=dict(case.params),
-                        tags=list(case.tags), outcome=outcome, phase=phase, expected=expected,
+                        tags=list(case.tags), outcome=result.outcome, phase=phase, expected=expected,
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
-                        message=result["message"], expectation_source=entry.source if entry else None,
-                        phase_durations=result["durations"], notes=result.get("notes", {}),
-                        signature=signature(outcome.value, phase, result["message"], result.get("frame")),
-                        backend_versions=result.get("versions", {}))
+                        message=result.message, expectation_source=entry.source if entry else None,
+                        phase_durations=result.durations, notes=result.notes,
+                        signature=signature(result.outcome.value, phase, result.message, result.frame),
+                        backend_versions=result.versions or {})
         if bundle is not None:
             self._keep_or_drop(bundle, record, rerun)
         return record
 
     def _keep_or_drop(self, bundle: Path, record: Record, rerun: str) -> None:
         """Keep an unexpected result's bundle (every bundle with --artifacts=all), with its README."""
-        keep = self.settings.artifacts_all or record.verdict in (Verdict.UNEXPECTED_FAILURE, Verdict.UNEXPECTED_PASS)
+        keep = self.settings.artifacts_all or record.verdict.is_unexpected
         if not keep or not bundle.is_dir():
             shutil.rmtree(bundle, ignore_errors=True)
             return
         write_readme(bundle, record.to_json(), rerun)
         record.artifacts = shown(bundle)
 
-    def timeout(self, case: Case, config: BackendConfig, entry: Entry | None) -> float:
-        """Entry, else case, else backend config, else --case-timeout, else 60 s."""
-        for value in (entry and entry.timeout, case.timeout, config.timeout, self.settings.case_timeout):
-            if value:
-                return float(value)
-        return DEFAULT_TIMEOUT
+    def timeout(self, case: Case, backend: str) -> float:
+        """The case's timeout on the backend (harness.controller.run_case.case_timeout)."""
+        return case_timeout(case, self.configs[backend], self.expectations[backend].lookup(case.id),
+                            self.settings.case_timeout)
 
     @property
     def pool(self) -> WorkerPool:

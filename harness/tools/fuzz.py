@@ -56,11 +56,11 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 from harness.controller.pool import WorkerPool
-from harness.controller.runner import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
+from harness.controller.run_case import run_case
 from harness.controller.signature import signature
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
-from harness.inputs.configs import BackendConfig, load_configs, select_backend
+from harness.inputs.configs import load_configs, select_backend
 from harness.inputs.registry import _case_from_entry
 from harness.spec import Case
 from harness.tools.expectation_update import (
@@ -207,7 +207,7 @@ class FuzzOptions:
     time_budget: float | None = None       # seconds for the whole run (replay, search, shrinking)
     seed: int = 0
     against: str | None = None
-    case_timeout: float | None = None      # overrides the backend configs' timeouts
+    case_timeout: float | None = None      # where the backend config sets no timeout (as --case-timeout)
     configs_dirs: list[Path] = dataclasses.field(default_factory=lambda: [Path("configs")])
     database_dir: Path | None = DATABASE_DIR   # None: no example database
     rootdir: Path = dataclasses.field(default_factory=Path.cwd)  # the workers' cwd and PYTHONPATH entry
@@ -324,9 +324,6 @@ class Fuzzer:
         shrink's generation retraces the search."""
         return random.Random(self.options.seed).getrandbits(64)
 
-    def timeout(self, config: BackendConfig) -> float:
-        return float(self.options.case_timeout or config.timeout or DEFAULT_TIMEOUT)
-
     # ---- running one configuration
 
     def evaluate(self, params: dict[str, Any], deadline: float, found_in: str) -> Evaluation | None:
@@ -339,12 +336,10 @@ class Fuzzer:
         case = case_for(self.family, params)
         results = {}
         for name, config in self.backends.items():
-            request = {"type": "run", "case": case.to_json(), "backend": config.to_json()}
-            result = self.pool.run(request, self.timeout(config), config.memory_limit_mb or DEFAULT_MEMORY_LIMIT_MB)
-            results[name] = {"outcome": result["outcome"], "phase": result["phase"],
-                             "signature": signature(result["outcome"], result["phase"], result["message"],
-                                                    result.get("frame")),
-                             "message": result["message"]}
+            result = run_case(self.pool, case, config, fallback_timeout=self.options.case_timeout)
+            phase = result.phase and result.phase.value
+            results[name] = {"outcome": result.outcome.value, "phase": phase, "message": result.message,
+                             "signature": signature(result.outcome.value, phase, result.message, result.frame)}
         evaluation = Evaluation(dict(case.params), case, results, self._group_of(results))
         self.cache[key] = evaluation
         if evaluation.signature is not None:

@@ -1,16 +1,9 @@
-"""The worker process: builds a case, computes golden values, compiles, runs and compares.
+"""The worker process, started by harness.controller.pool as `python -m harness.worker`: it builds
+each case, computes golden values, compiles, runs and compares (harness.worker.execute).
 
-Started by harness.controller.pool as `python -m harness.worker`. Protocol: one JSON object per line,
-requests on stdin, replies on the original stdout (fd 1 is then pointed at stderr, so whatever
-a case or compiler prints lands in the captured log and cannot corrupt the protocol).
-
-  worker -> controller  {"type": "ready", "pid": ...}   (after creating the backends of $HARNESS_WORKER_PRELOAD)
-  controller -> worker  {"type": "run", "case": {...}, "backend": {...},
-                         "bundle": {"path": ..., "rerun": ...}}   (bundle: with --artifacts-dir only)
-  worker -> controller  {"type": "phase", "phase": "lower"}          (zero or more)
-  worker -> controller  {"type": "result", "outcome": ..., "phase": ..., "message": ...,
-                         "durations": {phase: seconds}, "notes": {...},
-                         "versions": {...}}   (versions: with a backend's first result only)
+It speaks harness.protocol: requests on stdin, replies on the original stdout. fd 1 is then
+pointed at stderr, so whatever a case or compiler prints lands in the captured log and cannot
+corrupt the protocol. The backends of $HARNESS_WORKER_PRELOAD are created before Ready.
 """
 from __future__ import annotations
 
@@ -21,6 +14,7 @@ import os
 import signal
 import sys
 
+from harness.protocol import Message, Ready, RunRequest, decode, encode
 from harness.worker.crash_handler import install_crash_dump
 from harness.worker.session import PRELOAD_ENV, Session
 
@@ -46,16 +40,16 @@ def main() -> None:
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the controller asks "where are you?" before a kill
     _die_with_parent()
 
-    def send(message: dict) -> None:
-        reply.write(json.dumps(message) + "\n")
+    def send(message: Message) -> None:
+        reply.write(encode(message))
 
     from harness.worker.execute import execute  # imports torch: before "ready", off any case's clock
     session = Session(send, execute)
     session.preload(json.loads(os.environ.get(PRELOAD_ENV, "[]")))
-    send({"type": "ready", "pid": os.getpid()})
+    send(Ready(os.getpid()))
     for line in sys.stdin:
-        request = json.loads(line)
-        if request["type"] == "run":
+        request = decode(line)
+        if isinstance(request, RunRequest):
             send(session.run(request))
 
 

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from harness.backend import create_backend
 from harness.outcomes import Outcome, Phase, outcome_for_exception
+from harness.protocol import CaseResult, Message, PhaseEvent, RunRequest
 from harness.worker.bundle import Bundle
 
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
@@ -20,7 +21,7 @@ PRELOAD_ENV = "HARNESS_WORKER_PRELOAD"  # JSON list of backend specs to create b
 class Session:
     """Per-worker state: backends are instantiated once and reused across cases."""
 
-    def __init__(self, send: Callable[[dict], None], execute: Callable):
+    def __init__(self, send: Callable[[Message], None], execute: Callable):
         self.send = send
         self.execute = execute  # harness.worker.execute.execute: passed in so that torch loads before "ready"
         self.backends: dict[str, Any] = {}
@@ -41,26 +42,25 @@ class Session:
             except Exception:  # noqa: BLE001
                 pass
 
-    def run(self, request: dict) -> dict:
+    def run(self, request: RunRequest) -> CaseResult:
         clock = PhaseClock(self.send)
         backend = None
-        first_use = request["backend"]["name"] not in self.reported
-        bundle = request.get("bundle")
+        first_use = request.backend["name"] not in self.reported
+        bundle = request.bundle
         try:
-            backend = self.backend(request["backend"])
+            backend = self.backend(request.backend)
             backend.notes = {}
-            backend.bundle = Bundle(Path(bundle["path"])) if bundle else None
-            outcome, message = self.execute(request["case"], request["backend"], backend, clock.enter,
-                                            bundle["rerun"] if bundle else "")
+            backend.bundle = Bundle(Path(bundle.path)) if bundle else None
+            outcome, message = self.execute(request.case, request.backend, backend, clock.enter,
+                                            bundle.rerun if bundle else "")
         except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
             outcome, message = outcome_for_exception(clock.phase), describe(e)
         clock.stop()
-        result = {"type": "result", "outcome": outcome.value,
-                  "phase": None if outcome is Outcome.PASSED else clock.phase.value,
-                  "message": message[:MESSAGE_LIMIT], "durations": clock.durations,
-                  "notes": getattr(backend, "notes", {})}
+        result = CaseResult(outcome=outcome, phase=None if outcome is Outcome.PASSED else clock.phase,
+                            message=message[:MESSAGE_LIMIT], durations=clock.durations,
+                            notes=getattr(backend, "notes", {}))
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
-            result["versions"] = _versions(backend)
+            result.versions = _versions(backend)
             self.reported.add(backend.name)
         return result
 
@@ -68,7 +68,7 @@ class Session:
 class PhaseClock:
     """Tracks the current phase, reports each change and times every phase."""
 
-    def __init__(self, send: Callable[[dict], None]):
+    def __init__(self, send: Callable[[Message], None]):
         self.send = send
         self.phase = Phase.SETUP
         self.started = time.perf_counter()
@@ -78,7 +78,7 @@ class PhaseClock:
         self.stop()
         self.phase = Phase(phase)
         self.started = time.perf_counter()
-        self.send({"type": "phase", "phase": self.phase.value})
+        self.send(PhaseEvent(self.phase))
 
     def stop(self) -> None:
         now = time.perf_counter()

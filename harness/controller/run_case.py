@@ -1,0 +1,35 @@
+"""One case on one backend through the worker pool: the one place that sets a case's timeout and
+memory limit, used by the pytest plugin's runner and by the fuzzer alike."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.controller.pool import WorkerPool
+from harness.inputs.configs import BackendConfig
+from harness.inputs.expectations import Entry
+from harness.protocol import BundleRequest, CaseResult, RunRequest
+from harness.spec import Case
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MEMORY_LIMIT_MB = 8192.0  # a runaway case becomes a crashed result, not a machine out of memory
+
+
+def case_timeout(case: Case, config: BackendConfig, entry: Entry | None = None,
+                 fallback: float | None = None) -> float:
+    """The expectation entry's timeout, else the case's, else the backend config's, else `fallback`
+    (--case-timeout), else DEFAULT_TIMEOUT."""
+    for value in (entry and entry.timeout, case.timeout, config.timeout, fallback):
+        if value:
+            return float(value)
+    return DEFAULT_TIMEOUT
+
+
+def run_case(pool: WorkerPool, case: Case, config: BackendConfig, *, entry: Entry | None = None,
+             fallback_timeout: float | None = None, memory_limit_mb: float | None = DEFAULT_MEMORY_LIMIT_MB,
+             bundle: Path | None = None, rerun: str = "") -> CaseResult:
+    """Run the case in a worker; a crash, hang or memory overrun comes back as a CaseResult too.
+    The config's memory_limit_mb wins over `memory_limit_mb` (--memory-limit)."""
+    request = RunRequest(case=case.to_json(), backend=config.to_json(),
+                         bundle=BundleRequest(str(bundle), rerun) if bundle is not None else None)
+    return pool.run(request, case_timeout(case, config, entry, fallback_timeout),
+                    config.memory_limit_mb or memory_limit_mb)
