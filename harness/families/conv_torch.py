@@ -12,7 +12,6 @@ A case with a dynamic batch gets a second input set at batch N + 1.
 """
 from __future__ import annotations
 
-import dataclasses
 import zlib
 from typing import Any
 
@@ -20,16 +19,11 @@ import torch
 
 from harness.backend import Program
 from harness.families import conv_params
+from harness.families.interface import Built
 from harness.spec import Case
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64,
           "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-@dataclasses.dataclass
-class Built:
-    program: Program
-    input_sets: list[tuple]     # input_sets[0] is program.example_inputs
 
 
 class _Convolution(torch.nn.Module):
