@@ -143,8 +143,9 @@ def test_the_installed_wheel_runs_another_projects_cases_with_its_own_config(tmp
     }.items():
         (project / relpath).parent.mkdir(parents=True, exist_ok=True)
         (project / relpath).write_text(textwrap.dedent(text))
-    result = run_pytest_with(python, project, "--backend=eager,mine", env=unactivated_env())
+    result = run_pytest_with(python, project, "--backend=eager,mine", "--report-html=page.html", env=unactivated_env())
     assert result.ret == 0, result.output[-3000:]
+    assert "conv_backward/2d/grouped" in (project / "page.html").read_text()  # the page's assets are in the wheel
     outcomes = {(r["backend"], r["case"]): (r["outcome"], r["verdict"]) for r in result.results}
     assert outcomes == {("eager", "conv_backward/2d/plain"): ("passed", "ok"),
                         ("eager", "conv_backward/2d/grouped"): ("passed", "ok"),
