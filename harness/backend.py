@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.outcomes import Phase
@@ -27,6 +28,17 @@ class Program:
     example_inputs: tuple           # tuple of torch.Tensor
     dynamic_shapes: Any = None      # for torch.export.export: one {dim: Dim} or None per input, or None
     output_names: Sequence[str] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Standalone:
+    """A backend's standalone reproduction: its script (copied into the bundle) and its constants."""
+
+    script: Path
+    constants: dict[str, Any]
+
+
+STANDALONE_SCRIPTS = Path(__file__).parent / "backends" / "standalone"
 
 
 def load_object(path: str) -> Any:
@@ -71,8 +83,9 @@ class Backend:
         """Versions of what this backend exercises, for the report's environment block."""
         return {}
 
-    def repro_source(self, program: Program) -> str | None:
-        """Python source defining `compile_and_run(model, example_inputs, dynamic_shapes, input_sets)`
-        -> one list of outputs per input set, using only torch and this backend's own package: the
-        backend half of a bundle's standalone repro.py. None: no standalone reproduction."""
+    def standalone(self, program: Program) -> Standalone | None:
+        """The backend half of a bundle's standalone repro.py: a Python file defining
+        `compile_and_run(model, example_inputs, dynamic_shapes, input_sets, constants)` -> one list
+        of outputs per input set, with torch and this backend's own package only, and the JSON-able
+        constants it reads (see harness/backends/standalone). None: no standalone reproduction."""
         return None

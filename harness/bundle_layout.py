@@ -4,7 +4,9 @@
         README.md           what happened, and the commands that reproduce it (the controller, last)
         case.json           the case as the harness ran it
         inputs/set0_<name>.npy ...   every input set (bfloat16 stored as float32: exact)
-        repro.py            torch and the backend alone, outside the harness
+        repro.py            torch and the backend alone, outside the harness (harness/worker/repro_script.py),
+                            reading repro.json (the case's constants), model.py (the module as
+                            source) and backend_repro.py (from harness/backends/standalone)
         ir/NN-<stage>.mlir  the IR each compiler stage started from (MLIR backends)
         stages.txt          per stage: the torch-mlir-opt command that runs its pass pipeline on
                             the saved IR (or, where torch-mlir-opt lacks passes, the pipeline)

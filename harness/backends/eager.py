@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from harness.backend import Backend, Program
+from harness.backend import STANDALONE_SCRIPTS, Backend, Program, Standalone
 from harness.outcomes import Phase
 
 
@@ -20,7 +20,5 @@ class EagerBackend(Backend):
     def versions(self) -> dict[str, str]:
         return {"torch": torch.__version__}
 
-    def repro_source(self, program: Program) -> str:
-        return ("def compile_and_run(model, example_inputs, dynamic_shapes, input_sets):\n"
-                "    with torch.no_grad():\n"
-                "        return [model(*inputs) for inputs in input_sets]\n")
+    def standalone(self, program: Program) -> Standalone:
+        return Standalone(STANDALONE_SCRIPTS / "eager.py", {})

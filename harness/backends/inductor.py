@@ -50,7 +50,7 @@ import torch._inductor.config
 from torch._inductor import cpp_builder
 from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
-from harness.backend import Backend, PhaseSetter, Program
+from harness.backend import STANDALONE_SCRIPTS, Backend, PhaseSetter, Program, Standalone
 from harness.outcomes import Phase
 
 
@@ -125,11 +125,5 @@ class InductorBackend(Backend):
         return {"torch": torch.__version__,
                 "c++ compiler": f"{compiler}: {found.group(0).strip() if found else 'unknown'}"}
 
-    def repro_source(self, program: Program) -> str:
-        return ("def compile_and_run(model, example_inputs, dynamic_shapes, input_sets):\n"
-                "    for tensor, dims in zip(example_inputs, dynamic_shapes or ()):\n"
-                "        for dim in dims or {}:\n"
-                "            torch._dynamo.mark_dynamic(tensor, dim)\n"
-                "    compiled = torch.compile(model, backend='inductor', fullgraph=True)\n"
-                "    with torch.no_grad():\n"
-                "        return [compiled(*inputs) for inputs in input_sets]\n")
+    def standalone(self, program: Program) -> Standalone:
+        return Standalone(STANDALONE_SCRIPTS / "inductor.py", {})

@@ -28,7 +28,7 @@ import torch
 import torch_mlir.fx
 from torch_mlir import ir
 
-from harness.backend import Backend, PhaseSetter, Program, export_program
+from harness.backend import STANDALONE_SCRIPTS, Backend, PhaseSetter, Program, Standalone, export_program
 from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
@@ -154,49 +154,8 @@ class MlirBackend(Backend):
     def versions(self) -> dict[str, str]:
         return {"torch": torch.__version__, "torch-mlir": version_text("torch-mlir")}  # a source build too
 
-    def repro_source(self, program: Program) -> str:
-        return MLIR_REPRO.format(func_name=symbol_name(program.name),
-                                 torch_backend=self.torch_backend_pipeline(),
-                                 to_linalg=self.options["to_linalg_pipelines"],
-                                 llvm=",".join(self.options["llvm_lowering_passes"]),
-                                 opt_level=int(self.options.get("opt_level", 2)))
-
-
-# The backend half of a bundle's repro.py: the same pipelines, torch-mlir's own runtime helpers
-# for the calling convention (RefBackend-style: results arrive through a consume callback).
-MLIR_REPRO = '''
-import ctypes
-import re
-
-import torch_mlir.fx
-from torch_mlir.compiler_utils import run_pipeline_with_repro_report
-from torch_mlir.execution_engine import ExecutionEngine
-from torch_mlir.runtime import UnrankedMemRefDescriptor, get_unranked_memref_descriptor, unranked_memref_to_numpy
-
-FUNC_NAME = {func_name!r}
-PIPELINES = [{torch_backend!r}, *{to_linalg!r}, {llvm!r}]   # Torch backend, Linalg, LLVM
-CARRIERS = {{"mrf32": np.float32, "mrf64": np.float64, "mrf16": np.float16, "mri64": np.int64,
-            "mri32": np.int32, "mri1": np.bool_}}
-
-
-def compile_and_run(model, example_inputs, dynamic_shapes, input_sets):
-    exported = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes)
-    module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=FUNC_NAME)
-    for index, pipeline in enumerate(PIPELINES, 1):
-        run_pipeline_with_repro_report(module, f"builtin.module({{pipeline}})", f"stage {{index}}")
-    consume = re.search(r"refbackend_consume_func_return_(\\w+)", str(module))
-    carriers = [CARRIERS[token] for token in consume.group(1).split("_")]
-    engine = ExecutionEngine(module, opt_level={opt_level})
-    results = []
-
-    def on_results(*memrefs):
-        results.append([unranked_memref_to_numpy(m, c).copy() for m, c in zip(memrefs, carriers)])
-
-    callback = ctypes.CFUNCTYPE(None, *[ctypes.POINTER(UnrankedMemRefDescriptor)] * len(carriers))(on_results)
-    engine.register_runtime(consume.group(0), callback)
-    for inputs in input_sets:
-        arrays = [t.contiguous().numpy() for t in inputs]
-        engine.invoke(FUNC_NAME, *[ctypes.pointer(ctypes.pointer(get_unranked_memref_descriptor(a)))
-                                   for a in arrays])
-    return results
-'''
+    def standalone(self, program: Program) -> Standalone:
+        return Standalone(STANDALONE_SCRIPTS / "mlir.py", {
+            "func_name": symbol_name(program.name), "opt_level": int(self.options.get("opt_level", 2)),
+            "pipelines": [self.torch_backend_pipeline(), *self.options["to_linalg_pipelines"],
+                          ",".join(self.options["llvm_lowering_passes"])]})   # Torch backend, Linalg, LLVM

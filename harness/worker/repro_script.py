@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""A case reproduced without the harness: `python repro.py`, from any directory.
+
+The worker copies this file into each repro bundle as repro.py, beside what it reads:
+repro.json (the case's constants), model.py (the module as source), backend_repro.py (the
+backend's compile_and_run, from harness/backends/standalone) and inputs/*.npy. It needs torch,
+numpy and the backend's own package, never the harness. It prints, for each input set and output,
+the largest error against float64 eager PyTorch and how many elements are beyond the harness's
+tolerance; a compile or run failure raises the compiler's own error.
+"""
+import json
+import pathlib
+import sys
+
+import numpy as np
+import torch
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import backend_repro  # noqa: E402 - beside this file, found through the path entry above
+from model import Model  # noqa: E402
+
+CONSTANTS = json.loads((HERE / "repro.json").read_text())
+DTYPE = getattr(torch, CONSTANTS["dtype"])
+
+
+def load_inputs(index):
+    return tuple(torch.from_numpy(np.load(HERE / "inputs" / f"set{index}_{name}.npy")).to(DTYPE)
+                 for name in CONSTANTS["input_names"])
+
+
+def dynamic_shapes():
+    """One {dim: torch.export.Dim} or None per input, or None (from repro.json's names)."""
+    specs = CONSTANTS["dynamic_shapes"]
+    if specs is None:
+        return None
+    dims = {name: torch.export.Dim(name) for spec in specs if spec for name in spec.values()}
+    return tuple(None if spec is None else {int(k): dims[name] for k, name in spec.items()} for spec in specs)
+
+
+def report(index, name, got, want):
+    got = torch.as_tensor(got).double()
+    if got.shape != want.shape:
+        print(f"input set {index}: {name}: shape {list(got.shape)}, expected {list(want.shape)}")
+        return
+    rms = want.pow(2).mean().sqrt().item() if want.numel() else 0.0
+    bound = CONSTANTS["reductions"].get(name, 1) ** 0.5 * (CONSTANTS["rtol"] * want.abs()
+                                                           + CONSTANTS["atol"] * max(1.0, rms))
+    bad = int(((got - want).abs() > bound).sum()) + int(torch.isnan(got).sum())
+    print(f"input set {index}: {name}: max abs error {(got - want).abs().max().item():.3g}, "
+          f"{bad} of {want.numel()} elements beyond the harness's tolerance")
+
+
+def main():
+    print(f"{CONSTANTS['case']} on {CONSTANTS['backend']} ({CONSTANTS['versions']})")
+    input_sets = [load_inputs(index) for index in range(CONSTANTS["input_sets"])]
+    model = Model()
+    results = backend_repro.compile_and_run(model, input_sets[0], dynamic_shapes(), input_sets,
+                                            CONSTANTS["backend_constants"])
+    for index, (inputs, got) in enumerate(zip(input_sets, results)):
+        with torch.no_grad():
+            want = model(*(t.double() for t in inputs))
+        for name, g, w in zip(CONSTANTS["output_names"], got, want):
+            report(index, name, g, w)
+
+
+if __name__ == "__main__":
+    main()
