@@ -21,8 +21,9 @@ from harness.families.conv_params import out_channels, output_spatial
 from harness.inputs.configs import load_configs
 from harness.inputs.expectations import load_expectations
 from harness.inputs.registry import load_cases_file
-from harness.tools import fuzz
+from harness.tools import fuzz, fuzz_space
 from harness.tools.cli import main
+from harness.views import fuzz_text
 
 PLANTED = "fuzz-planted"
 GROUPED = "RuntimeError: planted: grouped convolution with N groups is not supported"
@@ -75,21 +76,21 @@ def expected(family: str, values: dict) -> dict:
 
 # ------------------------------------------------------------------------------------- the strategy
 
-@pytest.mark.parametrize("family", fuzz.FUZZ_FAMILIES)
+@pytest.mark.parametrize("family", fuzz_space.FUZZ_FAMILIES)
 def test_generated_configurations_are_valid_small_and_round_trip(family):
     seen = []
 
     @settings(max_examples=300, database=None, deadline=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
-    @given(fuzz.conv_configs(family))
+    @given(fuzz_space.conv_configs(family))
     def check(params):
         assert FAMILIES[family].validate(params) == params  # valid, and already normalised
         n, c_in, *spatial = params["input_shape"]
-        assert n <= fuzz.MAX_BATCH and c_in <= fuzz.MAX_CHANNELS and max(spatial) <= fuzz.MAX_SPATIAL
-        assert out_channels(params) <= fuzz.MAX_CHANNELS and max(params["weight_shape"][2:]) <= 3
+        assert n <= fuzz_space.MAX_BATCH and c_in <= fuzz_space.MAX_CHANNELS and max(spatial) <= fuzz_space.MAX_SPATIAL
+        assert out_channels(params) <= fuzz_space.MAX_CHANNELS and max(params["weight_shape"][2:]) <= 3
         assert min(output_spatial(params)) >= 1
-        case = fuzz.case_for(family, params)
-        assert case.id == f"{family}/cases_file/{fuzz.case_name(family, params)}" and case.params == params
+        case = fuzz_space.case_for(family, params)
+        assert case.id == f"{family}/cases_file/{fuzz_space.case_name(family, params)}" and case.params == params
         seen.append(params)
 
     check()
@@ -205,7 +206,7 @@ def test_an_interrupted_run_reports_what_it_found(project, pool, tmp_path):
     assert result["interrupted"] and result["configs_run"] == 24 and result["examples_run"] >= 24
     assert {f["signature"] for f in result["findings"]} == {GROUPED, TRANSPOSED}
     assert {f["shrink"] for f in result["findings"]} == {"none"}  # the smallest configuration seen
-    assert "(interrupted)" in fuzz.render_text(result).splitlines()[0]
+    assert "(interrupted)" in fuzz_text.render_text(result).splitlines()[0]
 
 
 # ------------------------------------------------------------------------------------- the command line

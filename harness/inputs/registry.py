@@ -67,10 +67,10 @@ def load_cases_file(path: Path) -> list[Case]:
                    for case, params in by_case.items()]
     if not isinstance(entries, list) or not entries:
         raise HarnessInputError(shown(path), "a cases file must be a non-empty list of parameter sets")
-    return [_case_from_entry(path, i, entry) for i, entry in enumerate(entries)]
+    return [case_from_entry(path, i, entry) for i, entry in enumerate(entries)]
 
 
-def _case_from_entry(path: Path, index: int, entry: Any) -> Case:
+def case_from_entry(path: Path, index: int, entry: Any) -> Case:
     at = where(path, entry) if isinstance(entry, dict) else f"{shown(path)} entry {index + 1}"
     if not isinstance(entry, dict):
         raise HarnessInputError(at, "each entry must be a mapping of parameters")

@@ -26,6 +26,7 @@ from harness.inputs.registry import case_modules, check_unique, load_case_module
 from harness.inputs.yamlio import shown
 from harness.tools import rundiff
 from harness.tools.expectation_update import proposals_for_report
+from harness.views.fuzz_text import render_text as render_fuzz_text
 from harness.views.html import render_html
 from harness.views.json_report import write_json
 from harness.views.markdown import render_markdown
@@ -135,7 +136,7 @@ def fuzz(args: argparse.Namespace) -> int:
     if args.out is not None:
         with writing(args.out):
             write_text_atomically(args.out, json.dumps(result, indent=2) + "\n")
-    print(fuzzing.render_text(result), end="")
+    print(render_fuzz_text(result), end="")
     return 1 if result["findings"] else 0
 
 

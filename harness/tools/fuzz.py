@@ -3,13 +3,7 @@
     python -m harness fuzz --backend=NAME [--family=conv_backward|conv_forward] [--max-examples=N]
                            [--time-budget=SECONDS] [--seed=S] [--out=findings.json] [--against=OTHER]
 
-`conv_configs(family)` is a Hypothesis strategy that builds only configurations PyTorch's eager
-convolution accepts: channels are drawn per group, every output size is at least 1 because each
-spatial size is drawn above the smallest size that gives one, output_padding stays below the
-stride or the dilation, grad_bias is only asked for with a bias. Sizes are small (at most 8
-channels and 8 per spatial dim, kernels up to 3), so an example compiles and runs in about a
-second. Every value shrinks towards the parameter defaults and the smallest sizes, so a minimal
-example is also the shortest cases-file entry.
+The configurations come from harness.tools.fuzz_space (`conv_configs`).
 
 Every example is a `harness.spec.Case` built from the cases-file entry it is reported as (id
 `<family>/cases_file/fuzz_<hash of its params>`, the id a pasted entry gets, so the inputs are
@@ -45,7 +39,6 @@ ends on --max-examples and shrinks finish within the budget (a budget that cuts 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import random
@@ -53,7 +46,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Mapping, TextIO
+from typing import Any, TextIO
 
 from harness.controller.pool import WorkerPool
 from harness.controller.run_case import run_case
@@ -61,42 +54,23 @@ from harness.controller.signature import signature
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
 from harness.inputs.configs import load_configs, select_backend
-from harness.inputs.registry import _case_from_entry
 from harness.spec import Case
 from harness.tools.expectation_update import (
     CRASHED,
     NewEntry,
     entry_lines,
-    flow_text,
-    scalar_text,
 )
-
-FUZZ_FAMILIES = ("conv_backward", "conv_forward")
-
-# Strategy bounds: small enough for about a second per example on an MLIR backend.
-MAX_BATCH = 2
-MAX_CHANNELS = 8            # input and output channels (so groups <= 8)
-MAX_SPATIAL = 8             # per spatial dim of the input
-# Choices are drawn with sampled_from, which shrinks to the first element; repeating a value
-# raises its share of the draws, so the defaults (stride 1, no padding, ...) stay common and
-# a search meets configurations that differ from them in one or two places.
-RANK_CHOICES = (1, 2, 2, 3)
-GROUP_CHOICES = (1, 1, 1, 2, 3, 4, 8)
-KERNEL_CHOICES = (1, 2, 3, 3)
-STRIDE_CHOICES = (1, 1, 2, 3)
-PADDING_CHOICES = (0, 0, 1, 2)
-DILATION_CHOICES = (1, 1, 1, 2)
-TRANSPOSED_CHOICES = (False, False, True)
-DTYPE_CHOICES = ("float32",) * 5 + ("float64", "float16", "bfloat16")
-MASKS_WITH_BIAS = ([True, True, True], [True, True, False], [True, False, False], [False, True, False],
-                   [False, False, True], [True, False, True], [False, True, True])
-MASKS_WITHOUT_BIAS = ([True, True, False], [True, False, False], [False, True, False])
-
-# Values a cases-file entry may leave out (conv_params' defaults); per-dim values compare as one int.
-DEFAULTS = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "transposed": False, "groups": 1,
-            "bias": True, "output_mask": [True, True, True], "unsized_grad_bias": False, "dtype": "float32",
-            "dynamic_dims": []}
-PER_DIM = ("stride", "padding", "dilation", "output_padding")
+from harness.tools.fuzz_space import (
+    FUZZ_FAMILIES,
+    canonical,
+    case_for,
+    cases_file_entry,
+    conv_configs,
+    describe,
+    entry_text,
+    size_order,
+)
+from harness.views.fuzz_text import outcome_text
 
 DEFAULT_MAX_EXAMPLES = 100        # search length when neither --max-examples nor --time-budget is given
 UNBOUNDED_EXAMPLES = 100_000      # search length when only the time budget ends it
@@ -108,93 +82,8 @@ MESSAGE_CHARS = 600               # of a finding's first failing message kept in
 
 # --------------------------------------------------------------------------- generation
 
-def conv_configs(family: str = "conv_backward"):
-    """A Hypothesis strategy of normalised `family` params (conv_params' schema) that PyTorch accepts."""
-    from hypothesis import strategies as st
-
-    if family not in FUZZ_FAMILIES:
-        raise ValueError(f"no fuzz strategy for family {family!r}: use one of {', '.join(FUZZ_FAMILIES)}")
-
-    @st.composite
-    def configs(draw) -> dict[str, Any]:
-        # Hypothesis shrinks to the shortlex-smallest choice sequence, so what is drawn first is
-        # minimised first: the channels and the per-dim geometry go before the transposition, and
-        # a bug that shows with either padding or transposition shrinks to the unpadded transposed
-        # configuration, the one that names the variant. Every choice is drawn whatever the earlier
-        # ones were (output_padding too), so the sequences of different variants are equally long.
-        rank = draw(st.sampled_from(RANK_CHOICES))
-        groups = draw(st.sampled_from(GROUP_CHOICES))
-        c_in = groups * draw(st.integers(1, MAX_CHANNELS // groups))
-        c_out = groups * draw(st.integers(1, MAX_CHANNELS // groups))
-        batch = draw(st.integers(1, MAX_BATCH))
-        kernel, stride, padding, dilation = ([draw(st.sampled_from(c)) for _ in range(rank)] for c in
-                                             (KERNEL_CHOICES, STRIDE_CHOICES, PADDING_CHOICES, DILATION_CHOICES))
-        transposed = draw(st.sampled_from(TRANSPOSED_CHOICES))
-        output_padding, spatial = [], []
-        for k, s, p, d in zip(kernel, stride, padding, dilation):
-            op = draw(st.integers(0, max(s, d) - 1))  # PyTorch: smaller than the stride or the dilation
-            if transposed:  # output (n-1)*s - 2p + d(k-1) + op + 1 >= 1
-                smallest = 1 + max(0, -(-(2 * p - d * (k - 1) - op) // s))
-            else:           # output (n + 2p - d(k-1) - 1) // s + 1 >= 1; no output_padding
-                op, smallest = 0, max(1, d * (k - 1) + 1 - 2 * p)
-            output_padding.append(op)
-            spatial.append(smallest + draw(st.integers(0, MAX_SPATIAL - smallest)))
-        weight = [c_in, c_out // groups, *kernel] if transposed else [c_out, c_in // groups, *kernel]
-        params = {"input_shape": [batch, c_in, *spatial], "weight_shape": weight, "stride": stride,
-                  "padding": padding, "dilation": dilation, "output_padding": output_padding,
-                  "transposed": transposed, "groups": groups,
-                  "bias": not draw(st.booleans())}  # shrinks to the default, a bias
-        if family == "conv_backward":
-            params["output_mask"] = draw(st.sampled_from(MASKS_WITH_BIAS if params["bias"] else MASKS_WITHOUT_BIAS))
-        params["dtype"] = draw(st.sampled_from(DTYPE_CHOICES))
-        return FAMILIES[family].validate(params)
-
-    return configs()
-
 
 # --------------------------------------------------------------------------- cases-file entries and cases
-
-def canonical(params: Mapping[str, Any]) -> str:
-    return json.dumps(params, sort_keys=True, separators=(",", ":"))
-
-
-def case_name(family: str, params: Mapping[str, Any]) -> str:
-    return "fuzz_" + hashlib.sha256(f"{family}:{canonical(params)}".encode()).hexdigest()[:10]
-
-
-def cases_file_entry(family: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The --cases-file entry of normalised params: name, family, and every value not a default."""
-    entry: dict[str, Any] = {"name": case_name(family, params), "family": family}
-    for key, value in params.items():
-        if key in PER_DIM and len(set(value)) == 1:
-            value = value[0]
-        if key not in DEFAULTS or value != DEFAULTS[key]:
-            entry[key] = value
-    return entry
-
-
-def case_for(family: str, params: Mapping[str, Any]) -> Case:
-    """The Case a --cases-file holding `cases_file_entry(family, params)` gives (same id, params, tags)."""
-    return _case_from_entry(Path("fuzz"), 0, cases_file_entry(family, params))
-
-
-def entry_text(entry: Mapping[str, Any], comment: str = "") -> str:
-    lines = [comment] if comment else []
-    for i, (key, value) in enumerate(entry.items()):
-        text = flow_text(value) if isinstance(value, list) else scalar_text(value, False)
-        lines.append(f"{'- ' if i == 0 else '  '}{key}: {text}")
-    return "\n".join(lines) + "\n"
-
-
-def describe(family: str, params: Mapping[str, Any]) -> str:
-    """One line: the entry's values without name and family."""
-    entry = cases_file_entry(family, params)
-    return ", ".join(f"{k}={flow_text(v)}" for k, v in entry.items() if k not in ("name", "family"))
-
-
-def _size(params: Mapping[str, Any]) -> tuple:
-    """An order on configurations for when no shrink ran: fewer elements first."""
-    return (math.prod(params["input_shape"]) + math.prod(params["weight_shape"]), canonical(params))
 
 
 # --------------------------------------------------------------------------- options and results
@@ -489,7 +378,7 @@ class Fuzzer:
                  f"{describe(self.family, group.minimal.params)}: {group.signature}")
 
     def _keep_smallest_seen(self, group: Group, how: str) -> None:
-        group.minimal = min((self.cache[k] for k in group.keys), key=lambda e: _size(e.params))
+        group.minimal = min((self.cache[k] for k in group.keys), key=lambda e: size_order(e.params))
         group.shrink = how
 
     def ordered(self) -> list[Group]:
@@ -523,7 +412,7 @@ class Fuzzer:
     def finding(self, group: Group) -> dict[str, Any]:
         minimal = group.minimal
         entry = cases_file_entry(self.family, minimal.params)
-        on = ", ".join(f"{name}: {_outcome_text(r)}" for name, r in minimal.results.items())
+        on = ", ".join(f"{name}: {outcome_text(r)}" for name, r in minimal.results.items())
         failing = {name: r for name, r in minimal.results.items() if r["outcome"] != "passed"}
         files, expectation_texts = [], []
         for name, r in failing.items():
@@ -551,34 +440,3 @@ class Fuzzer:
 def run(options: FuzzOptions, pool: WorkerPool | None = None, log: TextIO | None = None) -> dict[str, Any]:
     """Fuzz one backend (and, with options.against, compare it with another); the JSON report."""
     return Fuzzer(options, pool, log).run()
-
-
-def render_text(report: Mapping[str, Any]) -> str:
-    """The human-readable summary of a fuzz report."""
-    against = f" against {report['against']}" if report["against"] else ""
-    outcomes = ", ".join(f"{k} {v}" for k, v in report["outcomes"].items())
-    replayed = f", {report['replayed']} replayed" if report["replayed"] else ""
-    lines = [f"fuzz {report['backend']}{against}, {report['family']}, seed {report['seed']}: "
-             f"{report['examples_run']} examples ({outcomes or 'none'}), {report['configs_run']} configurations "
-             f"run{replayed}, {report['elapsed_s']:g} s{' (interrupted)' if report['interrupted'] else ''}"]
-    findings = report["findings"]
-    kind = "disagreement" if report["against"] else "distinct failure"
-    lines.append(f"{len(findings)} {kind}{'' if len(findings) == 1 else 's'}" + (":" if findings else ""))
-    for i, f in enumerate(findings, 1):
-        shrink = {"complete": "shrunk", "partial": "partly shrunk (time budget)", "none": "not shrunk"}[f["shrink"]]
-        what = _outcome_text(f)
-        if "against" in f:
-            what = f"{report['backend']}: {what}, {report['against']}: {_outcome_text(f['against'])}"
-        lines += ["", f"[{i}] {what}; {f['hits']} of {report['examples_run']} examples; "
-                      f"minimal configuration {shrink}",
-                  f"    signature: {f['signature']}",
-                  "    cases-file entry:"]
-        lines += ["      " + line for line in f["cases_file_entry"].splitlines()]
-        if f["xfail_entry"]:
-            lines.append("    expectation entry:")
-            lines += ["      " + line for line in f["xfail_entry"].splitlines()]
-    return "\n".join(lines) + "\n"
-
-
-def _outcome_text(result: Mapping[str, Any]) -> str:
-    return "passed" if result["outcome"] == "passed" else f"{result['outcome']} in phase {result['phase']}"
