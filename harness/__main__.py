@@ -1,4 +1,5 @@
 """`python -m harness`: the command-line tools (harness.tools.cli)."""
 from harness.tools.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())
