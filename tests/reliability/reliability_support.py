@@ -104,7 +104,8 @@ class ProcessWatch:
 
     def sample(self) -> dict[Proc, str]:
         now = run_processes(self.project, self.root_pid)
-        self.seen.update(now)
+        # A process caught while it exits reads an empty command line: keep the one seen before.
+        self.seen.update({proc: line for proc, line in now.items() if line or proc not in self.seen})
         self.peak = max(self.peak, len(now))
         return now
 
