@@ -8,17 +8,8 @@ import pytest
 from e2e_support import REPO, TINY_IDS
 
 from harness.errors import HarnessInputError
-from harness.families.conv_params import (
-    conv_backward_case,
-    validate_backward,
-    validate_forward,
-)
-from harness.inputs.registry import (
-    case_modules,
-    check_unique,
-    load_case_module,
-    load_cases_file,
-)
+from harness.families.conv_params import conv_backward_case, validate_backward, validate_forward
+from harness.inputs.registry import case_modules, check_unique, load_case_module, load_cases_file
 from harness.spec import Case
 
 

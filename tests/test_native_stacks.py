@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from e2e_support import PASS, PATTERN, build_fake_compiler
 
-from harness import native_stacks as native_stack
+from harness import native_stacks
 
 HANG_DUMP = """\
 Process 4242: python -m harness.worker
@@ -28,7 +28,7 @@ CRASH_DUMP = """\
 Thread 77 (idle): "MainThread"
     clock_nanosleep (libc.so.6)
     Popen._wait (subprocess.py:2040)
-    install_crash_dump.<locals>.on_fatal_signal (harness/native_stack.py:107)
+    install_crash_dump.<locals>.on_fatal_signal (harness/native_stacks.py:107)
     _CallPythonObject (callbacks.c:217)
     0x7f42ffc5a050 (libc.so.6)
     raise (libc.so.6)
@@ -38,28 +38,28 @@ Thread 77 (idle): "MainThread"
 
 
 def test_the_culprit_of_a_hang_is_the_innermost_frame_outside_the_runtime():
-    frames = native_stack.main_thread(HANG_DUMP)
+    frames = native_stacks.main_thread(HANG_DUMP)
     assert frames[0].startswith("0x7f025e8a412b") and frames[-1].startswith("compile (")
-    assert native_stack.culprit(frames) == "mlir::(anonymous namespace)::ConvolutionBackwardPattern::matchAndRewrite"
+    assert native_stacks.culprit(frames) == "mlir::(anonymous namespace)::ConvolutionBackwardPattern::matchAndRewrite"
 
 
 def test_the_culprit_of_a_crash_is_found_below_the_crash_handler():
-    frames = native_stack.below_handler(native_stack.main_thread(CRASH_DUMP))
-    assert native_stack.culprit(frames) == "mlir::(anonymous namespace)::FakeLoweringPass::runOnOperation"
+    frames = native_stacks.below_handler(native_stacks.main_thread(CRASH_DUMP))
+    assert native_stacks.culprit(frames) == "mlir::(anonymous namespace)::FakeLoweringPass::runOnOperation"
 
 
 def test_an_address_in_no_library_is_jit_compiled_code_and_python_frames_keep_their_file():
-    assert native_stack.culprit(["0x7f0000001234", "invokePacked (libMLIRExecutionEngine.so)"]) == "JIT-compiled code"
-    assert native_stack.culprit(["nanosleep (libc.so.6)", "slow_pass (passes.py:12)"]) == "slow_pass (passes.py)"
-    assert native_stack.culprit(["pthread_mutex_lock (libc.so.6)"]) is None
+    assert native_stacks.culprit(["0x7f0000001234", "invokePacked (libMLIRExecutionEngine.so)"]) == "JIT-compiled code"
+    assert native_stacks.culprit(["nanosleep (libc.so.6)", "slow_pass (passes.py:12)"]) == "slow_pass (passes.py)"
+    assert native_stacks.culprit(["pthread_mutex_lock (libc.so.6)"]) is None
 
 
 def test_the_crash_dump_is_split_from_the_output_before_it():
-    output, dump = native_stack.split_crash_dump(
-        f"compiler output\n{native_stack.CRASH_BEGIN}\n{CRASH_DUMP}{native_stack.CRASH_END}\n")
+    output, dump = native_stacks.split_crash_dump(
+        f"compiler output\n{native_stacks.CRASH_BEGIN}\n{CRASH_DUMP}{native_stacks.CRASH_END}\n")
     assert output == "compiler output\n"
-    assert native_stack.main_thread(dump)[0] == "clock_nanosleep (libc.so.6)"
-    assert native_stack.split_crash_dump("no dump here") == ("no dump here", None)
+    assert native_stacks.main_thread(dump)[0] == "clock_nanosleep (libc.so.6)"
+    assert native_stacks.split_crash_dump("no dump here") == ("no dump here", None)
 
 
 # ------------------------------------------------------------------ end to end, real py-spy
@@ -67,7 +67,7 @@ def test_the_crash_dump_is_split_from_the_output_before_it():
 
 @pytest.fixture
 def native_run(e2e_project):
-    if native_stack.PY_SPY is None:
+    if native_stacks.PY_SPY is None:
         pytest.fail("py-spy is a dependency of the harness (pyproject.toml) but was not found")
     build_fake_compiler(e2e_project.path)
     e2e_project.add_fake("native-hang", "native_hang", "lower", "conv_backward/2d/tiny", timeout=3)

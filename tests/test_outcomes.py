@@ -5,15 +5,7 @@ import itertools
 
 import pytest
 
-from harness.outcomes import (
-    COMPILE_PHASES,
-    Expected,
-    Outcome,
-    Phase,
-    Verdict,
-    decide,
-    outcome_for_exception,
-)
+from harness.outcomes import COMPILE_PHASES, Expected, Outcome, Phase, Verdict, decide, outcome_for_exception
 
 OUT, E, V = Outcome, Expected, Verdict
 OK, FAIL, XPASS, SKIP = V.OK, V.UNEXPECTED_FAILURE, V.UNEXPECTED_PASS, V.SKIPPED

@@ -7,12 +7,7 @@ import pytest
 
 from harness.installation.executables import python_command
 from harness.tools.cli import main
-from harness.tools.rundiff import (
-    diff_reports,
-    merge_reports,
-    render_markdown,
-    render_text,
-)
+from harness.tools.rundiff import diff_reports, merge_reports, render_markdown, render_text
 
 
 def rec(case, outcome="passed", signature=None, backend="be", phase=None, expected="pass"):

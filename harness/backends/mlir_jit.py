@@ -28,10 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 from torch_mlir import ir
-from torch_mlir.compiler_utils import (
-    TorchMlirCompilerError,
-    run_pipeline_with_repro_report,
-)
+from torch_mlir.compiler_utils import TorchMlirCompilerError, run_pipeline_with_repro_report
 from torch_mlir.execution_engine import ExecutionEngine
 
 # MLIR element type -> numpy dtype that carries its bytes across the boundary.

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import psutil
 
-from harness import native_stacks as native_stack
+from harness import native_stacks
 from harness.controller.process_tree import ProcessTree
 from harness.outcomes import Outcome, Phase
 from harness.protocol import CaseResult, Message, PhaseEvent, Ready, RunRequest, decode, encode
@@ -153,9 +153,9 @@ class Worker:
         code = self.proc.wait()
         self.drain()
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-        output, native = native_stack.split_crash_dump(self.text())
-        frames = native_stack.below_handler(native_stack.main_thread(native or ""))
-        frame = native_stack.culprit(frames)
+        output, native = native_stacks.split_crash_dump(self.text())
+        frames = native_stacks.below_handler(native_stacks.main_thread(native or ""))
+        frame = native_stacks.culprit(frames)
         at = f" in {frame}" if frame else ""
         stack = f"\n--- native stack at the crash (py-spy) ---\n{_listed(frames)}" if frames else ""
         return WorkerLost(Outcome.CRASHED, f"worker {how}{at} during {doing}{_tail(output)}{stack}", frame)
@@ -170,18 +170,18 @@ class Worker:
     def where_stuck(self) -> tuple[str | None, str]:
         """A stuck worker's culprit frame and its stacks: native ones from py-spy, then the
         Python ones faulthandler prints on SIGUSR1 (in the output tail)."""
-        frames = native_stack.main_thread(native_stack.dump(self.proc.pid) or "")
+        frames = native_stacks.main_thread(native_stacks.dump(self.proc.pid) or "")
         stack = f"\n--- native stack of the stuck worker (py-spy) ---\n{_listed(frames)}" if frames else ""
         self.drain()
         try:
             os.kill(self.proc.pid, signal.SIGUSR1)
         except ProcessLookupError:
-            return native_stack.culprit(frames), stack + self.tail()
+            return native_stacks.culprit(frames), stack + self.tail()
         deadline = time.monotonic() + STACK_DUMP_WAIT
         while time.monotonic() < deadline and not self.drain():
             time.sleep(0.02)
         time.sleep(0.05)  # let the dump finish
-        return native_stack.culprit(frames), stack + self.tail()
+        return native_stacks.culprit(frames), stack + self.tail()
 
     def kill_group(self) -> None:
         """SIGKILL the worker's process group, which outlives the worker while a child is in it, and

@@ -10,7 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
-from harness import native_stacks as native_stack
+from harness import native_stacks
 from harness.bundle_layout import bundle_path
 from harness.controller.bundles import write_readme
 from harness.controller.pool import WorkerPool
@@ -19,12 +19,7 @@ from harness.controller.signature import signature
 from harness.errors import HarnessInputError
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.expectations import Expectations, load_expectations
-from harness.inputs.registry import (
-    case_modules,
-    check_unique,
-    load_case_module,
-    load_cases_file,
-)
+from harness.inputs.registry import case_modules, check_unique, load_case_module, load_cases_file
 from harness.inputs.yamlio import shown
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate, version_text
@@ -172,7 +167,7 @@ class Runner:
     def notices(self) -> list[str]:
         """What this run cannot do or decided for the user, one line each, for the run's summary."""
         notes = []
-        if native_stack.PY_SPY is None:
+        if native_stacks.PY_SPY is None:
             notes.append("native stacks unavailable: py-spy not found beside this Python or on PATH "
                          "(pip install py-spy); hangs and crashes are reported without their native frame")
         if (self.settings.artifacts_dir and any("torch-mlir" in c.requires for c in self.configs.values())

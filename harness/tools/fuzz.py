@@ -55,11 +55,7 @@ from harness.errors import HarnessInputError
 from harness.families import FAMILIES
 from harness.inputs.configs import load_configs, select_backend
 from harness.spec import Case
-from harness.tools.expectation_update import (
-    CRASHED,
-    NewEntry,
-    entry_lines,
-)
+from harness.tools.expectation_update import CRASHED, NewEntry, entry_lines
 from harness.tools.fuzz_space import (
     FUZZ_FAMILIES,
     canonical,

@@ -6,13 +6,7 @@ import ctypes
 import os
 import subprocess
 
-from harness.native_stacks import (
-    CRASH_BEGIN,
-    CRASH_END,
-    DUMP_TIMEOUT,
-    FATAL_SIGNALS,
-    PY_SPY,
-)
+from harness.native_stacks import CRASH_BEGIN, CRASH_END, DUMP_TIMEOUT, FATAL_SIGNALS, PY_SPY
 
 
 def install_crash_dump() -> None:

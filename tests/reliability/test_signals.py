@@ -17,14 +17,7 @@ import signal
 
 import pytest
 from e2e_support import TINY_IDS, wait_for
-from reliability_support import (
-    ProcessWatch,
-    cmdline,
-    finish,
-    kill_all,
-    needs_proc,
-    start_pytest,
-)
+from reliability_support import ProcessWatch, cmdline, finish, kill_all, needs_proc, start_pytest
 
 pytestmark = needs_proc
 

@@ -14,14 +14,7 @@ import re
 import pytest
 from e2e_support import TINY_IDS
 from fake_backends import FLOOD_BYTES, RANDOM_FAULTS, fault_for
-from reliability_support import (
-    ProcessWatch,
-    finish,
-    kill_all,
-    needs_proc,
-    run_processes,
-    start_pytest,
-)
+from reliability_support import ProcessWatch, finish, kill_all, needs_proc, run_processes, start_pytest
 
 pytestmark = needs_proc
 
