@@ -30,7 +30,7 @@ from pathlib import Path
 from harness.backend import create_backend
 from harness.inputs.configs import load_configs
 from harness.worker.execute import execute
-from harness.registry import case_modules, load_case_module
+from harness.inputs.registry import case_modules, load_case_module
 root = Path(sys.argv[1]); config = load_configs([root / "configs"])[sys.argv[2]]
 backend = create_backend(config.name, config.class_path, config.options)
 cases = [c for p in case_modules([root / "cases"]) for c in load_case_module(p) if sys.argv[3] in c.id]
@@ -68,6 +68,8 @@ def main() -> None:
     parser.add_argument("--filter", default="conv_backward", help="substring of the case ids to run")
     args = parser.parse_args()
     bare, counts = wall([sys.executable, "-c", BARE_LOOP, str(ROOT), args.backend, args.filter])
+    if len(counts.split()) != 2:  # the loop itself broke (exit 1 is also an uncaught exception)
+        sys.exit(f"the bare loop printed no counts: {counts!r}; run it by hand to see why")
     print(f"bare loop:           {bare:7.1f} s  (cases, failed: {counts.strip()})")
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
