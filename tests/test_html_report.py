@@ -146,6 +146,7 @@ def test_report_text_cannot_inject_markup(page):
 def test_the_inline_script_never_writes_markup():
     assert "innerHTML" not in html_report._JS and "outerHTML" not in html_report._JS
     assert "insertAdjacentHTML" not in html_report._JS and "document.write" not in html_report._JS
+    assert "</script" not in html_report._JS.lower()  # the asset is inlined into a script element as it is
 
 
 def test_page_is_self_contained(page):

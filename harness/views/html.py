@@ -49,8 +49,6 @@ _TEMPLATE = jinja2.Environment(autoescape=True, keep_trailing_newline=True,
     (_ASSETS / "report.html.j2").read_text(encoding="utf-8"))
 
 
-
-
 def render_html(report: dict) -> str:
     """One self-contained HTML page showing `report` (the dict `--report-json` writes)."""
     model = _Model(report)
@@ -175,8 +173,6 @@ def _is_expected_failure(record: dict) -> bool:
             and record.get("expected") in (Expected.XFAIL.value, Expected.CRASH.value))
 
 
-
-
 # ------------------------------------------------------------------ what the template shows (assets/report.html.j2)
 
 def _e(value: Any) -> str:
@@ -272,24 +268,6 @@ def _created(report: dict) -> tuple[str, str]:
     except (TypeError, ValueError, OverflowError, OSError):
         return "", "unknown"
     return moment.isoformat(timespec="seconds"), moment.strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def main(argv: list[str] | None = None) -> int:

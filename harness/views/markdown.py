@@ -54,8 +54,6 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-
-
 # ------------------------------------------------------------------------------------ sections
 
 def _head(report: dict, records: list[dict], environment: dict) -> list[str]:
