@@ -48,12 +48,13 @@ class Settings:
     assumed_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # --assume-version NAME=VERSION
 
 
-def expectation_conditions(configs: dict[str, BackendConfig],
-                           assumed: dict[str, str] | None = None) -> dict[str, str | None]:
+def expectation_conditions(configs: dict[str, BackendConfig], assumed: dict[str, str] | None = None,
+                           installed: dict[str, str] | None = None) -> dict[str, str | None]:
     """What an expectation's `when:` may name, with its version: installed, 'unknown (source build
-    at PATH)', or None (not there); `assumed` versions (--assume-version) replace them."""
+    at PATH)', or None (not there); `assumed` versions (--assume-version) replace them. `installed`:
+    installed_versions(), when the caller already has them."""
     conditions = {**{d: version_text(d, c.module_of(d)) for c in configs.values() for d in c.requires},
-                  **installed_versions()}
+                  **(installed if installed is not None else installed_versions())}
     for name, version in (assumed or {}).items():
         if name not in conditions:
             raise HarnessInputError(f"--assume-version={name}={version}", f"unknown name {name!r}",
@@ -94,7 +95,7 @@ class Runner:
 
     def _load_expectations(self, all_configs: dict[str, BackendConfig]) -> dict[str, Expectations]:
         """Each selected backend's expectations, checked against every case id."""
-        self.conditions = expectation_conditions(all_configs, self.settings.assumed_versions)
+        self.conditions = expectation_conditions(all_configs, self.settings.assumed_versions, self.versions)
         ids = [c.id for c in self.all_cases]
         return {name: load_expectations(name, self.settings.xfail_dir, self.settings.crash_sets_dir,
                                         ids, self.conditions)

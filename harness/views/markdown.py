@@ -154,18 +154,21 @@ def _crash_set(records: list[dict], environment: dict) -> list[str]:
         out += [f"{len(not_run)} crash-set case{'s were' if len(not_run) != 1 else ' was'} not attempted; "
                 "`--run-crash-set` re-checks them.", ""]
     if passed:
-        out += ["These entries' cases ran (with `--run-crash-set`) and passed: delete the entry.", ""]
-        for source, group in _by_source(passed):
-            out.append(f"- {_code(source)}: {_cases_phrase(group)}")
-            out += _indent(_case_list(group, phase=False))
-        out.append("")
+        out += _by_entry("These entries' cases ran (with `--run-crash-set`) and passed: delete the entry.",
+                         passed, phase=False)
     if failing:
-        out += ["These no longer crash or hang but fail: move them to the xfail file, with their phase.", ""]
-        for source, group in _by_source(failing):
-            out.append(f"- {_code(source)}: {_cases_phrase(group)}")
-            out += _indent(_case_list(group, phase=True))
-        out.append("")
+        out += _by_entry("These no longer crash or hang but fail: move them to the xfail file, with their phase.",
+                         failing, phase=True)
     return out
+
+
+def _by_entry(advice: str, records: list[dict], phase: bool) -> list[str]:
+    """The advice, then each expectation entry with its cases."""
+    out = [advice, ""]
+    for source, group in _by_source(records):
+        out.append(f"- {_code(source)}: {_cases_phrase(group)}")
+        out += _indent(_case_list(group, phase=phase))
+    return out + [""]
 
 
 def _stale(records: list[dict]) -> list[str]:

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.backend import Program, Standalone
+from harness.backend import STANDALONE_SCRIPTS, Program, Standalone
 from harness.worker.bundle import Bundle
 
 SCRIPT = Path(__file__).with_name("repro_script.py")
-NO_STANDALONE = Path(__file__).parents[1] / "backends" / "standalone" / "none.py"
+NO_STANDALONE = STANDALONE_SCRIPTS / "none.py"
 
 
 def write_repro(bundle: Bundle, case: dict, program: Program, input_sets: list[tuple], backend: Any,
