@@ -487,3 +487,35 @@ def test_odd_layouts_dash_on_its_own_line_and_a_taken_anchor_name(tmp_path):
         - {id: conv_forward/2d/basic, reason: &conv_backward_groups r2}
         """)
     assert project.text("crash").endswith("- id: conv_backward/2d/basic\n  reason: crashed of conv_backward/2d/basic\n")
+
+
+def test_a_hash_line_in_a_folded_reason_is_text_and_an_item_comment_goes_with_its_item(tmp_path):
+    project = Project(tmp_path, xfail=textwrap.dedent("""\
+        - id: conv_backward/2d/basic
+          reason: >-
+            first part
+            # still the reason
+        - {id: conv_backward/2d/groups2, reason: b}  # measured on 20261001
+        # about groups4
+        - id: conv_backward/2d/groups4
+          reason: c
+        """), crash="[]\n")
+    now = {"conv_backward/2d/basic": ("mismatch", "compare"), "conv_backward/2d/groups2": ("passed", None),
+           "conv_backward/2d/groups4": ("mismatch", "compare")}
+    settle(project, now)
+    assert project.text("xfail") == textwrap.dedent("""\
+        - id: conv_backward/2d/basic
+          reason: >-
+            first part
+            # still the reason
+        # about groups4
+        - id: conv_backward/2d/groups4
+          reason: c
+        """)
+    assert project.load().entries[0].reason == "first part # still the reason"
+
+
+def test_a_new_reason_the_loader_would_read_as_another_type_is_quoted(tmp_path):
+    project = Project(tmp_path, xfail="[]\n", crash="[]\n")
+    settle(project, {"conv_backward/2d/basic": ("mismatch", "compare")}, signatures={"conv_backward/2d/basic": "yes"})
+    assert "  reason: 'yes'\n" in project.text("xfail") and project.load().entries[0].reason == "yes"

@@ -1,4 +1,4 @@
-"""Safe YAML loading that remembers the line of every mapping, for error messages."""
+"""Safe YAML loading that remembers the line of every mapping, for error messages; scalars as YAML text."""
 from __future__ import annotations
 
 import os
@@ -43,6 +43,11 @@ def load_yaml(path: Path) -> Any:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise HarnessInputError(shown(path), f"cannot read: {e.strerror}") from None
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, path: Path) -> Any:
+    """load_yaml for a text that `path` holds (or will hold)."""
     try:
         return yaml.load(text, Loader=_LineLoader)
     except yaml.MarkedYAMLError as e:
@@ -68,3 +73,16 @@ def check_keys(path: Path, node: dict, allowed: set[str], required: set[str] = f
     missing = sorted(set(required) - set(node))
     if missing:
         raise HarnessInputError(where(path, node), f"missing required key {missing[0]!r}")
+
+
+def scalar_text(value: Any, in_flow: bool) -> str:
+    """A scalar as YAML text that reads back as `value`, for a block or a flow context."""
+    if in_flow:
+        return flow_text(value)
+    dumped = yaml.safe_dump({"k": value}, width=float("inf"), allow_unicode=True, default_flow_style=False)
+    return dumped[len("k: "):].rstrip("\n")
+
+
+def flow_text(value: Any) -> str:
+    """A value as single-line flow YAML (safe inside {...} and [...])."""
+    return yaml.safe_dump([value], default_flow_style=True, width=float("inf"), allow_unicode=True).strip()[1:-1]

@@ -54,35 +54,17 @@ from harness.controller.signature import signature
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
 from harness.inputs.configs import load_configs, select_backend
-from harness.spec import Case
-from harness.tools.expectation_update import CRASHED, NewEntry, entry_lines
-from harness.tools.fuzz_space import (
-    FUZZ_FAMILIES,
-    canonical,
-    case_for,
-    cases_file_entry,
-    conv_configs,
-    describe,
-    entry_text,
-    size_order,
-)
-from harness.views.fuzz_text import outcome_text
+from harness.tools.fuzz_findings import Evaluation, Group, finding
+from harness.tools.fuzz_space import FUZZ_FAMILIES, canonical, case_for, conv_configs, describe, size_order
 
 DEFAULT_MAX_EXAMPLES = 100        # search length when neither --max-examples nor --time-budget is given
 UNBOUNDED_EXAMPLES = 100_000      # search length when only the time budget ends it
 SEARCH_SHARE = 0.4                # of --time-budget for the search; the rest (and what it leaves) shrinks
 DATABASE_DIR = Path(".hypothesis-fuzz")
 FINDINGS_KEY = b"torch-backend-e2e fuzz: minimal configurations of the last run's findings"
-MESSAGE_CHARS = 600               # of a finding's first failing message kept in the JSON output
 
 
-# --------------------------------------------------------------------------- generation
-
-
-# --------------------------------------------------------------------------- cases-file entries and cases
-
-
-# --------------------------------------------------------------------------- options and results
+# --------------------------------------------------------------------------- options
 
 @dataclasses.dataclass
 class FuzzOptions:
@@ -116,29 +98,6 @@ class FuzzOptions:
         if self.max_examples is not None:
             return self.max_examples
         return DEFAULT_MAX_EXAMPLES if self.time_budget is None else UNBOUNDED_EXAMPLES
-
-
-@dataclasses.dataclass
-class Evaluation:
-    """One configuration's results: per backend (outcome, phase, signature, message)."""
-
-    params: dict[str, Any]
-    case: Case
-    results: dict[str, dict[str, Any]]
-    signature: str | None                  # the group: a failure's signature, or a disagreement's
-
-
-@dataclasses.dataclass
-class Group:
-    signature: str
-    found_in: str                          # "replay", "search" or "shrink"
-    hits: int = 0                          # search examples with this signature
-    first_hit: int | None = None           # the search example that first had it (1-based)
-    keys: list[str] = dataclasses.field(default_factory=list)   # distinct configurations with it
-    minimal: Evaluation | None = None
-    shrink: str | None = None              # "complete", "partial" (time ran out), "none"
-    shrink_runs: int = 0
-    shrink_s: float = 0.0
 
 
 class _OutOfTime(BaseException):
@@ -403,34 +362,8 @@ class Fuzzer:
                 "examples_run": self.examples, "outcomes": dict(sorted(self.outcomes.items())),
                 "configs_run": len(self.cache), "replayed": self.replayed,
                 "elapsed_s": round(time.monotonic() - self.started, 1), "interrupted": self.interrupted,
-                "findings": [self.finding(g) for g in self.ordered()]}
-
-    def finding(self, group: Group) -> dict[str, Any]:
-        minimal = group.minimal
-        entry = cases_file_entry(self.family, minimal.params)
-        on = ", ".join(f"{name}: {outcome_text(r)}" for name, r in minimal.results.items())
-        failing = {name: r for name, r in minimal.results.items() if r["outcome"] != "passed"}
-        files, expectation_texts = [], []
-        for name, r in failing.items():
-            file = f"{'crash_sets' if r['outcome'] in CRASHED else 'xfail'}/{name}.yaml"
-            files.append(file)
-            new = NewEntry(minimal.case.id, r["phase"], r["signature"], "")
-            expectation_texts.append(f"# {file}: the id is the one the cases-file entry gets (name {entry['name']})\n"
-                                     + "\n".join(entry_lines(new, "")) + "\n")
-        primary = minimal.results[self.options.backend]
-        message = next((r["message"] for r in failing.values()), "")
-        result = {"signature": group.signature, "outcome": primary["outcome"], "phase": primary["phase"],
-                  "hits": group.hits, "configs_seen": len(group.keys), "found_in": group.found_in,
-                  "shrink": group.shrink, "shrink_runs": group.shrink_runs, "shrink_s": group.shrink_s,
-                  "case": minimal.case.id, "minimal_params": minimal.params,
-                  "cases_file_entry": entry_text(entry, f"# fuzz finding: {on}"),
-                  "xfail_entry": "".join(expectation_texts), "expectation_files": files,
-                  "message": message[:MESSAGE_CHARS]}
-        if self.options.against is not None:
-            other = minimal.results[self.options.against]
-            result["against"] = {"backend": self.options.against, "outcome": other["outcome"],
-                                 "phase": other["phase"], "signature": other["signature"]}
-        return result
+                "findings": [finding(g, self.family, self.options.backend, self.options.against)
+                             for g in self.ordered()]}
 
 
 def run(options: FuzzOptions, pool: WorkerPool | None = None, log: TextIO | None = None) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from typing import Any, Mapping
 
 from harness.families import FAMILIES
 from harness.inputs.registry import case_from_entry
+from harness.inputs.yamlio import flow_text, scalar_text
 from harness.spec import Case
-from harness.tools.expectation_update import flow_text, scalar_text
 
 FUZZ_FAMILIES = ("conv_backward", "conv_forward")
 

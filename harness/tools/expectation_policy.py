@@ -1,0 +1,221 @@
+"""What --update-expectations changes, decided from a run's records: a plan of operations per file.
+
+    plan = make_plan(records, {"xfail": xfail_file, "crash": crash_file}, backend, case_ids)
+
+No YAML here: each file is seen through its `path` and its `entries` (the harness loader's
+mappings, which know their line); harness.tools.expectation_file carries the plan out.
+
+An entry is judged only by the records whose `expectation_source` names it (the file and the line
+of its first key). Entries with no such record (their cases were deselected, their `when` does not
+hold, or they are crash-set entries that were not run because --run-crash-set was off: outcome
+not_run) are left exactly as they are. For each record of an entry:
+  - passed: the case leaves the entry;
+  - an xfail case that crashed or timed out: it moves to the crash set (the crash set is the list of
+    cases not to attempt; the entry's `issue` and `when` go with it);
+  - a crash-set case that failed without crashing: it moves to the xfail file, with its phase;
+  - still failing the same way: it stays; if the entry has a `phase` and the case failed in another
+    one, it stays with the new phase.
+The operations: an entry is dropped (`Drop`), gets a new phase (`SetPhase`), or, for a glob that
+must stop matching some cases, is replaced in place by copies matching exactly the cases that stay
+(`Narrow`); a case that moves becomes a `NewEntry` of the other file whose `origin` names the entry
+it leaves; a new failure becomes a `NewEntry` with no origin (an unexpected mismatch, compile_error
+or runtime_error goes to the xfail file, an unexpected crash or hang to the crash set).
+
+Narrowing: fnmatch has no "all but these". The cases that must stay are the still-failing cases
+of the run, plus, when `case_ids` (every case id of the registry) is given, the glob's cases the
+run did not exercise: they keep the glob's phase, because the run says nothing about them. Where
+such cases share a directory (`conv_backward/3d/...`), the glob's last path segment under that
+directory (`conv_backward/3d/*transposed*`) replaces their exact ids when the registry shows that
+it matches only cases that stay (and at least two). Without `case_ids` the copies are exact ids of
+the exercised cases only: right after a full run, but after a `-k` selection a glob's unselected
+cases lose their expectation, so pass `case_ids` then. A glob all of whose exercised cases changed
+to one new phase (and no unexercised case) keeps its id and gets the new phase.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import fnmatch
+import os
+from pathlib import Path
+from typing import Any, Iterable, Protocol, Sequence
+
+from harness.errors import HarnessInputError
+from harness.inputs.yamlio import flow_text, shown
+from harness.outcomes import Outcome
+
+FAILED = frozenset(o.value for o in Outcome if o.is_failure and not o.is_crash)  # an xfail entry's business
+CRASHED = frozenset(o.value for o in Outcome if o.is_crash)                      # a crash set's
+GLOB_CHARS = frozenset("*?[")
+REASON_LIMIT = 240       # a reason taken from a message's first line is cut here
+FILE_NAMES = {"xfail": "the xfail file", "crash": "the crash set"}
+OTHER = {"xfail": "crash", "crash": "xfail"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Drop:
+    """The entry goes (with the comments directly above it)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SetPhase:
+    phase: str | None    # None: the `phase` key goes
+
+
+@dataclasses.dataclass(frozen=True)
+class Narrow:
+    copies: tuple[tuple[str, str | None], ...]  # (id, phase), in order; a phase as the entry has is kept as written
+    note: str                                    # a review comment above the first copy
+
+
+Operation = Drop | SetPhase | Narrow
+
+
+@dataclasses.dataclass
+class NewEntry:
+    """An entry to append under a review comment (also written by the fuzzer, with comment "")."""
+
+    case: str
+    phase: str | None
+    reason: str
+    comment: str
+    origin: int | None = None   # a move: the index of the entry it leaves in the other file
+
+
+@dataclasses.dataclass
+class Plan:
+    changes: dict[str, dict[int, Operation]]   # kind -> entry index -> what becomes of it
+    added: dict[str, list[NewEntry]]          # kind -> entries to append, sorted by case
+
+
+class EntryFile(Protocol):
+    path: Path
+    entries: Sequence[dict]    # loaded entries; each has `.line`, the line of its first key
+
+
+def make_plan(records: Iterable[dict], files: dict[str, EntryFile], backend: str,
+              case_ids: Sequence[str] | None) -> Plan:
+    """The operations that make a rerun of `records`' cases match the two files."""
+    plan = Plan({"xfail": {}, "crash": {}}, {"xfail": [], "crash": []})
+    judged: dict[tuple[str, int], list[dict]] = collections.defaultdict(list)
+    for r in sorted(records, key=lambda r: r["case"]):
+        if r["outcome"] == "not_run":
+            continue  # a crash-set case that was not attempted says nothing
+        kind = r["expected"] if r["expected"] in ("xfail", "crash") else None
+        if kind is None or not r.get("expectation_source"):
+            new_kind = "xfail" if r["outcome"] in FAILED else "crash" if r["outcome"] in CRASHED else None
+            if new_kind:
+                plan.added[new_kind].append(NewEntry(r["case"], r.get("phase"), _reason(r), _added_comment(backend)))
+            continue
+        index = _entry_for(r, files[kind])
+        if index is not None:
+            judged[(kind, index)].append(r)
+    for (kind, index), recs in judged.items():
+        operation = _judge(kind, index, files[kind].entries[index], recs, plan, case_ids)
+        if operation is not None:
+            plan.changes[kind][index] = operation
+    for added in plan.added.values():
+        added.sort(key=lambda e: e.case)
+    return plan
+
+
+def _judge(kind: str, index: int, entry: dict, records: list[dict], plan: Plan,
+           case_ids: Sequence[str] | None) -> Operation | None:
+    """What becomes of one entry, from the records that name it (moves are added to `plan`)."""
+    phase0, has_phase = entry.get("phase"), "phase" in entry
+    stay: dict[str, Any] = {}
+    left: collections.Counter = collections.Counter()
+    for r in records:
+        if r["outcome"] == "passed":
+            left["now pass"] += 1
+        elif r["outcome"] in (CRASHED if kind == "xfail" else FAILED):
+            left[f"moved to {FILE_NAMES[OTHER[kind]]}"] += 1
+            plan.added[OTHER[kind]].append(NewEntry(r["case"], r.get("phase"), _reason(r), _moved_comment(r, kind),
+                                                    origin=index))
+        else:
+            stay[r["case"]] = r.get("phase") if has_phase and r.get("phase") != phase0 else phase0
+    if not left and all(p == phase0 for p in stay.values()):
+        return None
+    pattern = str(entry["id"])
+    if not any(ch in GLOB_CHARS for ch in pattern):
+        return SetPhase(next(iter(stay.values()))) if stay else Drop()
+    exercised = {r["case"] for r in records}
+    unexercised = [c for c in case_ids or () if fnmatch.fnmatchcase(c, pattern) and c not in exercised]
+    phases = set(stay.values())
+    if not left and not unexercised and len(phases) == 1:
+        return SetPhase(phases.pop())
+    copies = _narrow(pattern, {**stay, **{c: phase0 for c in unexercised}}, phase0, case_ids)
+    if not copies:
+        return Drop()
+    changed = sum(p != phase0 for p in stay.values())
+    why = [f"{n} {what}" for what, n in sorted(left.items())] + ([f"{changed} failed in another phase"] * bool(changed))
+    note = f"# review: narrowed from {flow_text(pattern)} by --update-expectations ({', '.join(why)})"
+    return Narrow(tuple(copies), note)
+
+
+def _narrow(pattern: str, keep: dict[str, Any], phase0: Any, case_ids: Sequence[str] | None) -> list[tuple[str, Any]]:
+    """Ids matching exactly the cases in `keep` (case -> phase): directory globs where safe, else exact ids."""
+    chosen: list[tuple[str, Any]] = []
+    remaining = dict(keep)
+    if case_ids is not None and "/" in pattern:
+        tail = pattern.rsplit("/", 1)[1]
+        for directory in sorted({c.rsplit("/", 1)[0] for c, p in keep.items() if p == phase0 and "/" in c}):
+            candidate = f"{directory}/{tail}"
+            if candidate == pattern or any(ch in directory for ch in GLOB_CHARS | {"]"}):
+                continue
+            matched = [c for c in case_ids if fnmatch.fnmatchcase(c, candidate)]
+            if (len(matched) >= 2 and all(c in remaining and remaining[c] == phase0 for c in matched)
+                    and all(fnmatch.fnmatchcase(c, pattern) for c in matched)):
+                chosen.append((candidate, phase0))
+                for c in matched:
+                    del remaining[c]
+    chosen += [(exact(c), p) for c, p in remaining.items()]
+    return sorted(chosen)
+
+
+def exact(case_id: str) -> str:
+    """An fnmatch pattern that matches this id only (ids with glob characters get them bracketed)."""
+    return "".join(f"[{ch}]" if ch in GLOB_CHARS else ch for ch in case_id)
+
+
+def _entry_for(record: dict, file: EntryFile) -> int | None:
+    """The index of the entry a record's expectation_source names; None when it names another file."""
+    source = record["expectation_source"]
+    path, _, line = source.rpartition(":")
+    if not line.isdigit():
+        raise HarnessInputError(source, "expectation_source is not 'file:line'")
+    if not _same_file(path, file.path):
+        return None
+    index = next((i for i, e in enumerate(file.entries) if e.line == int(line)), None)
+    if index is None or not fnmatch.fnmatchcase(record["case"], str(file.entries[index].get("id"))):
+        raise HarnessInputError(source, f"names no entry for {record['case']} in {shown(file.path)}",
+                                "the file changed since the run: run again, then update")
+    return index
+
+
+def _same_file(source_path: str, path: Path) -> bool:
+    """Whether a record's source path names `path`: the same file, else the same last two parts."""
+    source = Path(source_path)
+    try:
+        if source.exists() and path.exists() and source.samefile(path):
+            return True
+    except OSError:
+        pass
+    return Path(os.path.normpath(source)).parts[-2:] == Path(os.path.normpath(path)).parts[-2:]
+
+
+def _reason(r: dict) -> str:
+    text = r.get("signature") or next((line for line in (r.get("message") or "").splitlines() if line.strip()), "")
+    text = " ".join(str(text).split())
+    if len(text) > REASON_LIMIT:
+        text = text[:REASON_LIMIT - 4].rstrip() + " ..."
+    return text or f"{r['outcome']} in phase {r.get('phase')}"
+
+
+def _added_comment(backend: str) -> str:
+    return f"# review: added by --update-expectations from a run on {backend}; check the reason"
+
+
+def _moved_comment(r: dict, moved_from: str) -> str:
+    how = "it crashed or hung" if r["outcome"] in CRASHED else "it failed without crashing"
+    return f"# review: moved from {FILE_NAMES[moved_from]} by --update-expectations ({how}); check the reason"
