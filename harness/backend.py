@@ -60,6 +60,19 @@ def export_program(program: Program):
                                dynamic_shapes=program.dynamic_shapes)
 
 
+def user_output_count(exported) -> int:
+    """How many of a compiled program's results are its own outputs: the last ones. An op that
+    writes into its input (exponential_, batch norm's running stats) makes that input a result too,
+    before them, once the program is functionalised (as torch-mlir's and IREE's importers do)."""
+    from torch.export.graph_signature import OutputKind
+
+    return sum(spec.kind == OutputKind.USER_OUTPUT for spec in exported.graph_signature.output_specs)
+
+
+def own_outputs(results: Sequence[Any], count: int) -> list:
+    return list(results[len(results) - count:]) if count else list(results)
+
+
 class Backend:
     """Base class. Subclasses set nothing else up in __init__ that imports slowly per case."""
 

@@ -17,10 +17,11 @@ from harness.controller.bundles import remove_empty_folders
 from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB
 from harness.controller.runner import Runner, Settings
 from harness.errors import HarnessInputError
+from harness.families import FAMILIES
 from harness.files import write_text_atomically
 from harness.inputs.yamlio import shown
 from harness.outcomes import Expected, Verdict
-from harness.spec import Case, is_positive_finite
+from harness.spec import Case, CaseOptions, is_positive_finite
 from harness.views.json_report import build_report
 from harness.views.terminal import terminal_lines
 
@@ -58,7 +59,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write a repro bundle (inputs, IR per stage, repro.py) per unexpected result here")
     group.addoption("--artifacts", choices=("unexpected", "all"), default="unexpected",
                     help="which results keep their bundle (default: unexpected)")
+    group.addoption("--opinfo-samples", metavar="first|all|N",
+                    help="OpInfo samples per op and dtype: the first (default), all, or the first N")
+    group.addoption("--opinfo-dtypes", metavar="DTYPE[,DTYPE...]",
+                    help="dtypes of the OpInfo cases (default float32; also float64, float16, bfloat16)")
     parser.addini("e2e_backends", "default backends", type="args", default=["linalg-on-tensors"])
+    parser.addini("e2e_opinfo_samples", "OpInfo samples per op and dtype (first, all, N)", default="first")
+    parser.addini("e2e_opinfo_dtypes", "dtypes of the OpInfo cases", type="args", default=["float32"])
     parser.addini("e2e_cases_dirs", "directories of case modules", type="paths", default=[])
     parser.addini("e2e_configs_dirs", "directories of backend configs", type="paths", default=[])
     parser.addini("e2e_xfail_dir", "directory of xfail/<backend>.yaml files", default="xfail")
@@ -67,6 +74,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: an end-to-end case run through a backend")
+    for marker in sorted({m for family in FAMILIES.values() for m in family.markers}):
+        config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
     try:
         runner = Runner(_settings(config))
     except HarnessInputError as e:
@@ -109,7 +118,18 @@ def _settings(config: pytest.Config) -> Settings:
         artifacts_dir=_artifacts_dir(config, here), artifacts_all=config.getoption("artifacts") == "all",
         memory_limit_mb=config.getoption("memory_limit") or DEFAULT_MEMORY_LIMIT_MB,
         recycle_after=config.getoption("recycle_after"), recycle_rss_mb=config.getoption("recycle_rss"),
-        assumed_versions=_assumed_versions(config.getoption("assume_version")))
+        assumed_versions=_assumed_versions(config.getoption("assume_version")),
+        case_options=_case_options(config))
+
+
+def _case_options(config: pytest.Config) -> CaseOptions:
+    dtypes = _as_list(config.getoption("opinfo_dtypes")) or config.getini("e2e_opinfo_dtypes")
+    try:
+        return CaseOptions(
+            opinfo_samples=config.getoption("opinfo_samples") or config.getini("e2e_opinfo_samples"),
+            opinfo_dtypes=tuple(d.strip() for option in dtypes for d in option.split(",") if d.strip()))
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
 
 
 def _assumed_versions(values: list[str]) -> dict[str, str]:
@@ -197,6 +217,9 @@ class CaseItem(pytest.Item):
         super().__init__(**kwargs)
         self.case, self.backend = case, backend
         self.add_marker("e2e")
+        for marker in FAMILIES[case.family].markers:
+            if marker in case.tags:
+                self.add_marker(marker)
         self.extra_keyword_matches.update(case.tags)  # `-k transposed` selects by tag
         runner = self.config.stash[RUNNER]
         guard = runner.timeout(case, backend)
@@ -303,7 +326,7 @@ class ResultReporter:
     def proposals(self, records: list[dict]) -> dict[Path, str]:
         from harness.tools.expectation_update import propose
         runner = self.config.stash[RUNNER]
-        ids = [c.id for c in runner.all_cases]
+        ids = runner.known_ids
         found: dict[Path, str] = {}
         for backend in runner.configs:
             mine = [r for r in records if r["backend"] == backend]

@@ -45,3 +45,27 @@ class Case:
     def from_json(cls, data: Mapping[str, Any]) -> "Case":
         return cls(id=data["id"], family=data["family"], params=data["params"],
                    tags=tuple(data.get("tags", ())), timeout=data.get("timeout"))
+
+
+DTYPES = ("float32", "float64", "float16", "bfloat16")   # the floating dtypes cases are written in
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseOptions:
+    """What a case module's `cases(options)` may depend on (the plugin's and the CLI's options)."""
+
+    opinfo_samples: str = "first"            # --opinfo-samples: first, all, or N per op and dtype
+    opinfo_dtypes: tuple[str, ...] = ("float32",)   # --opinfo-dtypes
+
+    def __post_init__(self) -> None:
+        samples = self.opinfo_samples
+        if not (samples in ("first", "all") or (samples.isdigit() and int(samples) > 0)):
+            raise ValueError(f"--opinfo-samples={samples}: use first, all, or a positive number")
+        if not self.opinfo_dtypes or any(d not in DTYPES for d in self.opinfo_dtypes):
+            raise ValueError(f"--opinfo-dtypes={','.join(self.opinfo_dtypes)}: use some of {', '.join(DTYPES)}")
+
+    def takes_sample(self, index: int) -> bool:
+        """Whether --opinfo-samples selects a case's sample `index` (0-based, per op and dtype)."""
+        if self.opinfo_samples == "all":
+            return True
+        return index < (1 if self.opinfo_samples == "first" else int(self.opinfo_samples))

@@ -179,7 +179,19 @@ BAD = [
         "pick groups that divides C_in."),
     Bad("cases-file-unknown-family", "an unknown family",
         {"extra.yaml": f"- {BACKWARD}, family: conv_sideways}}\n"}, ("--cases-file=extra.yaml",),
-        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward"),
+        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, opinfo"),
+    Bad("cases-file-opinfo-unknown-op", "an OpInfo op the installed torch does not have",
+        {"extra.yaml": "- {family: opinfo, op: absx, sample_index: 0}\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: torch 2.13.0+cpu has no OpInfo 'absx'; did you mean abs?"),
+    Bad("cases-file-opinfo-changed-sample", "an OpInfo sample whose fingerprint has changed",
+        {"extra.yaml": "- {family: opinfo, op: abs, sample_index: 0, fingerprint: 'float32[1] #0'}\n"},
+        ("--cases-file=extra.yaml",),
+        "extra.yaml:1: OpInfo 'abs' sample 0 at float32 has changed: torch 2.13.0+cpu gives fingerprint "
+        "'float32[20, 20] #57690efdbed7', not 'float32[1] #0'"),
+    Bad("opinfo-samples", "`--opinfo-samples` that is not first, all or a number", {}, ("--opinfo-samples=some",),
+        "--opinfo-samples=some: use first, all, or a positive number"),
+    Bad("opinfo-dtypes", "`--opinfo-dtypes` with an unknown dtype", {}, ("--opinfo-dtypes=float8",),
+        "--opinfo-dtypes=float8: use some of float32, float64, float16, bfloat16"),
     Bad("cases-file-unknown-key", "an unknown parameter",
         {"extra.yaml": f"- {BACKWARD}, strides: 2}}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: unknown key(s) ['strides'] for conv_backward: use only ['input_shape', 'weight_shape', "
@@ -217,7 +229,8 @@ BAD = [
             "padding [0, 0], dilation [1, 1] gives output spatial size [-4, -4]: the dilated kernel does not fit "
             "in the padded input, so change them so every output size is >= 1."),
     Bad("case-module-without-cases", "a case module without CASES", {"cases/broken.py": "X = 1\n"}, (),
-        "cases/broken.py: a case module must define CASES, a list of harness.spec.Case"),
+        "cases/broken.py: a case module must define CASES, a list of harness.spec.Case, or a function "
+        "cases(options) that returns one"),
     # ---------------------------------------------------------------- report and artifact paths
     Bad("report-json-missing-dir", "`--report-json` in a missing directory", {},
         ("--report-json=no/such/report.json",),

@@ -29,11 +29,11 @@ def error(path) -> str:
 
 def test_repo_case_modules_load_with_unique_ids():
     modules = case_modules([REPO / "cases"])
-    assert [p.name for p in modules] == ["conv_backward.py", "conv_forward.py"]
+    assert [p.name for p in modules] == ["conv_backward.py", "conv_forward.py", "opinfo.py"]
     cases = [c for m in modules for c in load_case_module(m)]
     check_unique(cases)
-    assert len(cases) > 100
-    assert all(c.id.startswith(("conv_backward/", "conv_forward/")) for c in cases)
+    assert len(cases) > 700
+    assert all(c.id.startswith(("conv_backward/", "conv_forward/", "opinfo/")) for c in cases)
 
 
 def test_case_modules_skip_underscore_files(tmp_path):
@@ -47,7 +47,8 @@ def test_case_module_without_cases_list(tmp_path):
     path = write(tmp_path, "nocases.py", "X = 1\n")
     with pytest.raises(HarnessInputError) as info:
         load_case_module(path)
-    assert str(info.value) == f"{path}: a case module must define CASES, a list of harness.spec.Case"
+    assert str(info.value) == (f"{path}: a case module must define CASES, a list of harness.spec.Case, "
+                               "or a function cases(options) that returns one")
 
 
 def test_case_module_with_a_bad_declaration_names_the_file_and_the_case(tmp_path):

@@ -50,7 +50,8 @@ def test_controller_modules_do_not_import_torch():
 
 
 def test_the_repo_collects_without_importing_torch(tmp_path):
-    """`pytest --collect-only` on the repo itself (its conftest loads the plugin)."""
+    """`pytest --collect-only` on the repo itself (its conftest loads the plugin), with an empty
+    cache: a worker lists the OpInfo samples, the pytest process never imports torch."""
     probe = tmp_path / "probe.py"
     probe.write_text(textwrap.dedent("""\
         import sys
@@ -59,10 +60,14 @@ def test_the_repo_collects_without_importing_torch(tmp_path):
         """))
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "--backend=eager",
                            "-p", "probe"], capture_output=True, text=True, cwd=REPO, timeout=120,
-                          env=clean_env(f"{tmp_path}:{python_path_env()}"))
+                          env=dict(clean_env(f"{tmp_path}:{python_path_env()}"),
+                                   TORCH_BACKEND_E2E_CACHE=str(tmp_path / "cache")))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "TORCH_IMPORTED=False" in done.stdout
     assert "cases/conv_backward.py::conv_backward/2d/basic[eager]" in done.stdout
+    assert "cases/opinfo.py::opinfo/abs/default/float32/0[eager]" in done.stdout
+    assert "listing PyTorch's OpInfo samples (float32)" in done.stderr
+    assert len(list((tmp_path / "cache").glob("opinfo-torch*-float32.json"))) == 1
 
 
 # ------------------------------------------------------------------------------------- Runner

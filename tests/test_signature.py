@@ -436,6 +436,15 @@ def test_op_dump_is_in_the_message_but_not_in_the_signature():
         assert "vtensor" not in signature("compile_error", "lower", message)
 
 
+def test_an_unknown_op_keeps_its_name_in_the_signature():
+    """torch-mlir wraps ops it has no definition of in `torch.operator`: the name is the bug."""
+    message = ("TorchMlirCompilerError: error: failed to legalize operation 'torch.operator' that was explicitly "
+               "marked illegal: %2:6 = \"torch.operator\"(%arg0, %arg1) <{name = \"torch.aten._segment_reduce\"}> "
+               ": (!torch.vtensor<[5,5,5],f32>, !torch.vtensor<[5],f32>) -> (!torch.vtensor<[5],f32>)\n  note: ...")
+    assert signature("compile_error", "lower", message) == (
+        "failed to legalize operation 'torch.operator' that was explicitly marked illegal (torch.aten._segment_reduce)")
+
+
 def test_location_prefix_and_python_location_are_dropped():
     assert "<stdin>" not in signature("compile_error", "lower", IREE_CONV_BWD_3D)
     assert "mlir_jit.py" not in signature("compile_error", "lower", STABLEHLO_FEATURE_GROUP_MULTIPLE)

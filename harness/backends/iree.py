@@ -31,7 +31,7 @@ import torch
 from iree.compiler import CompilerToolError, compile_str, ir
 from iree.compiler.extras.fx_importer import FxImporter
 
-from harness.backend import Backend, PhaseSetter, Program, export_program
+from harness.backend import Backend, PhaseSetter, Program, export_program, own_outputs, user_output_count
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
 
@@ -94,13 +94,15 @@ class IreeBackend(Backend):
             self._config = rt.Config(self.options.get("driver", "local-task"))
         context = rt.SystemContext(config=self._config)
         context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
-        return context.modules.module["main"]
+        return context.modules.module["main"], user_output_count(exported)
 
     def run(self, artifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
         phase(Phase.RUN)
-        results = artifact(*[to_numpy(t) for t in inputs])
+        function, count = artifact
+        results = function(*[to_numpy(t) for t in inputs])
         if not isinstance(results, (tuple, list)):
             results = (results,)
+        results = own_outputs(results, count)
         return [from_numpy(r.to_host().copy()) for r in results]  # copies outlive the device buffers
 
     def versions(self) -> dict[str, str]:

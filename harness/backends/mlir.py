@@ -24,11 +24,21 @@ import re
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import torch
 import torch_mlir.fx
 from torch_mlir import ir
 
-from harness.backend import STANDALONE_SCRIPTS, Backend, PhaseSetter, Program, Standalone, export_program
+from harness.backend import (
+    STANDALONE_SCRIPTS,
+    Backend,
+    PhaseSetter,
+    Program,
+    Standalone,
+    export_program,
+    own_outputs,
+    user_output_count,
+)
 from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
@@ -47,11 +57,20 @@ class MlirArtifact:
     torch_ir: str | None = None    # Torch backend IR
     stage_irs: list = dataclasses.field(default_factory=list)  # after each to_linalg pipeline
     llvm_ir: str | None = None     # LLVM dialect, as handed to the ExecutionEngine
+    outputs: int = 0               # how many of the results are the program's own (the last ones)
+    unsigned: list[int] = dataclasses.field(default_factory=list)  # results that are ui8 in Torch IR
 
     @property
     def linalg_ir(self) -> str | None:
         """Linalg-on-Tensors: the output of the last to_linalg pipeline."""
         return self.stage_irs[-1] if self.stage_irs else None
+
+
+def unsigned_results(torch_backend_ir: str, func_name: str) -> list[int]:
+    """Positions of the entry function's ui8 results in Torch backend IR."""
+    match = re.search(rf"func\.func @{re.escape(func_name)}\(.*\)\s*->\s*\(?(.*?)\)?\s*\{{", torch_backend_ir)
+    types = re.findall(r"!torch\.vtensor<[^>]*>|!torch\.\w+", match.group(1)) if match else []
+    return [i for i, t in enumerate(types) if t.endswith(",ui8>")]
 
 
 def _generic_asm(module: ir.Module) -> str:
@@ -105,6 +124,7 @@ class MlirBackend(Backend):
         self.run_stage(module, "torch-import", self.torch_backend_pipeline(),
                        "Lowering TorchFX IR -> Torch Backend IR")
         torch_ir = ir_text(module)
+        unsigned = unsigned_results(str(module), func_name)
         self.note_lowering_paths(module, watched)
         stages = self.options["to_linalg_pipelines"]
         stage_irs = []
@@ -124,7 +144,8 @@ class MlirBackend(Backend):
                         shared_libs=self.options.get("shared_libs") or (), keep_ir=keep_ir)
         if self.bundle is not None:
             self.bundle.stage("llvm", jit.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
-        return MlirArtifact(jit, func_name, raw_ir, torch_ir, stage_irs, jit.llvm_ir)
+        return MlirArtifact(jit, func_name, raw_ir, torch_ir, stage_irs, jit.llvm_ir, user_output_count(exported),
+                            unsigned)
 
     def run_stage(self, module: ir.Module, input_name: str, pipeline: str, description: str) -> None:
         """One pass pipeline on the module in place; with a bundle, its input IR is saved first."""
@@ -149,7 +170,9 @@ class MlirBackend(Backend):
 
     def run(self, artifact: MlirArtifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
         phase(Phase.RUN)
-        return artifact.jit(inputs)
+        results = artifact.jit(inputs)  # Linalg integers are signless: uint8 comes back as int8
+        results = [r.view(np.uint8) if i in artifact.unsigned else r for i, r in enumerate(results)]
+        return own_outputs(results, artifact.outputs)
 
     def versions(self) -> dict[str, str]:
         return {"torch": torch.__version__, "torch-mlir": version_text("torch-mlir")}  # a source build too

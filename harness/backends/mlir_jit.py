@@ -33,9 +33,12 @@ from torch_mlir.execution_engine import ExecutionEngine
 
 # MLIR element type -> numpy dtype that carries its bytes across the boundary.
 _CARRIER = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
-            "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+            "i64": np.int64, "i32": np.int32, "i16": np.int16, "i8": np.int8, "i1": np.bool_,
+            "complex<f32>": np.complex64, "complex<f64>": np.complex128}
 _TORCH_TO_MLIR = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
-                  torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}
+                  torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
+                  torch.int8: "i8", torch.bool: "i1", torch.complex64: "complex<f32>",
+                  torch.complex128: "complex<f64>"}
 _NUMPY_TO_MLIR = {np.dtype(v): k for k, v in _CARRIER.items() if k != "bf16"}
 _CONSUME_PREFIX = "refbackend_consume_func_return_"
 
@@ -146,7 +149,7 @@ def _to_carrier(value: Any, elem: str) -> np.ndarray:
         got = _NUMPY_TO_MLIR.get(array.dtype)
     if got != elem:
         raise JitError(f"input has dtype {getattr(value, 'dtype', None)}, the function expects {elem}")
-    return np.ascontiguousarray(array)
+    return np.require(array, requirements="C")  # not ascontiguousarray: it makes a 0-d array 1-d
 
 
 class JitModule:

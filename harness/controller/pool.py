@@ -67,7 +67,8 @@ class Worker:
 
     def __init__(self, rootdir: Path, preload: list[dict]):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(rootdir), os.environ.get("PYTHONPATH")])),
-                   PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", HARNESS_WORKER_PRELOAD=json.dumps(preload))
+                   PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", HARNESS_WORKER_PRELOAD=json.dumps(preload),
+                   PYTHONHASHSEED="0")  # as the OpInfo manifest was written: a set's order is the same there
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -19,14 +19,14 @@ from harness.controller.signature import signature
 from harness.errors import HarnessInputError
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.expectations import Expectations, load_expectations
-from harness.inputs.registry import case_modules, check_unique, load_case_module, load_cases_file
+from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
 from harness.inputs.yamlio import shown
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate, version_text
 from harness.outcomes import Expected, Outcome, decide
 from harness.protocol import CaseResult
 from harness.record import Record, repro_command
-from harness.spec import Case
+from harness.spec import Case, CaseOptions
 
 
 @dataclasses.dataclass
@@ -46,6 +46,7 @@ class Settings:
     recycle_after: int | None = None    # cases per worker before it is replaced
     recycle_rss_mb: float | None = None # resident MiB after a case beyond which the worker is replaced
     assumed_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # --assume-version NAME=VERSION
+    case_options: CaseOptions = CaseOptions()  # what case modules' cases(options) see (--opinfo-samples, ...)
 
 
 def expectation_conditions(configs: dict[str, BackendConfig], assumed: dict[str, str] | None = None,
@@ -75,9 +76,13 @@ class Runner:
         self.versions = installed_versions()
         configs = load_configs(settings.configs_dirs)
         self.configs = {name: select_backend(configs, name) for name in settings.backends}
-        self.module_cases = {path: load_case_module(path) for path in case_modules(settings.cases_dirs)}
+        modules = case_modules(settings.cases_dirs)
+        self.module_cases = {path: load_case_module(path, settings.case_options) for path in modules}
         self._add_cases_files()
         check_unique(self.all_cases)
+        # What expectation entries may name: every case of the modules, selected or not
+        self.known_ids = sorted({i for path in modules for i in case_module_ids(path, settings.case_options)}
+                                | {c.id for c in self.all_cases})
         self.expectations = self._load_expectations(configs)
         self._pool: WorkerPool | None = None
 
@@ -96,9 +101,8 @@ class Runner:
     def _load_expectations(self, all_configs: dict[str, BackendConfig]) -> dict[str, Expectations]:
         """Each selected backend's expectations, checked against every case id."""
         self.conditions = expectation_conditions(all_configs, self.settings.assumed_versions, self.versions)
-        ids = [c.id for c in self.all_cases]
         return {name: load_expectations(name, self.settings.xfail_dir, self.settings.crash_sets_dir,
-                                        ids, self.conditions)
+                                        self.known_ids, self.conditions)
                 for name in self.configs}
 
     def expectation_files(self, backend: str) -> tuple[Path, Path]:

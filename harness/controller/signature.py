@@ -16,6 +16,7 @@ MAX_LENGTH = 200
 _DIAGNOSTIC = re.compile(r"(?:^|\n|:\s)\s*error: (.+)")      # an MLIR / IREE diagnostic line
 # The op dump MLIR appends: "...: %12:3 = "torch.aten..."(...)", or for an op without results '..: "op"(...)'
 _OP_DUMP = re.compile(r":\s+(?:%[\w#:]+(?:\s*,\s*%[\w#:]+)*\s*=|\"[\w.]+\"\().*")
+_OPERATOR_NAME = re.compile(r'"torch\.operator"\(.*?<\{name = "([\w.]+)"')  # the op inside a torch.operator
 _INPUT_SET = re.compile(r"\s*\(input set \d+: shapes .*\)$")  # harness.worker.execute's note on later input sets
 _NORMALISERS = [
     (re.compile(r"\s*\(at [^()]*:\d+\)\s*$"), ""),             # our "(at file.py:12)" suffix
@@ -42,10 +43,13 @@ def _cut(text: str) -> str:
 
 
 def first_error(message: str) -> str:
-    """The first MLIR diagnostic of a message, else its first line; op dumps cut off."""
+    """The first MLIR diagnostic of a message, else its first line; op dumps cut off, except the
+    name of a `torch.operator` (an op torch-mlir has no definition of), which is the bug."""
     match = _DIAGNOSTIC.search(message)
     line = match.group(1) if match else next((text for text in message.splitlines() if text.strip()), "")
-    return _OP_DUMP.sub("", line)
+    named = _OPERATOR_NAME.search(line) if "'torch.operator'" in line else None
+    line = _OP_DUMP.sub("", line)
+    return f"{line} ({named.group(1)})" if named else line
 
 
 def signature(outcome: str, phase: str | None, message: str, frame: str | None = None) -> str | None:

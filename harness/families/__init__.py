@@ -5,7 +5,7 @@ Everything imported here is pure Python (the pytest process never imports torch)
 """
 from __future__ import annotations
 
-from harness.families import conv_params
+from harness.families import conv_params, opinfo_params
 from harness.families.interface import Family
 
 FAMILIES: dict[str, Family] = {}
@@ -32,4 +32,12 @@ register(Family(
     builder="harness.families.conv_torch:build_forward",
     reduction_sizes=conv_params.forward_reduction_sizes,
     derive_tags=conv_params.derive_tags,
+))
+register(Family(
+    name="opinfo",
+    validate=opinfo_params.validate,
+    builder="harness.families.opinfo_torch:build_forward",
+    reduction_sizes=opinfo_params.no_reductions,
+    derive_tags=opinfo_params.derive_tags,
+    markers=("opinfo", "random", "inplace"),
 ))

@@ -15,8 +15,13 @@ A family has two halves that live in different processes:
   `build(case: harness.spec.Case) -> Built`, with the program a backend compiles
   (harness.backend.Program: module, example inputs, dynamic shapes, output names) and every input
   set to run it on (the first being the example inputs). The program's module returns a tuple of
-  tensors, one per output name, and may offer `repro_source()`: the module as a standalone class
-  `Model`, for a bundle's repro.py.
+  tensors (or Python scalars), one per output name, and offers `repro_source()`: the module as a
+  standalone class `Model`, for a bundle's repro.py. Outputs that are not floating tensors of the
+  case's dtype, and outputs that cannot be compared by value, are described by `Built`'s
+  `reference`, `float64_golden`, `unchecked` and `tolerance`.
+* A case module lists its cases as `CASES`, or, when they depend on options, as a function
+  `cases(options: harness.spec.CaseOptions) -> list[Case]`, with `case_ids(options)` giving every
+  id an expectation entry may name (a superset of the selected cases).
 
 Register a family by adding it to harness.families.FAMILIES (`register`); case modules then
 declare cases with `family=<name>`.
@@ -36,6 +41,7 @@ class Family:
     builder: str                                               # "package.module:function", worker-only
     reduction_sizes: Callable[[Mapping[str, Any]], dict]       # output name -> terms summed per element
     derive_tags: Callable[[Mapping[str, Any]], list]           # structural tags of normalised params
+    markers: tuple[str, ...] = ()                              # tags that are pytest markers too (-m opinfo)
 
     def load_builder(self) -> Callable[[Any], "Built"]:
         """Import and return the builder (imports torch: call it in a worker only)."""
@@ -48,3 +54,14 @@ class Built:
 
     program: Program
     input_sets: list[tuple]     # input_sets[0] is program.example_inputs
+    # The module's outputs at the case's dtype, per input set, from eager PyTorch: each output's
+    # expected dtype, and the golden of integer and boolean outputs (compared exactly). None: every
+    # output is a floating tensor of the case's dtype.
+    reference: list[tuple] | None = None
+    float64_golden: bool = True   # False: floating outputs are compared with `reference` too
+    # Outputs whose values cannot be compared (a random op's, uninitialised memory, eigenvectors
+    # unique up to sign), by name ("*": all) with the reason: shapes and dtypes only, and the
+    # result's notes say so.
+    unchecked: dict[str, str] = dataclasses.field(default_factory=dict)
+    tolerance: tuple[float, float] | None = None   # (rtol, atol) in place of the dtype's, for this case
+    notes: dict[str, str] = dataclasses.field(default_factory=dict)   # facts for the report

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
 from harness.inputs.yamlio import load_yaml, shown, where
-from harness.spec import Case
+from harness.spec import Case, CaseOptions
 
 CASES_FILE_KEYS = {"name", "family", "tags", "timeout"}
 
@@ -24,8 +24,26 @@ def case_modules(dirs: Iterable[Path]) -> list[Path]:
     return [p for d in dirs for p in sorted(Path(d).glob("*.py")) if not p.name.startswith("_")]
 
 
-def load_case_module(path: Path) -> list[Case]:
-    """Import a case module by path and return its CASES list."""
+def load_case_module(path: Path, options: CaseOptions | None = None) -> list[Case]:
+    """The cases of a case module: its CASES list, or what its `cases(options)` returns."""
+    module = _import(path)
+    source = getattr(module, "cases", None)
+    cases = source(options or CaseOptions()) if callable(source) else getattr(module, "CASES", None)
+    if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
+        raise HarnessInputError(shown(path), "a case module must define CASES, a list of harness.spec.Case, "
+                                "or a function cases(options) that returns one")
+    return list(cases)  # a copy: the module is cached, and runners add --cases-file cases to the list
+
+
+def case_module_ids(path: Path, options: CaseOptions | None = None) -> list[str]:
+    """Every id an expectation entry may name in this module: its `case_ids(options)`, else its cases'."""
+    source = getattr(_import(path), "case_ids", None)
+    if callable(source):
+        return list(source(options or CaseOptions()))
+    return [case.id for case in load_case_module(path, options)]
+
+
+def _import(path: Path):
     name = "harness_cases_" + re.sub(r"\W", "_", str(path.resolve()))
     module = sys.modules.get(name)
     if module is None:
@@ -41,10 +59,7 @@ def load_case_module(path: Path) -> list[Case]:
             raise HarnessInputError(shown(path), f"importing it failed ({type(e).__name__}: {e})",
                                     "fix the module or move it out of the cases directory") from None
         sys.modules[name] = module
-    cases = getattr(module, "CASES", None)
-    if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
-        raise HarnessInputError(shown(path), "a case module must define CASES, a list of harness.spec.Case")
-    return list(cases)  # a copy: the module is cached, and runners add --cases-file cases to the list
+    return module
 
 
 def load_cases_file(path: Path) -> list[Case]:

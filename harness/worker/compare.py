@@ -1,5 +1,9 @@
 """Compare a backend's outputs with float64 golden values; say exactly what differs.
 
+Floating outputs are compared within a tolerance (below); integer and boolean outputs, and the
+dtype of every output, against eager PyTorch at the case's dtype when the family gives that
+reference; outputs of random ops by shape and dtype only.
+
 An element is within tolerance when
     |got - want| <= sqrt(K) * (rtol * |want| + atol * max(1, rms(want)))
 where K is the number of terms summed per output element (rounding error of a sum grows
@@ -10,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 
@@ -24,6 +28,12 @@ DEFAULT_TOLERANCES = {
     "float16": (1e-3, 1e-3),
     "bfloat16": (5e-3, 5e-3),
 }
+# A complex output is compared as its real and imaginary parts, with its parts' tolerance.
+DEFAULT_TOLERANCES.update({"complex128": DEFAULT_TOLERANCES["float64"], "complex64": DEFAULT_TOLERANCES["float32"],
+                           "complex32": DEFAULT_TOLERANCES["float16"]})
+
+
+FLOATING = frozenset(DEFAULT_TOLERANCES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,16 +43,33 @@ class Output:
     name: str
     values: np.ndarray
     dtype: str
+    python_scalar: bool = False   # a bool, int or float, not a tensor: its kind is checked, not its width
 
 
 def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
-            tolerance: tuple[float, float], reduction_sizes: dict[str, int]) -> str | None:
-    """None when every output matches, else a message naming the first output that does not."""
+            tolerance: tuple[float, float], reduction_sizes: dict[str, int], *,
+            reference: Sequence[Output] | None = None, unchecked: Collection[str] = (),
+            tolerance_of: Callable[[str], tuple[float, float]] | None = None) -> str | None:
+    """None when every output matches, else a message naming the first output that does not.
+
+    `reference`: the outputs of eager PyTorch at the case's dtype; each one's dtype is the expected
+    dtype, and integer and boolean outputs must equal it. `unchecked`: names of outputs compared by
+    shape and dtype only ("*": all).
+    `tolerance_of(dtype)`: the tolerance of a floating output whose dtype is not the case's (the
+    looser of the two applies)."""
     if len(got) != len(want):
         names = ", ".join(w.name for w in want)
         return f"expected {len(want)} outputs ({names}), got {len(got)}"
-    for g, w in zip(got, want):
-        problem = compare_one(g, w, dtype, tolerance, reduction_sizes.get(w.name, 1))
+    for index, (g, w) in enumerate(zip(got, want)):
+        r = reference[index] if reference is not None else None
+        expected = r.dtype if r is not None else dtype
+        problem = _shape_and_dtype(g, w, expected, r is not None and r.python_scalar)
+        if problem is None and not ({w.name, "*"} & set(unchecked)):
+            if expected in FLOATING:
+                own = tolerance_of(expected) if tolerance_of and expected != dtype else tolerance
+                problem = _within(g, w, max(tolerance, own), reduction_sizes.get(w.name, 1))
+            else:
+                problem = _equal(g, r if r is not None else w)
         if problem:
             return f"{w.name}: {problem}"
     return None
@@ -50,10 +77,35 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
 
 def compare_one(got: Output, want: Output, dtype: str, tolerance: tuple[float, float],
                 reduction: int) -> str | None:
+    return _shape_and_dtype(got, want, dtype, False) or _within(got, want, tolerance, reduction)
+
+
+def _shape_and_dtype(got: Output, want: Output, dtype: str, kind_only: bool) -> str | None:
     if tuple(got.values.shape) != tuple(want.values.shape):
         return f"shape {list(got.values.shape)} differs from expected {list(want.values.shape)}"
+    if kind_only and np.dtype(_numpy_name(got.dtype)).kind == np.dtype(_numpy_name(dtype)).kind:
+        return None
     if got.dtype != dtype:
         return f"dtype {got.dtype} differs from expected {dtype}"
+    return None
+
+
+def _numpy_name(dtype: str) -> str:
+    return "float16" if dtype == "bfloat16" else dtype
+
+
+def _equal(got: Output, want: Output) -> str | None:
+    """Integer and boolean outputs: every element exactly."""
+    g, w = np.asarray(got.values), np.asarray(want.values)
+    bad = g != w
+    if not bad.any():
+        return None
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    return (f"{int(bad.sum())} of {bad.size} elements differ (compared exactly); "
+            f"first at index {list(first)}: got {g[first]}, want {w[first]}")
+
+
+def _within(got: Output, want: Output, tolerance: tuple[float, float], reduction: int) -> str | None:
     g = got.values.astype(np.float64)
     w = want.values.astype(np.float64)
     problem = _non_finite(g, w)

@@ -22,18 +22,25 @@ def execute(case_json: dict, backend_spec: dict, backend: Any,
     family = FAMILIES[case.family]
     built = family.load_builder()(case)
     dtype = case.params["dtype"]
-    tolerance = _tolerance(backend_spec, dtype)
+    tolerance = max(_tolerance(backend_spec, dtype), built.tolerance or (0.0, 0.0))  # an op's own is looser
     reductions = family.reduction_sizes(case.params)
     if backend.bundle is not None:
         write_repro(backend.bundle, case_json, built.program, built.input_sets, backend, tolerance,
                     reductions, rerun, versions_of(backend))
-    goldens = [golden(built.program, inputs) for inputs in built.input_sets]
+    names = built.program.output_names
+    references = [as_outputs(names, r) for r in built.reference] if built.reference else None
+    goldens = ([golden(built.program, inputs) for inputs in built.input_sets] if built.float64_golden
+               else references)
+    backend.notes.update(built.notes)
+    if built.unchecked:
+        backend.notes["values_not_compared"] = "; ".join(f"{name}: {why}" for name, why in built.unchecked.items())
     artifact = backend.compile(built.program, phase)
     for index, (inputs, want) in enumerate(zip(built.input_sets, goldens)):
         phase(Phase.RUN)
-        got = as_outputs(built.program.output_names, backend.run(artifact, inputs, phase))
+        got = as_outputs(names, backend.run(artifact, inputs, phase))
         phase(Phase.COMPARE)
-        problem = compare(got, want, dtype, tolerance, reductions)
+        problem = compare(got, want, dtype, tolerance, reductions, reference=references and references[index],
+                          unchecked=built.unchecked, tolerance_of=lambda d: _tolerance(backend_spec, d))
         if problem:
             shapes = f" (input set {index + 1}: shapes {[list(t.shape) for t in inputs]})" if index else ""
             return Outcome.MISMATCH, problem + shapes
@@ -49,7 +56,7 @@ def golden(program: Program, inputs: tuple) -> list[Output]:
 
 
 def as_outputs(names, values) -> list[Output]:
-    if isinstance(values, (torch.Tensor, np.ndarray)):
+    if isinstance(values, (torch.Tensor, np.ndarray, bool, int, float)):
         values = (values,)
     values = list(values)
     names = list(names) + [f"output{i}" for i in range(len(names), len(values))]
@@ -57,13 +64,19 @@ def as_outputs(names, values) -> list[Output]:
 
 
 def _to_output(name: str, value: Any) -> Output:
+    if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+        value = torch.from_numpy(value.copy())  # compared as real and imaginary parts, like a tensor
     if isinstance(value, torch.Tensor):
         dtype = str(value.dtype).removeprefix("torch.")  # "float32", "bfloat16": the case's dtype names
+        if value.layout != torch.strided:
+            value = value.to_dense()
+        if value.is_complex():  # real and imaginary parts as a last dimension of 2
+            value = torch.view_as_real(value.resolve_conj().to(torch.complex128))
         if value.is_floating_point():
             value = value.to(torch.float64)
         return Output(name, value.detach().cpu().numpy(), dtype)
     array = np.asarray(value)
-    return Output(name, array, array.dtype.name)
+    return Output(name, array, array.dtype.name, python_scalar=isinstance(value, (bool, int, float)))
 
 
 def _tolerance(backend_spec: dict, dtype: str) -> tuple[float, float]:

@@ -1,0 +1,282 @@
+"""Torch-side half of the OpInfo families (imported in worker processes only).
+
+PyTorch's OpInfo database (`torch.testing._internal.common_methods_invocations.op_db`) lists every
+op with sample inputs. A case is one sample: `(op, variant, dtype, sample_index)`. Sample k is
+taken alone with `itertools.islice` (op_db reseeds before each sample, so it is the same tensor
+values in every process) and checked against the fingerprint the manifest recorded.
+
+* `write_manifests(directory, key, dtypes)` (`python -m harness.families.opinfo_torch DIR KEY DTYPE...`): the
+  case manifest the pytest process collects from without importing torch.
+* `build_forward(case)`: the sample as a module whose `forward` takes the sample's tensors (the
+  leaves of its flattened `(input, args, kwargs)`; everything else stays a constant) and returns
+  the op's output leaves.
+"""
+from __future__ import annotations
+
+import fnmatch
+import functools
+import hashlib
+import itertools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+from harness.backend import Program
+from harness.families import opinfo_params
+from harness.families.interface import Built
+from harness.spec import Case
+
+DTYPES = {name: getattr(torch, name) for name in ("float32", "float64", "float16", "bfloat16")}
+SIZE_CAP = opinfo_params.SIZE_CAP
+
+
+@functools.cache
+def op_table() -> dict[tuple[str, str], Any]:
+    from torch.testing._internal.common_methods_invocations import op_db  # needs `expecttest`
+
+    return {(op.name, op.variant_test_name or ""): op for op in op_db}
+
+
+def cpu_dtypes(op) -> list[str]:
+    return sorted(str(d).removeprefix("torch.") for d in op.supported_dtypes("cpu"))
+
+
+def samples(op, dtype: str, start: int = 0, stop: int | None = None, requires_grad: bool = False):
+    return itertools.islice(op.sample_inputs("cpu", DTYPES[dtype], requires_grad=requires_grad), start, stop)
+
+
+def leaves_of(sample) -> tuple[list, Any]:
+    return pytree.tree_flatten((sample.input, list(sample.args), dict(sample.kwargs)))
+
+
+def fingerprint(sample) -> str:
+    """Shapes, dtypes and strides of the sample's tensors, its other arguments, and a hash of it all."""
+    leaves, _ = leaves_of(sample)
+    digest, parts = hashlib.sha256(), []
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            text = f"{str(leaf.dtype).removeprefix('torch.')}{list(leaf.shape)}"
+            if leaf.layout == torch.strided and not leaf.is_contiguous():
+                text += f"s{list(leaf.stride())}"
+            digest.update(text.encode())
+            if leaf.layout == torch.strided:
+                flat = leaf.detach().resolve_conj().resolve_neg().contiguous().reshape(-1)
+                digest.update(flat.view(torch.uint8).numpy().tobytes())
+        else:
+            text = _constant_text(leaf)
+            digest.update(text.encode())
+        parts.append(text)
+    summary = ", ".join(parts)
+    if len(summary) > 120:
+        summary = summary[:116] + " ..."
+    return f"{summary} #{digest.hexdigest()[:12]}"
+
+
+def _constant_text(value: Any) -> str:
+    text = repr(value)
+    return type(value).__name__ if " at 0x" in text else text
+
+
+def exclusion(sample) -> str | None:
+    """The rule that keeps a sample out of the cases (harness.families.opinfo_params.RULES), if any."""
+    tensors = [leaf for leaf in leaves_of(sample)[0] if isinstance(leaf, torch.Tensor)]
+    if any(t.layout != torch.strided for t in tensors):
+        return "sparse"
+    if sum(t.numel() for t in tensors) > SIZE_CAP:
+        return "size"
+    return None
+
+
+def is_random(op, sample) -> bool:
+    """Whether running the sample dispatches an aten op tagged nondeterministic_seeded."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Tags(TorchDispatchMode):
+        seen = False
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Tags.seen = Tags.seen or torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
+            return func(*args, **(kwargs or {}))
+
+    try:
+        with Tags(), torch.no_grad():
+            op.op(sample.input, *sample.args, **sample.kwargs)
+    except Exception:  # noqa: BLE001 - an op that raises on its own sample is judged when the case runs
+        pass
+    return Tags.seen
+
+
+# ------------------------------------------------------------------------------------ manifest
+
+def write_manifests(directory: Path, key: str, dtypes: list[str]) -> None:
+    """Every op's samples, one manifest per dtype (directory/<key>-<dtype>.json), as
+    harness.families.opinfo_params reads them."""
+    ops = []
+    for (name, variant), op in op_table().items():
+        entry = {"name": name, "variant": variant, "autograd": bool(op.supports_autograd),
+                 "inplace": op.get_inplace() is not None, "random": False, "dtypes": cpu_dtypes(op),
+                 "cuda_only": _only_cuda(op), "samples": {}, "excluded": {}, "errors": {}}
+        for dtype in (d for d in dtypes if d in entry["dtypes"]):
+            prints, excluded = [], {}
+            try:
+                for k, sample in enumerate(samples(op, dtype)):
+                    prints.append(fingerprint(sample))
+                    rule = "cuda_only" if entry["cuda_only"] else exclusion(sample)
+                    if rule:
+                        excluded[str(k)] = rule
+                    if k == 0 and not rule:
+                        entry["random"] = entry["random"] or is_random(op, sample)
+            except Exception as e:  # noqa: BLE001 - an op whose samples cannot be made on CPU is reported
+                entry["errors"][dtype] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+            entry["samples"][dtype], entry["excluded"][dtype] = prints, excluded
+        ops.append(entry)
+    for dtype in dtypes:
+        manifest = {"format": opinfo_params.MANIFEST_FORMAT, "torch": torch.__version__, "dtype": dtype,
+                    "ops": [{**op, "samples": {dtype: op["samples"].get(dtype, [])},
+                             "excluded": {dtype: op["excluded"].get(dtype, {})},
+                             "errors": {d: e for d, e in op["errors"].items() if d == dtype}} for op in ops]}
+        path = directory / f"{key}-{dtype}.json"
+        partial = path.with_name(path.name + f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(manifest), encoding="utf-8")
+        os.replace(partial, path)
+
+
+def _only_cuda(op) -> bool:
+    """The OpInfo is decorated onlyCUDA (jiterator ops, a cuDNN-free batch_norm): it lists CPU dtypes,
+    but PyTorch's own tests never run it on CPU."""
+    from torch.testing._internal.common_device_type import onlyCUDA
+
+    return onlyCUDA in op.decorators
+
+
+# ------------------------------------------------------------------------------------- builders
+
+class SampleModule(torch.nn.Module):
+    """forward(*tensors) -> the op's output leaves, the sample's other arguments held as constants."""
+
+    def __init__(self, fn, leaves: list, spec, where: str):
+        super().__init__()
+        self.fn, self.spec, self.where = fn, spec, where
+        self.constants = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+        self.tensor_slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+
+    def forward(self, *tensors):
+        leaves = list(self.constants)
+        for slot, tensor in zip(self.tensor_slots, tensors):
+            leaves[slot] = tensor
+        input, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return tuple(pytree.tree_leaves(self.fn(input, *args, **kwargs)))
+
+    def repro_source(self) -> str:
+        """The module as a standalone class `Model` that takes the sample from op_db again."""
+        return REPRO_MODEL.format(where=self.where)
+
+
+REPRO_MODEL = '''\
+import itertools
+
+from torch.testing._internal.common_methods_invocations import op_db  # pip install expecttest
+from torch.utils import _pytree as pytree
+
+NAME, VARIANT, DTYPE, INDEX = {where}
+
+
+class Model(torch.nn.Module):
+    """forward(*tensors) -> the op's output leaves, for OpInfo sample INDEX of NAME (VARIANT) at DTYPE."""
+
+    def __init__(self):
+        super().__init__()
+        self.op = next(op for op in op_db if (op.name, op.variant_test_name or "") == (NAME, VARIANT))
+        sample = next(itertools.islice(self.op.sample_inputs("cpu", getattr(torch, DTYPE)), INDEX, None))
+        leaves, self.spec = pytree.tree_flatten((sample.input, list(sample.args), dict(sample.kwargs)))
+        self.constants = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+        self.slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+
+    def forward(self, *tensors):
+        leaves = list(self.constants)
+        for slot, tensor in zip(self.slots, tensors):
+            leaves[slot] = tensor
+        input, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return tuple(pytree.tree_leaves(self.op.op(input, *args, **kwargs)))
+'''
+
+
+def find_sample(case: Case):
+    """The op and the sample a case names; a fingerprint that differs is an error naming both."""
+    p = case.params
+    op = op_table().get((p["op"], p["variant"]))
+    if op is None:
+        raise ValueError(f"{case.id}: torch {torch.__version__} has no OpInfo {p['op']!r} variant {p['variant']!r}")
+    sample = next(samples(op, p["dtype"], p["sample_index"], None), None)
+    if sample is None:
+        raise ValueError(f"{case.id}: {p['op']} has no sample {p['sample_index']} at {p['dtype']} on torch "
+                         f"{torch.__version__}")
+    found = fingerprint(sample)
+    if p.get("fingerprint") and p["fingerprint"] != found:
+        raise ValueError(f"{case.id}: the sample changed: its fingerprint is {found!r}, the case says "
+                         f"{p['fingerprint']!r} (torch {torch.__version__}); rerun to rebuild the manifest, "
+                         "or update the cases file")
+    return op, sample
+
+
+def build_forward(case: Case) -> Built:
+    op, sample = find_sample(case)
+    leaves, spec = leaves_of(sample)
+    p = case.params
+    module = SampleModule(op.op, leaves, spec, repr((p["op"], p["variant"], p["dtype"], p["sample_index"])))
+    inputs = tuple(leaf for leaf in leaves if isinstance(leaf, torch.Tensor))
+    with torch.no_grad():  # on copies: a sample may ask the op to write into its input
+        input, args, kwargs = pytree.tree_unflatten([_copy(leaf) for leaf in leaves], spec)
+        output = op.op(input, *args, **kwargs)
+    program = Program(case.id, module, inputs, None, _output_names(output))
+    float64 = "float64" in cpu_dtypes(op) and p["dtype"] != "float64"
+    built = Built(program, [inputs], reference=[tuple(pytree.tree_leaves(output))], float64_golden=float64)
+    if is_random(op, sample):
+        built.unchecked["*"] = "a random op (its values after export differ from eager's)"
+    _apply_rules(built, p["op"], p["variant"], p["dtype"])
+    return built
+
+
+RULES_FILE = Path(__file__).with_name("opinfo_rules.yaml")
+
+
+@functools.cache
+def comparison_rules() -> list[dict]:
+    """harness/families/opinfo_rules.yaml: per-op comparison settings, measured."""
+    import yaml
+
+    return yaml.safe_load(RULES_FILE.read_text(encoding="utf-8")) or []
+
+
+def _apply_rules(built: Built, op: str, variant: str, dtype: str) -> None:
+    for rule in comparison_rules():
+        if not all(fnmatch.fnmatchcase(value, str(rule.get(key, "*")))
+                   for key, value in (("op", op), ("variant", variant), ("dtype", dtype))):
+            continue
+        built.unchecked.update(rule.get("unchecked", {}))
+        if "tolerance" in rule:
+            built.tolerance = (float(rule["tolerance"]["rtol"]), float(rule["tolerance"]["atol"]))
+            built.notes["tolerance"] = (f"rtol={built.tolerance[0]:g}, atol={built.tolerance[1]:g} "
+                                        f"(harness/families/opinfo_rules.yaml: {rule['reason']})")
+
+
+def _copy(leaf: Any) -> Any:
+    return leaf.clone() if isinstance(leaf, torch.Tensor) else leaf
+
+
+def _output_names(output: Any) -> list[str]:
+    """Names of the output leaves: a named tuple's fields (values, indices), else positions."""
+    paths = [pytree.keystr(path) for path, _ in pytree.tree_flatten_with_path(output)[0]]
+    if paths == [""]:
+        return ["output"]
+    names = [path.strip("[].").replace("][", ".").replace("'", "") for path in paths]
+    return [name if name and not name[0].isdigit() else f"output{name}" for name in names]
+
+
+if __name__ == "__main__":  # python -m harness.families.opinfo_torch DIRECTORY KEY DTYPE...
+    write_manifests(Path(sys.argv[1]), sys.argv[2], sys.argv[3:])

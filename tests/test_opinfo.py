@@ -1,0 +1,143 @@
+"""The OpInfo family: the manifest of op_db, selection, exclusions, building a sample, comparing it.
+
+The manifest comes from the real op_db of the pinned torch (built once per cache directory); the
+builder and the comparison run in this process, on the real eager and linalg-on-tensors backends.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from harness.backend import create_backend
+from harness.families import opinfo_params
+from harness.families.opinfo_params import case_id, exclusions, load_manifests, samples
+from harness.outcomes import Outcome
+from harness.spec import Case, CaseOptions
+from harness.worker.compare import Output, compare
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict:
+    return load_manifests(("float32",))["float32"]
+
+
+def opinfo_case(op: str, variant: str = "", index: int = 0, dtype: str = "float32") -> Case:
+    return Case(case_id("opinfo", op, variant, dtype, index), "opinfo",
+                {"op": op, "variant": variant, "dtype": dtype, "sample_index": index})
+
+
+def run(case: Case, backend: str) -> tuple[Outcome, str, dict]:
+    """One case through the worker's execute(), in this process, on a real backend."""
+    from harness.inputs.configs import load_configs
+    from harness.worker.execute import execute
+
+    config = load_configs([REPO / "configs"])[backend].to_json()
+    instance = create_backend(backend, config["class"], config.get("options", {}))
+    outcome, message = execute(case.to_json(), config, instance, lambda phase: None)
+    return outcome, message, instance.notes
+
+
+# ------------------------------------------------------------------------------------ manifest
+
+def test_the_manifest_lists_every_float32_sample_of_op_db(manifest):
+    ops = manifest["ops"]
+    assert len(ops) == 702 and sum("float32" in op["dtypes"] for op in ops) == 677
+    assert sum(len(op["samples"].get("float32", ())) for op in ops) == 18_762
+    counts = exclusions({"float32": manifest}, ("opinfo",))
+    assert {rule: n for rule, n in counts.items() if n["ops"]} == {
+        "no_cpu": {"ops": 3, "samples": 0}, "dtype": {"ops": 22, "samples": 0},
+        "cuda_only": {"ops": 5, "samples": 39}, "sparse": {"ops": 2, "samples": 24},
+        "size": {"ops": 1, "samples": 12}}
+    cases = list(samples({"float32": manifest}, ("opinfo",)))
+    assert len({s.id for s in cases}) == len(cases) == 18_762 - 39 - 24 - 12
+
+
+def test_selection_takes_the_first_n_samples_per_op():
+    options = CaseOptions(opinfo_samples="3")
+    assert [options.takes_sample(k) for k in range(5)] == [True, True, True, False, False]
+    assert CaseOptions().takes_sample(0) and not CaseOptions().takes_sample(1)
+    assert CaseOptions(opinfo_samples="all").takes_sample(10_000)
+    with pytest.raises(ValueError, match="use first, all, or a positive number"):
+        CaseOptions(opinfo_samples="0")
+
+
+def test_a_sample_is_the_same_in_a_fresh_worker_process(manifest):
+    """Workers run with PYTHONHASHSEED=0 as the manifest writer does: meshgrid's set order holds."""
+    want = {(op["name"], op["variant"]): op["samples"]["float32"][1] for op in manifest["ops"]
+            if op["name"] in ("meshgrid", "abs") and len(op["samples"].get("float32", ())) > 1}
+    code = ("import json, sys; from harness.families.opinfo_torch import op_table, samples, fingerprint\n"
+            "keys = json.loads(sys.argv[1])\n"
+            "print(json.dumps([fingerprint(next(samples(op_table()[tuple(k)], 'float32', 1))) for k in keys]))")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(list(want))], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONHASHSEED="0"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == list(want.values())
+
+
+def test_the_rules_file_names_real_ops_with_a_reason(manifest):
+    rules = yaml.safe_load((REPO / "harness" / "families" / "opinfo_rules.yaml").read_text())
+    names = [(op["name"], op["variant"]) for op in manifest["ops"]]
+    import fnmatch
+    for rule in rules:
+        assert set(rule) <= {"op", "variant", "dtype", "unchecked", "tolerance", "reason"}, rule
+        assert rule["reason"] and ("unchecked" in rule or "tolerance" in rule), rule
+        assert any(fnmatch.fnmatchcase(n, rule["op"]) and fnmatch.fnmatchcase(v, rule.get("variant", "*"))
+                   for n, v in names), f"{rule['op']} matches no OpInfo"
+
+
+# ------------------------------------------------------------------------------- build and compare
+
+def test_eager_passes_a_sample_and_the_params_name_it():
+    outcome, message, _ = run(opinfo_case("topk"), "eager")
+    assert (outcome, message) == (Outcome.PASSED, "")
+    assert opinfo_params.validate({"op": "topk", "sample_index": 0})["fingerprint"].startswith("float32[5, 10, 5], 3 #")
+
+
+def test_a_random_op_is_compared_by_shape_and_dtype_and_the_notes_say_so():
+    outcome, _, notes = run(opinfo_case("normal", "number_mean"), "eager")
+    assert outcome is Outcome.PASSED
+    assert notes["values_not_compared"] == "*: a random op (its values after export differ from eager's)"
+
+
+def test_a_measured_tolerance_is_applied_and_noted():
+    outcome, _, notes = run(opinfo_case("polygamma", "polygamma_n_0"), "eager")
+    assert outcome is Outcome.PASSED and "float32 polygamma" in notes["tolerance"]
+
+
+def test_complex_and_sparse_outputs_are_compared_as_values():
+    for op in ("fft.fft", "to_sparse"):
+        assert run(opinfo_case(op), "eager")[:2] == (Outcome.PASSED, "")
+
+
+def test_linalg_takes_zero_dim_inputs_and_returns_only_the_programs_own_outputs():
+    """Two harness bugs the OpInfo cases found: the JIT made 0-d inputs 1-d, and the running
+    statistics batch norm writes into were taken for its outputs."""
+    for op in ("__radd__", "nn.functional.batch_norm"):
+        assert run(opinfo_case(op), "linalg-on-tensors")[:2] == (Outcome.PASSED, "")
+
+
+def test_integer_boolean_and_scalar_outputs_are_compared_exactly():
+    def out(values, dtype, scalar=False):
+        return Output("out", np.asarray(values), dtype, python_scalar=scalar)
+
+    tol = (1e-6, 1e-6)
+    assert compare([out([1, 2], "int64")], [out([1, 2], "int64")], "float32", tol, {},
+                   reference=[out([1, 3], "int64")]) == ("out: 1 of 2 elements differ (compared exactly); "
+                                                        "first at index [1]: got 2, want 3")
+    assert compare([out([True], "bool")], [out([True], "bool")], "float32", tol, {},
+                   reference=[out([True], "bool")]) is None
+    assert compare([out(3, "int32")], [out(3, "int64")], "float32", tol, {},
+                   reference=[out(3, "int64", scalar=True)]) is None  # a Python int: any int width
+    assert compare([out([1.0 + 1e-7], "float64")], [out([1.0], "float64")], "float32", tol, {},
+                   reference=[out([1.0], "float64")], tolerance_of=lambda d: (1e-12, 1e-12)) is None
+    assert compare([out([9.0], "float32")], [out([1.0], "float32")], "float32", tol, {},
+                   unchecked=["out"]) is None
