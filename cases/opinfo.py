@@ -6,7 +6,7 @@ Ids read `opinfo/<op>/<variant or default>/<dtype>/<sample index>`.
 """
 from harness.families.opinfo_params import opinfo_case_ids, opinfo_cases
 
-FAMILIES = ("opinfo",)
+FAMILIES = ("opinfo", "opinfo_grad")
 
 
 def cases(options):

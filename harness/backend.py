@@ -28,6 +28,14 @@ class Program:
     example_inputs: tuple           # tuple of torch.Tensor
     dynamic_shapes: Any = None      # for torch.export.export: one {dim: Dim} or None per input, or None
     output_names: Sequence[str] = ()
+    # For a module that runs autograd inside (a gradient case): the same computation with autograd
+    # traced out, as one graph of aten ops (forward and backward). Backends that capture a graph
+    # (torch.export, torch.compile) compile it instead of `module`, in their export phase.
+    traced: Callable[[], Any] | None = None
+
+    def graph_module(self) -> Any:
+        """The module a graph-capturing backend compiles."""
+        return self.traced() if self.traced is not None else self.module
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +64,7 @@ def export_program(program: Program):
     """torch.export of the program with its dynamic shapes: the common first step of most backends."""
     import torch  # here, not at the top: this interface module must stay importable without torch
 
-    return torch.export.export(program.module, tuple(program.example_inputs),
+    return torch.export.export(program.graph_module(), tuple(program.example_inputs),
                                dynamic_shapes=program.dynamic_shapes)
 
 

@@ -179,7 +179,7 @@ BAD = [
         "pick groups that divides C_in."),
     Bad("cases-file-unknown-family", "an unknown family",
         {"extra.yaml": f"- {BACKWARD}, family: conv_sideways}}\n"}, ("--cases-file=extra.yaml",),
-        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, opinfo"),
+        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, opinfo, opinfo_grad"),
     Bad("cases-file-opinfo-unknown-op", "an OpInfo op the installed torch does not have",
         {"extra.yaml": "- {family: opinfo, op: absx, sample_index: 0}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: torch 2.13.0+cpu has no OpInfo 'absx'; did you mean abs?"),

@@ -33,7 +33,7 @@ def test_repo_case_modules_load_with_unique_ids():
     cases = [c for m in modules for c in load_case_module(m)]
     check_unique(cases)
     assert len(cases) > 700
-    assert all(c.id.startswith(("conv_backward/", "conv_forward/", "opinfo/")) for c in cases)
+    assert all(c.id.startswith(("conv_backward/", "conv_forward/", "opinfo/", "opinfo_grad/")) for c in cases)
 
 
 def test_case_modules_skip_underscore_files(tmp_path):

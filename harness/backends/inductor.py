@@ -109,7 +109,7 @@ class InductorBackend(Backend):
             phase(Phase.RUN)
             return compiled
 
-        module = torch.compile(program.module, backend=backend, fullgraph=True)
+        module = torch.compile(program.graph_module(), backend=backend, fullgraph=True)
         with torch.no_grad():
             module(*inputs)
         return module

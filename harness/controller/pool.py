@@ -62,6 +62,13 @@ class WorkerLost(Exception):
         self.frame = frame  # the innermost meaningful native or Python frame, when known
 
 
+def thread_share() -> int:
+    """Threads per worker: the cores divided among pytest-xdist's processes (each runs one worker),
+    so that `-n 2` on two cores does not run four compute threads; the user's OMP_NUM_THREADS wins."""
+    processes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return max(1, (os.cpu_count() or 1) // max(1, processes))
+
+
 class Worker:
     """One worker process, its pipes and the tail of its output."""
 
@@ -69,6 +76,7 @@ class Worker:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(rootdir), os.environ.get("PYTHONPATH")])),
                    PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", HARNESS_WORKER_PRELOAD=json.dumps(preload),
                    PYTHONHASHSEED="0")  # as the OpInfo manifest was written: a set's order is the same there
+        env.setdefault("OMP_NUM_THREADS", str(thread_share()))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -41,3 +41,11 @@ register(Family(
     derive_tags=opinfo_params.derive_tags,
     markers=("opinfo", "random", "inplace"),
 ))
+register(Family(
+    name="opinfo_grad",
+    validate=opinfo_params.validate,
+    builder="harness.families.opinfo_torch:build_gradient",
+    reduction_sizes=opinfo_params.no_reductions,
+    derive_tags=opinfo_params.derive_grad_tags,
+    markers=("opinfo", "grad", "random", "inplace"),
+))

@@ -26,7 +26,7 @@ from typing import Any, Iterator, Mapping
 from harness.errors import HarnessInputError
 from harness.spec import DTYPES, Case, CaseOptions
 
-MANIFEST_FORMAT = 3
+MANIFEST_FORMAT = 4
 SIZE_CAP = 1_000_000     # elements over a sample's tensors; only grid_sampler_3d's 5 M sample is above it
 NO_VARIANT = "default"   # the variant part of an id when the OpInfo has no variant name
 MANIFEST_TIMEOUT_S = 900
@@ -38,6 +38,7 @@ RULES = {                # why a sample is not a case: `python -m harness opinfo
     "sparse": "a sparse tensor in the sample (backends take strided tensors)",
     "size": f"more than {SIZE_CAP:,} elements in the sample's tensors",
     "no_autograd": "gradient cases only: the op does not support autograd",
+    "no_grad_input": "gradient cases only: no tensor of the sample requires grad",
 }
 PARAM_KEYS = {"op", "variant", "dtype", "sample_index", "fingerprint"}
 
@@ -103,6 +104,10 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
     return ["opinfo", op_tag(params["op"])]
 
 
+def derive_grad_tags(params: Mapping[str, Any]) -> list[str]:
+    return derive_tags(params) + ["grad"]
+
+
 def case_id(family: str, op: str, variant: str, dtype: str, index: int) -> str:
     return f"{family}/{op}/{variant or NO_VARIANT}/{dtype}/{index}"
 
@@ -140,13 +145,14 @@ def samples(manifests: Mapping[str, dict], families: tuple[str, ...]) -> Iterato
                 if family == "opinfo_grad" and not op["autograd"]:
                     continue
                 excluded = op["excluded"].get(dtype, {})
+                no_grad = set(op["no_grad_input"].get(dtype, ())) if family == "opinfo_grad" else set()
                 for index, print_ in enumerate(op["samples"].get(dtype, ())):
-                    if str(index) not in excluded:
+                    if str(index) not in excluded and index not in no_grad:
                         yield Sample(family, op, dtype, index, print_)
 
 
-def exclusions(manifests: Mapping[str, dict], families: tuple[str, ...]) -> dict[str, dict[str, int]]:
-    """rule -> {"ops": n, "samples": n}: what the manifests hold that is not a case, and why."""
+def exclusions(manifests: Mapping[str, dict], family: str) -> dict[str, dict[str, int]]:
+    """rule -> {"ops": n, "samples": n}: what the manifests hold that is not a case of `family`, and why."""
     counts: dict[str, dict[str, int]] = {rule: {"ops": 0, "samples": 0} for rule in RULES}
 
     def count(rule: str, n_samples: int) -> None:
@@ -155,19 +161,21 @@ def exclusions(manifests: Mapping[str, dict], families: tuple[str, ...]) -> dict
 
     for dtype, manifest in manifests.items():
         for op in manifest["ops"]:
-            for family in families:
-                if not op["dtypes"]:
-                    count("no_cpu", 0)
-                elif dtype not in op["dtypes"]:
-                    count("dtype", 0)
-                elif dtype in op["errors"]:
-                    count("samples_error", 0)
-                elif family == "opinfo_grad" and not op["autograd"]:
-                    count("no_autograd", len(op["samples"].get(dtype, ())))
-                else:
-                    rules = list(op["excluded"].get(dtype, {}).values())
-                    for rule in sorted(set(rules)):
-                        count(rule, rules.count(rule))
+            if not op["dtypes"]:
+                count("no_cpu", 0)
+            elif dtype not in op["dtypes"]:
+                count("dtype", 0)
+            elif dtype in op["errors"]:
+                count("samples_error", 0)
+            elif family == "opinfo_grad" and not op["autograd"]:
+                count("no_autograd", len(op["samples"].get(dtype, ())))
+            else:
+                rules = list(op["excluded"].get(dtype, {}).values())
+                if family == "opinfo_grad":
+                    excluded = {int(k) for k in op["excluded"].get(dtype, {})}
+                    rules += ["no_grad_input"] * len(set(op["no_grad_input"].get(dtype, ())) - excluded)
+                for rule in sorted(set(rules)):
+                    count(rule, rules.count(rule))
     return counts
 
 
@@ -192,7 +200,7 @@ def manifest_key() -> str:
     torch = locate("torch", "torch")
     if torch is None:
         raise ManifestError("torch is not installed: pip install -e . installs the pinned version")
-    text = f"{torch.version_text}|{torch.path}|{MANIFEST_FORMAT}"
+    text = f"{torch.version_text}|{Path(torch.path).resolve()}|{MANIFEST_FORMAT}"  # a linked venv shares it
     return f"opinfo-torch{torch.version or 'unknown'}-{hashlib.sha1(text.encode()).hexdigest()[:10]}"
 
 

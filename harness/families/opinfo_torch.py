@@ -19,7 +19,9 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -120,25 +122,31 @@ def write_manifests(directory: Path, key: str, dtypes: list[str]) -> None:
     for (name, variant), op in op_table().items():
         entry = {"name": name, "variant": variant, "autograd": bool(op.supports_autograd),
                  "inplace": op.get_inplace() is not None, "random": False, "dtypes": cpu_dtypes(op),
-                 "cuda_only": _only_cuda(op), "samples": {}, "excluded": {}, "errors": {}}
+                 "cuda_only": _only_cuda(op), "samples": {}, "excluded": {}, "no_grad_input": {}, "errors": {}}
         for dtype in (d for d in dtypes if d in entry["dtypes"]):
             prints, excluded = [], {}
+            no_grad_input = []
             try:
-                for k, sample in enumerate(samples(op, dtype)):
+                for k, sample in enumerate(samples(op, dtype, requires_grad=entry["autograd"])):
                     prints.append(fingerprint(sample))
                     rule = "cuda_only" if entry["cuda_only"] else exclusion(sample)
                     if rule:
                         excluded[str(k)] = rule
+                    if entry["autograd"] and not any(getattr(leaf, "requires_grad", False)
+                                                     for leaf in leaves_of(sample)[0]):
+                        no_grad_input.append(k)
                     if k == 0 and not rule:
                         entry["random"] = entry["random"] or is_random(op, sample)
             except Exception as e:  # noqa: BLE001 - an op whose samples cannot be made on CPU is reported
                 entry["errors"][dtype] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
             entry["samples"][dtype], entry["excluded"][dtype] = prints, excluded
+            entry["no_grad_input"][dtype] = no_grad_input
         ops.append(entry)
     for dtype in dtypes:
         manifest = {"format": opinfo_params.MANIFEST_FORMAT, "torch": torch.__version__, "dtype": dtype,
                     "ops": [{**op, "samples": {dtype: op["samples"].get(dtype, [])},
                              "excluded": {dtype: op["excluded"].get(dtype, {})},
+                             "no_grad_input": {dtype: op["no_grad_input"].get(dtype, [])},
                              "errors": {d: e for d, e in op["errors"].items() if d == dtype}} for op in ops]}
         path = directory / f"{key}-{dtype}.json"
         partial = path.with_name(path.name + f".{os.getpid()}.tmp")
@@ -164,6 +172,8 @@ class SampleModule(torch.nn.Module):
         self.fn, self.spec, self.where = fn, spec, where
         self.constants = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
         self.tensor_slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+        paths = leaf_names(spec)
+        self.input_names = [paths[slot] for slot in self.tensor_slots]   # input, args.0, kwargs.weight, ...
 
     def forward(self, *tensors):
         leaves = list(self.constants)
@@ -192,10 +202,12 @@ class Model(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.op = next(op for op in op_db if (op.name, op.variant_test_name or "") == (NAME, VARIANT))
-        sample = next(itertools.islice(self.op.sample_inputs("cpu", getattr(torch, DTYPE)), INDEX, None))
+        sample = next(itertools.islice(self.op.sample_inputs("cpu", getattr(torch, DTYPE),
+                                                             requires_grad=self.op.supports_autograd), INDEX, None))
         leaves, self.spec = pytree.tree_flatten((sample.input, list(sample.args), dict(sample.kwargs)))
         self.constants = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
         self.slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+        self.differentiable = [i for i in self.slots if leaves[i].requires_grad]
 
     def forward(self, *tensors):
         leaves = list(self.constants)
@@ -206,13 +218,35 @@ class Model(torch.nn.Module):
 '''
 
 
+REPRO_VJP = '''
+
+class Model(Model):  # noqa: F811 - the gradient: forward(*tensors, *cotangents) -> the VJP
+    """The vector-Jacobian product of the op's outputs that require grad with the cotangents."""
+
+    def forward(self, *tensors_and_cotangents):
+        tensors, cotangents = tensors_and_cotangents[:len(self.slots)], tensors_and_cotangents[len(self.slots):]
+        with torch.enable_grad():
+            leaves = list(self.constants)
+            for slot, tensor in zip(self.slots, tensors):
+                leaves[slot] = tensor.detach().requires_grad_(slot in self.differentiable)
+            input, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+            outputs = [o for o in pytree.tree_leaves(self.op.op(input, *args, **kwargs))
+                       if isinstance(o, torch.Tensor) and o.requires_grad]
+            wrt = [leaves[i] for i in self.differentiable]
+            grads = torch.autograd.grad(outputs, wrt, cotangents, allow_unused=True)
+        return tuple(torch.zeros_like(x) if g is None else g for g, x in zip(grads, wrt))
+'''
+
+
 def find_sample(case: Case):
-    """The op and the sample a case names; a fingerprint that differs is an error naming both."""
+    """The op and the sample a case names, made as the manifest made it (with requires_grad for an
+    op that supports autograd: a few ops make other values then); a fingerprint that differs is an
+    error naming both."""
     p = case.params
     op = op_table().get((p["op"], p["variant"]))
     if op is None:
         raise ValueError(f"{case.id}: torch {torch.__version__} has no OpInfo {p['op']!r} variant {p['variant']!r}")
-    sample = next(samples(op, p["dtype"], p["sample_index"], None), None)
+    sample = next(samples(op, p["dtype"], p["sample_index"], None, bool(op.supports_autograd)), None)
     if sample is None:
         raise ValueError(f"{case.id}: {p['op']} has no sample {p['sample_index']} at {p['dtype']} on torch "
                          f"{torch.__version__}")
@@ -228,6 +262,7 @@ def build_forward(case: Case) -> Built:
     op, sample = find_sample(case)
     leaves, spec = leaves_of(sample)
     p = case.params
+    leaves = [leaf.detach() if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
     module = SampleModule(op.op, leaves, spec, repr((p["op"], p["variant"], p["dtype"], p["sample_index"])))
     inputs = tuple(leaf for leaf in leaves if isinstance(leaf, torch.Tensor))
     with torch.no_grad():  # on copies: a sample may ask the op to write into its input
@@ -238,7 +273,75 @@ def build_forward(case: Case) -> Built:
     built = Built(program, [inputs], reference=[tuple(pytree.tree_leaves(output))], float64_golden=float64)
     if is_random(op, sample):
         built.unchecked["*"] = "a random op (its values after export differ from eager's)"
-    _apply_rules(built, p["op"], p["variant"], p["dtype"])
+    _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])
+    return built
+
+
+class VJPModule(SampleModule):
+    """forward(*tensors, *cotangents) -> the vector-Jacobian product: the gradient, for each of the
+    sample's tensors that requires grad, of sum(output * cotangent) over the op's floating outputs."""
+
+    def __init__(self, fn, leaves: list, spec, where: str, cotangents: int):
+        super().__init__(fn, leaves, spec, where)
+        self.differentiable = [slot for slot in self.tensor_slots if leaves[slot].requires_grad]
+        self.input_names += [f"cotangent{i}" for i in range(cotangents)]
+
+    def _call(self, leaves: list):
+        input, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return self.fn(input, *args, **kwargs)
+
+    @staticmethod
+    def _floating(output) -> list:
+        return [o for o in pytree.tree_leaves(output) if isinstance(o, torch.Tensor) and o.requires_grad]
+
+    def forward(self, *tensors_and_cotangents):
+        tensors = tensors_and_cotangents[:len(self.tensor_slots)]
+        cotangents = tensors_and_cotangents[len(self.tensor_slots):]
+        with torch.enable_grad():
+            leaves = list(self.constants)
+            for slot, tensor in zip(self.tensor_slots, tensors):
+                leaves[slot] = tensor.detach().requires_grad_(True) if slot in self.differentiable else tensor
+            outputs = self._floating(self._call(leaves))
+            wrt = [leaves[slot] for slot in self.differentiable]
+            grads = torch.autograd.grad(outputs, wrt, cotangents, allow_unused=True)
+        return tuple(torch.zeros_like(x) if g is None else g for g, x in zip(grads, wrt))
+
+    def repro_source(self) -> str:
+        return REPRO_MODEL.format(where=self.where) + REPRO_VJP
+
+
+def build_gradient(case: Case) -> Built:
+    """The sample's vector-Jacobian product with a cotangent seeded from the case id, compared with
+    eager autograd in float64; graph-capturing backends get it traced by make_fx (forward and
+    backward as one aten graph)."""
+    op, sample = find_sample(case)
+    leaves, spec = leaves_of(sample)
+    p = case.params
+    input, args, kwargs = pytree.tree_unflatten([_copy(leaf) for leaf in leaves], spec)
+    outputs = VJPModule._floating(op.op(input, *args, **kwargs))
+    module = VJPModule(op.op, leaves, spec, repr((p["op"], p["variant"], p["dtype"], p["sample_index"])),
+                       len(outputs))
+    if not module.differentiable or not outputs:
+        raise ValueError(f"{case.id}: the sample has no tensor that requires grad, or no output that does")
+    generator = torch.Generator().manual_seed(zlib.crc32(case.id.encode()))
+    cotangents = tuple(torch.randn(o.shape, dtype=o.dtype, generator=generator) for o in outputs)
+    tensors = tuple(leaf.detach() for leaf in leaves if isinstance(leaf, torch.Tensor))
+    inputs = tensors + cotangents
+    names = [f"grad_{module.input_names[module.tensor_slots.index(slot)]}" for slot in module.differentiable]
+
+    def traced():
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        return make_fx(module)(*inputs)
+
+    program = Program(case.id, module, inputs, None, names, traced=traced)
+    with torch.no_grad():
+        reference = module(*[_copy(t) for t in inputs])
+    built = Built(program, [inputs], reference=[tuple(reference)],
+                  float64_golden="float64" in cpu_dtypes(op) and p["dtype"] != "float64")
+    if is_random(op, sample):
+        built.unchecked["*"] = "a random op (its values after export differ from eager's)"
+    _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])
     return built
 
 
@@ -253,10 +356,10 @@ def comparison_rules() -> list[dict]:
     return yaml.safe_load(RULES_FILE.read_text(encoding="utf-8")) or []
 
 
-def _apply_rules(built: Built, op: str, variant: str, dtype: str) -> None:
+def _apply_rules(built: Built, family: str, op: str, variant: str, dtype: str) -> None:
     for rule in comparison_rules():
         if not all(fnmatch.fnmatchcase(value, str(rule.get(key, "*")))
-                   for key, value in (("op", op), ("variant", variant), ("dtype", dtype))):
+                   for key, value in (("family", family), ("op", op), ("variant", variant), ("dtype", dtype))):
             continue
         built.unchecked.update(rule.get("unchecked", {}))
         if "tolerance" in rule:
@@ -265,12 +368,27 @@ def _apply_rules(built: Built, op: str, variant: str, dtype: str) -> None:
                                         f"(harness/families/opinfo_rules.yaml: {rule['reason']})")
 
 
+def leaf_names(spec) -> list[str]:
+    """Names of the leaves of a flattened (input, args, kwargs): input, args.0, kwargs.weight, ..."""
+    dummy = pytree.tree_unflatten([0] * spec.num_leaves, spec)
+    paths = [pytree.keystr(path) for path, _ in pytree.tree_flatten_with_path(dummy)[0]]
+    names = []
+    for path in paths:
+        parts = [p.strip("'\"") for p in path.strip("[]").split("][")]
+        head = ("input", "args", "kwargs")[int(parts[0])]
+        names.append(".".join([head, *parts[1:]]) if head != "input" or len(parts) > 1 else head)
+    return [re.sub(r"[^\w.]", "_", name) for name in names]
+
+
 def _copy(leaf: Any) -> Any:
     return leaf.clone() if isinstance(leaf, torch.Tensor) else leaf
 
 
 def _output_names(output: Any) -> list[str]:
     """Names of the output leaves: a named tuple's fields (values, indices), else positions."""
+    fields = getattr(output, "_fields", None) or getattr(type(output), "__match_args__", None)  # structseq
+    if fields and len(pytree.tree_leaves(output)) == len(fields):
+        return list(fields)
     paths = [pytree.keystr(path) for path, _ in pytree.tree_flatten_with_path(output)[0]]
     if paths == [""]:
         return ["output"]

@@ -70,6 +70,8 @@ def _to_output(name: str, value: Any) -> Output:
         dtype = str(value.dtype).removeprefix("torch.")  # "float32", "bfloat16": the case's dtype names
         if value.layout != torch.strided:
             value = value.to_dense()
+        if value._is_zerotensor():  # autograd's symbolic zeros (the gradient of sgn)
+            value = torch.zeros(value.shape, dtype=value.dtype)
         if value.is_complex():  # real and imaginary parts as a last dimension of 2
             value = torch.view_as_real(value.resolve_conj().to(torch.complex128))
         if value.is_floating_point():

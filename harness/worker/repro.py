@@ -29,7 +29,8 @@ def write_repro(bundle: Bundle, case: dict, program: Program, input_sets: list[t
                 versions: dict[str, str]) -> None:
     """case.json, inputs/*.npy, and repro.py with what it reads, into the bundle."""
     bundle.write("case.json", json.dumps(case, indent=1) + "\n")
-    names = list(inspect.signature(program.module.forward).parameters)
+    names = (list(getattr(program.module, "input_names", ()))   # a module taking *tensors names them
+             or list(inspect.signature(program.module.forward).parameters))
     for index, inputs in enumerate(input_sets):
         for name, tensor in zip(names, inputs):
             array = tensor.detach().cpu()

@@ -26,8 +26,9 @@ DTYPE = getattr(torch, CONSTANTS["dtype"])
 
 
 def load_inputs(index):
-    return tuple(torch.from_numpy(np.load(HERE / "inputs" / f"set{index}_{name}.npy")).to(DTYPE)
-                 for name in CONSTANTS["input_names"])
+    folder = HERE / "inputs"
+    arrays = (torch.from_numpy(np.load(folder / f"set{index}_{name}.npy")) for name in CONSTANTS["input_names"])
+    return tuple(t.to(DTYPE) if t.is_floating_point() else t for t in arrays)  # bfloat16 was saved as float32
 
 
 def dynamic_shapes():
@@ -39,8 +40,13 @@ def dynamic_shapes():
     return tuple(None if spec is None else {int(k): dims[name] for k, name in spec.items()} for spec in specs)
 
 
+def as_real(value):
+    value = torch.as_tensor(value)
+    return torch.view_as_real(value.resolve_conj()).double() if value.is_complex() else value.double()
+
+
 def report(index, name, got, want):
-    got = torch.as_tensor(got).double()
+    got, want = as_real(got), as_real(want)
     if got.shape != want.shape:
         print(f"input set {index}: {name}: shape {list(got.shape)}, expected {list(want.shape)}")
         return
@@ -60,7 +66,7 @@ def main():
                                             CONSTANTS["backend_constants"])
     for index, (inputs, got) in enumerate(zip(input_sets, results)):
         with torch.no_grad():
-            want = model(*(t.double() for t in inputs))
+            want = model(*(t.double() if t.is_floating_point() else t for t in inputs))
         for name, g, w in zip(CONSTANTS["output_names"], got, want):
             report(index, name, g, w)
 
