@@ -77,7 +77,7 @@ def test_a_sample_is_the_same_in_a_fresh_worker_process(manifest):
     """Workers run with PYTHONHASHSEED=0 as the manifest writer does: meshgrid's set order holds."""
     want = {(op["name"], op["variant"]): op["samples"]["float32"][1] for op in manifest["ops"]
             if op["name"] in ("meshgrid", "abs") and len(op["samples"].get("float32", ())) > 1}
-    code = ("import json, sys; from harness.families.opinfo_torch import op_table, samples, fingerprint\n"
+    code = ("import json, sys; from harness.families.opinfo_manifest import op_table, samples, fingerprint\n"
             "keys = json.loads(sys.argv[1])\n"
             "print(json.dumps([fingerprint(next(samples(op_table()[tuple(k)], 'float32', 1))) for k in keys]))")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(list(want))], capture_output=True, text=True,

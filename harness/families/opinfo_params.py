@@ -2,7 +2,7 @@
 
 A case is one OpInfo sample: params `op`, `variant` ("" for none), `dtype`, `sample_index` and
 `fingerprint` (the sample's shapes, dtypes, strides and a hash of its values, as
-harness.families.opinfo_torch.fingerprint writes it; optional in a cases file, checked when given).
+harness.families.opinfo_manifest.fingerprint writes it; optional in a cases file, checked when given).
 Ids read `opinfo/<op>/<variant or "default">/<dtype>/<k>` (`opinfo_grad/...` for gradients).
 
 The cases come from a manifest that a worker-side script writes once per torch installation
@@ -225,7 +225,7 @@ def _write(directory: Path, key: str, dtypes: list[str]) -> None:
     package_root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONHASHSEED="0",
                PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
-    command = [sys.executable, "-m", "harness.families.opinfo_torch", str(directory), key, *dtypes]
+    command = [sys.executable, "-m", "harness.families.opinfo_manifest", str(directory), key, *dtypes]
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=MANIFEST_TIMEOUT_S)
     except subprocess.TimeoutExpired:
