@@ -22,6 +22,8 @@ RECORDS = [
 def test_backend_table_counts_passed_xfail_and_crash_per_family():
     table = backend_table(RECORDS, {})
     assert "| `be` |  |  | 1 / 1 / 1 | 1 / 0 / 0 |" in table
+    other = backend_table(RECORDS + [record("other", "conv_forward/2d/a")], {})
+    assert "| `other` |  |  | not run | 1 / 0 / 0 |" in other  # a family a backend did not run is not 0 / 0 / 0
 
 
 def test_lowering_table_counts_paths_and_their_passes():

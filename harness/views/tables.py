@@ -18,7 +18,7 @@ def backend_table(records: list[dict], configs: dict) -> str:
             mine = [r for r in records if r["backend"] == backend and r["case"].startswith(family + "/")]
             passed = sum(r["outcome"] == Outcome.PASSED.value for r in mine)
             expected = collections.Counter(r["expected"] for r in mine)
-            row.append(f"{passed} / {expected['xfail']} / {expected['crash']}")
+            row.append(f"{passed} / {expected['xfail']} / {expected['crash']}" if mine else "not run")
         rows.append(row)
     return _markdown(rows)
 

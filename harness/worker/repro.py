@@ -21,6 +21,7 @@ from harness.backend import STANDALONE_SCRIPTS, Program, Standalone
 from harness.worker.bundle import Bundle
 
 SCRIPT = Path(__file__).with_name("repro_script.py")
+NUMPY_WIDER = {torch.bfloat16: lambda t: t.float(), torch.complex32: lambda t: t.to(torch.complex64)}
 NO_STANDALONE = STANDALONE_SCRIPTS / "none.py"
 
 
@@ -33,8 +34,8 @@ def write_repro(bundle: Bundle, case: dict, program: Program, input_sets: list[t
              or list(inspect.signature(program.module.forward).parameters))
     for index, inputs in enumerate(input_sets):
         for name, tensor in zip(names, inputs):
-            array = tensor.detach().cpu()
-            array = array.float() if array.dtype == torch.bfloat16 else array  # numpy has no bfloat16
+            array = tensor.detach().cpu().resolve_conj().resolve_neg()
+            array = NUMPY_WIDER.get(array.dtype, lambda t: t)(array)  # numpy has no bfloat16, no complex32
             np.save(bundle.path / "inputs" / f"set{index}_{name}.npy", array.numpy())
     standalone = backend.standalone(program) or Standalone(NO_STANDALONE, {"backend": backend.name, "rerun": rerun})
     constants = {"case": case["id"], "backend": backend.name, "dtype": case["params"]["dtype"],
