@@ -1,11 +1,13 @@
 """How long collecting every OpInfo sample takes: with the manifest in the cache, and the first time.
 
-    python benchmarks/collection.py [--runs 5] [--samples all] [--backend eager]
+    python benchmarks/collection.py [--runs 5] [--samples all] [--backend eager] [--families opinfo,opinfo_grad]
 
 Each run is a fresh `pytest --collect-only -q -m opinfo --opinfo-samples=SAMPLES` process on the
 repository (so the times include Python start-up, the plugin and the case registry). `warm` runs
 read the manifest from a cache directory filled before them; `cold` runs each start from an empty
-cache directory, so a worker lists op_db first. Prints the median and every run of each, the
+cache directory, so a worker lists op_db first. With --families, a case module in a temporary
+directory declares only those families (`-o e2e_cases_dirs=...`): `--families opinfo` collects the
+forward cases alone. Prints the median and every run of each, the
 number of items, and the difference of the medians: what the first collection costs on top.
 Targets (issue 12): warm median at most 1.5 s for all 18,687 float32 samples, cold at most 15 s more.
 """
@@ -24,10 +26,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def collect(cache: Path, samples: str, backend: str) -> tuple[float, int]:
+CASE_MODULE = """from harness.families.opinfo_params import opinfo_case_ids, opinfo_cases
+FAMILIES = {families!r}
+def cases(options): return opinfo_cases(options, FAMILIES)
+def case_ids(options): return opinfo_case_ids(options, FAMILIES)
+"""
+
+
+def collect(cache: Path, samples: str, backend: str, cases_dir: Path | None) -> tuple[float, int]:
     env = dict(os.environ, TORCH_BACKEND_E2E_CACHE=str(cache))
     command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "opinfo",
                f"--opinfo-samples={samples}", f"--backend={backend}"]
+    if cases_dir is not None:
+        command += ["-o", f"e2e_cases_dirs={cases_dir}", str(cases_dir)]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
@@ -42,12 +53,19 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--samples", default="all")
     parser.add_argument("--backend", default="eager")
+    parser.add_argument("--families", help="comma list, e.g. opinfo (default: the repository's cases/)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        cases_dir = None
+        if args.families:
+            cases_dir = Path(tmp) / "cases"
+            cases_dir.mkdir()
+            (cases_dir / "opinfo_only.py").write_text(CASE_MODULE.format(families=tuple(args.families.split(","))))
         warm_cache = Path(tmp) / "warm"
-        collect(warm_cache, args.samples, args.backend)  # fills the cache
-        warm = [collect(warm_cache, args.samples, args.backend) for _ in range(args.runs)]
-        cold = [collect(Path(tmp) / f"cold{i}", args.samples, args.backend) for i in range(max(1, args.runs // 2))]
+        collect(warm_cache, args.samples, args.backend, cases_dir)  # fills the cache
+        warm = [collect(warm_cache, args.samples, args.backend, cases_dir) for _ in range(args.runs)]
+        cold = [collect(Path(tmp) / f"cold{i}", args.samples, args.backend, cases_dir)
+                for i in range(max(1, args.runs // 2))]
     items = warm[0][1]
     for name, runs in (("warm", warm), ("cold", cold)):
         times = [t for t, _ in runs]

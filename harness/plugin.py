@@ -5,6 +5,7 @@ It never imports torch: cases run in worker processes (harness.controller.pool, 
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -208,6 +209,16 @@ class CaseModule(pytest.File):
                 yield CaseItem.from_parent(self, name=f"{case.id}[{backend}]", case=case, backend=backend)
 
 
+@functools.cache
+def _mark(name: str) -> pytest.MarkDecorator:
+    return getattr(pytest.mark, name)  # made once: tens of thousands of items share a few markers
+
+
+@functools.cache
+def _timeout_mark(seconds: float) -> pytest.MarkDecorator:
+    return pytest.mark.timeout(seconds)
+
+
 class CaseFailure(Exception):
     """An unexpected result; its message is the whole failure report (no Python traceback)."""
 
@@ -216,14 +227,11 @@ class CaseItem(pytest.Item):
     def __init__(self, *, case: Case, backend: str, **kwargs):
         super().__init__(**kwargs)
         self.case, self.backend = case, backend
-        self.add_marker("e2e")
-        for marker in FAMILIES[case.family].markers:
-            if marker in case.tags:
-                self.add_marker(marker)
+        for marker in ("e2e", *(m for m in FAMILIES[case.family].markers if m in case.tags)):
+            self.add_marker(_mark(marker))
         self.extra_keyword_matches.update(case.tags)  # `-k transposed` selects by tag
         runner = self.config.stash[RUNNER]
-        guard = runner.timeout(case, backend)
-        self.add_marker(pytest.mark.timeout(guard + OUTER_GUARD_SLACK))
+        self.add_marker(_timeout_mark(runner.timeout(case, backend) + OUTER_GUARD_SLACK))
         self.record: dict | None = None
 
     def runtest(self) -> None:

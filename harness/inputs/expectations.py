@@ -27,6 +27,7 @@ from harness.outcomes import Expected, Phase
 from harness.spec import is_positive_finite
 
 ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout"}
+GLOB_CHARS = frozenset("*?[")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +46,16 @@ class Entry:
     def matches(self, case_id: str) -> bool:
         return fnmatch.fnmatchcase(case_id, self.pattern)
 
+    @property
+    def is_glob(self) -> bool:
+        return any(ch in self.pattern for ch in GLOB_CHARS)
+
+    def matched(self, case_ids: list[str], id_set: set[str]) -> list[str]:
+        """The ids this entry matches: a set lookup for an exact id, one regex scan for a glob."""
+        if not self.is_glob:
+            return [self.pattern] if self.pattern in id_set else []
+        return fnmatch.filter(case_ids, self.pattern)
+
 
 @dataclasses.dataclass
 class Expectations:
@@ -55,11 +66,20 @@ class Expectations:
 
     def __post_init__(self) -> None:
         # Searched on every lookup, so ordered once: active entries only, crash-set entries first.
-        self._search_order = sorted((e for e in self.entries if e.active), key=lambda e: e.kind is not Expected.CRASH)
+        # Exact ids go into a dict (thousands of them are one lookup); globs are tried in order.
+        order = sorted((e for e in self.entries if e.active), key=lambda e: e.kind is not Expected.CRASH)
+        self._rank = {id(e): rank for rank, e in enumerate(order)}
+        self._exact: dict[str, Entry] = {}
+        for entry in order:
+            if not entry.is_glob:
+                self._exact.setdefault(entry.pattern, entry)
+        self._globs = [e for e in order if e.is_glob]
 
     def lookup(self, case_id: str) -> Entry | None:
         """The first active entry for the case, crash-set entries first."""
-        return next((e for e in self._search_order if e.matches(case_id)), None)
+        exact = self._exact.get(case_id)
+        limit = self._rank[id(exact)] if exact else len(self._rank)
+        return next((e for e in self._globs if self._rank[id(e)] < limit and e.matches(case_id)), exact)
 
 
 def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path,
@@ -67,8 +87,7 @@ def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path,
     case_ids = list(case_ids)
     entries = (_load_file(Path(xfail_dir) / f"{backend}.yaml", Expected.XFAIL, versions)
                + _load_file(Path(crash_dir) / f"{backend}.yaml", Expected.CRASH, versions))
-    _check_live(entries, case_ids)
-    _check_disjoint(entries, case_ids)
+    _check_disjoint(entries, _check_live(entries, case_ids, set(case_ids)))
     return Expectations(backend, entries)
 
 
@@ -150,19 +169,25 @@ def _readable(version: str | None) -> bool:
         return False
 
 
-def _check_live(entries: list[Entry], case_ids: list[str]) -> None:
+def _check_live(entries: list[Entry], case_ids: list[str], id_set: set[str]) -> dict[int, list[str]]:
+    """Every entry matches some case; returns what each matches (by id() of the entry)."""
+    matched = {}
     for entry in entries:
-        if not any(entry.matches(case_id) for case_id in case_ids):
+        matched[id(entry)] = entry.matched(case_ids, id_set)
+        if not matched[id(entry)]:
             raise HarnessInputError(entry.source, f"id {entry.pattern!r} matches no case",
                                     "delete the entry or fix the id (list ids with --collect-only -q)")
+    return matched
 
 
-def _check_disjoint(entries: list[Entry], case_ids: list[str]) -> None:
+def _check_disjoint(entries: list[Entry], matched: dict[int, list[str]]) -> None:
     """No case in both files, among active entries (an xfail on one version, a crash on another is fine)."""
-    crash = [e for e in entries if e.kind is Expected.CRASH and e.active]
+    crashing: dict[str, Entry] = {}
+    for entry in (e for e in entries if e.kind is Expected.CRASH and e.active):
+        for case_id in matched[id(entry)]:
+            crashing.setdefault(case_id, entry)
     for xfail in (e for e in entries if e.kind is Expected.XFAIL and e.active):
-        for entry in crash:
-            both = next((c for c in case_ids if xfail.matches(c) and entry.matches(c)), None)
-            if both:
-                raise HarnessInputError(xfail.source, f"case {both!r} is also in the crash set at {entry.source}",
-                                        "keep it in one of the two files")
+        both = next((c for c in matched[id(xfail)] if c in crashing), None)
+        if both:
+            raise HarnessInputError(xfail.source, f"case {both!r} is also in the crash set at "
+                                    f"{crashing[both].source}", "keep it in one of the two files")
