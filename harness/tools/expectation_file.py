@@ -99,7 +99,7 @@ class ExpectationFile:
                for piece in ("\n", entry.comment + "\n", ListItem(_new_node(entry, origins.entry_node(entry.origin))))]
         if self.root is None:
             return self._text_with(new)
-        out: list[Any] = list(self.lines[:self.spans[0].first])   # lines, _Item, None for a removed entry
+        out: list[Any] = list(self.lines[:self.spans[0].first])   # lines, ListItems, None for a removed entry
         survivors = len(added) + sum(not isinstance(changes.get(i), Drop) for i in range(len(self.spans)))
         for index, (span, after) in enumerate(zip(self.spans, self.spans[1:] + [None])):
             versions = self._versions(index, changes.get(index))
@@ -115,7 +115,7 @@ class ExpectationFile:
         return dump_list(_drop_double_blanks(out))
 
     def _versions(self, index: int, operation: Operation | None) -> list:
-        """What entry `index` becomes: its note lines and _Items, nothing when it goes."""
+        """What entry `index` becomes: its note line and ListItems, nothing when it goes."""
         node = self.root[index]
         eol = (self.root.ca.items.get(index) or [None])[0]
         if isinstance(operation, Drop):
