@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -215,7 +216,13 @@ def load_manifests(dtypes: tuple[str, ...], directory: Path | None = None) -> di
         missing = [dtype for dtype, path in paths.items() if not path.exists()]
         if missing:
             _write(directory, key, missing)
-    return {dtype: json.loads(path.read_text(encoding="utf-8")) for dtype, path in paths.items()}
+    return {dtype: _parsed(path) for dtype, path in paths.items()}
+
+
+@functools.cache
+def _parsed(path: Path) -> dict:
+    """A manifest, parsed once per process: a cases file validates each of its entries against it."""
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _write(directory: Path, key: str, dtypes: list[str]) -> None:
