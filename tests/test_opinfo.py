@@ -91,8 +91,8 @@ def test_the_rules_file_names_real_ops_with_a_reason(manifest):
     names = [(op["name"], op["variant"]) for op in manifest["ops"]]
     import fnmatch
     for rule in rules:
-        assert set(rule) <= {"family", "op", "variant", "dtype", "unchecked", "tolerance", "reason"}, rule
-        assert rule["reason"] and ("unchecked" in rule or "tolerance" in rule), rule
+        assert set(rule) <= {"family", "op", "variant", "dtype", "unchecked", "tolerance", "selects", "reason"}, rule
+        assert rule["reason"] and {"unchecked", "tolerance", "selects"} & set(rule), rule
         assert any(fnmatch.fnmatchcase(n, rule["op"]) and fnmatch.fnmatchcase(v, rule.get("variant", "*"))
                    for n, v in names), f"{rule['op']} matches no OpInfo"
 
@@ -151,6 +151,42 @@ def test_integer_boolean_and_scalar_outputs_are_compared_exactly():
                    reference=[out([1.0], "float64")], tolerance_of=lambda d: (1e-12, 1e-12)) is None
     assert compare([out([9.0], "float32")], [out([1.0], "float32")], "float32", tol, {},
                    unchecked=["out"]) is None
+
+
+def test_index_outputs_are_compared_by_the_values_they_select():
+    """Where two elements tie, either index is right; an index of a different value is wrong."""
+    source = np.array([[1.0, 3.0, 3.0, np.nan], [2.0, 2.0, 0.0, np.nan]])
+
+    def indices(values):
+        return Output("indices", np.asarray(values), "int64")
+
+    def check(got, want, dim=1):
+        return compare([indices(got)], [indices(want)], "float32", (1e-6, 1e-6), {},
+                       reference=[indices(want)], selections={"indices": (source, dim)})
+
+    assert check([2, 0], [1, 1]) is None                    # the other 3.0 and the other 2.0
+    assert check([3, 3], [3, 3]) is None                    # NaN selects NaN
+    assert check([0, 0], [1, 1]) == ("indices: 1 of 2 elements differ (by the input's values they select, "
+                                     "exactly; ties make the indices ambiguous); first at index [0]: got 1.0, "
+                                     "want 3.0")
+    assert check([[1, 2], [0, 1]], [[2, 1], [1, 0]]) is None   # topk/sort-shaped: same rank as the input
+    assert check(5, 4, dim=None) is None                    # argmax of the flattened input: 2.0 either way
+    assert "indices out of range" in check([4, 0], [1, 1])
+
+
+def test_a_sort_with_ties_passes_and_its_notes_say_how_indices_were_compared(manifest):
+    """Every sample of the index ops whose rules select by value passes on eager, and the notes say so."""
+    ops = [("topk", ""), ("sort", ""), ("argsort", ""), ("max", "reduction_with_dim"), ("kthvalue", ""),
+           ("argmax", ""), ("cummin", ""), ("median", ""), ("mode", "")]
+    counts = {(op["name"], op["variant"]): len(op["samples"]["float32"]) for op in manifest["ops"]
+              if (op["name"], op["variant"]) in ops}
+    noted = 0
+    for (op, variant), count in counts.items():
+        for index in range(count):
+            outcome, message, notes = run(opinfo_case(op, variant, index), "eager")
+            assert (outcome, message) == (Outcome.PASSED, ""), (op, index)
+            noted += "indices_compared_by_value" in notes
+    assert noted >= len(ops)
 
 
 @pytest.mark.parametrize("case", ["opinfo/topk/default/float32/0",

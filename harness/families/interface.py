@@ -18,7 +18,7 @@ A family has two halves that live in different processes:
   tensors (or Python scalars), one per output name, and offers `repro_source()`: the module as a
   standalone class `Model`, for a bundle's repro.py. Outputs that are not floating tensors of the
   case's dtype, and outputs that cannot be compared by value, are described by `Built`'s
-  `reference`, `float64_golden`, `unchecked` and `tolerance`.
+  `reference`, `float64_golden`, `unchecked`, `tolerance` and `selects`.
 * A case module lists its cases as `CASES`, or, when they depend on options, as a function
   `cases(options: harness.spec.CaseOptions) -> list[Case]`, with `case_ids(options)` giving every
   id an expectation entry may name (a superset of the selected cases).
@@ -64,4 +64,8 @@ class Built:
     # result's notes say so.
     unchecked: dict[str, str] = dataclasses.field(default_factory=dict)
     tolerance: tuple[float, float] | None = None   # (rtol, atol) in place of the dtype's, for this case
+    # Index outputs where ties make the index ambiguous (topk, sort, argmax): output name ->
+    # (position of the input tensor they index, dim or None for the flattened tensor). They are
+    # compared by the values they select from that input, exactly.
+    selects: dict[str, tuple[int, int | None]] = dataclasses.field(default_factory=dict)
     notes: dict[str, str] = dataclasses.field(default_factory=dict)   # facts for the report

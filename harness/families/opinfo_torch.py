@@ -138,6 +138,8 @@ def build_forward(case: Case) -> Built:
     if is_random(op, sample):
         built.unchecked["*"] = "a random op (its values after export differ from eager's)"
     _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])
+    if "input" in module.input_names:
+        _apply_selections(built, sample, module.input_names.index("input"), p["op"], p["variant"])
     return built
 
 
@@ -230,6 +232,24 @@ def _apply_rules(built: Built, family: str, op: str, variant: str, dtype: str) -
             built.tolerance = (float(rule["tolerance"]["rtol"]), float(rule["tolerance"]["atol"]))
             built.notes["tolerance"] = (f"rtol={built.tolerance[0]:g}, atol={built.tolerance[1]:g} "
                                         f"(harness/families/opinfo_rules.yaml: {rule['reason']})")
+
+
+def _apply_selections(built: Built, sample, position: int, op: str, variant: str) -> None:
+    """The rules' index outputs of this sample, with the dim each one indexes along."""
+    outputs = set(built.program.output_names)
+    for rule in comparison_rules():
+        if "selects" not in rule or not (fnmatch.fnmatchcase(op, rule["op"])
+                                         and fnmatch.fnmatchcase(variant, rule.get("variant", "*"))):
+            continue
+        for name, where in rule["selects"].items():
+            if len(sample.args) > where["arg"]:
+                dim = sample.args[where["arg"]]
+            elif where["kwarg"] in sample.kwargs or "default" in where:
+                dim = sample.kwargs.get(where["kwarg"], where.get("default"))
+            else:
+                continue  # the op's form without a dim returns no indices
+            if name in outputs:
+                built.selects[name] = (position, None if dim is None else int(dim))
 
 
 def leaf_names(spec) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Collection, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -49,14 +49,16 @@ class Output:
 def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
             tolerance: tuple[float, float], reduction_sizes: dict[str, int], *,
             reference: Sequence[Output] | None = None, unchecked: Collection[str] = (),
-            tolerance_of: Callable[[str], tuple[float, float]] | None = None) -> str | None:
+            tolerance_of: Callable[[str], tuple[float, float]] | None = None,
+            selections: Mapping[str, tuple[np.ndarray, int | None]] = {}) -> str | None:
     """None when every output matches, else a message naming the first output that does not.
 
     `reference`: the outputs of eager PyTorch at the case's dtype; each one's dtype is the expected
     dtype, and integer and boolean outputs must equal it. `unchecked`: names of outputs compared by
     shape and dtype only ("*": all).
     `tolerance_of(dtype)`: the tolerance of a floating output whose dtype is not the case's (the
-    looser of the two applies)."""
+    looser of the two applies). `selections`: index outputs (name -> the tensor they index, the dim
+    or None for the flattened tensor) compared by the values they select, which ties leave unique."""
     if len(got) != len(want):
         names = ", ".join(w.name for w in want)
         return f"expected {len(want)} outputs ({names}), got {len(got)}"
@@ -68,6 +70,8 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
             if expected in FLOATING:
                 own = tolerance_of(expected) if tolerance_of and expected != dtype else tolerance
                 problem = _within(g, w, max(tolerance, own), reduction_sizes.get(w.name, 1))
+            elif w.name in selections:
+                problem = _equal_selection(g, r if r is not None else w, *selections[w.name])
             else:
                 problem = _equal(g, r if r is not None else w)
         if problem:
@@ -94,15 +98,42 @@ def _numpy_name(dtype: str) -> str:
     return "float16" if dtype == "bfloat16" else dtype
 
 
-def _equal(got: Output, want: Output) -> str | None:
-    """Integer and boolean outputs: every element exactly."""
+def _equal(got: Output, want: Output, how: str = "compared exactly") -> str | None:
+    """Integer and boolean outputs: every element exactly (NaN equal to NaN)."""
     g, w = np.asarray(got.values), np.asarray(want.values)
-    bad = g != w
+    bad = (g != w) & ~(_isnan(g) & _isnan(w))
     if not bad.any():
         return None
     first = tuple(int(i) for i in np.argwhere(bad)[0])
-    return (f"{int(bad.sum())} of {bad.size} elements differ (compared exactly); "
+    return (f"{int(bad.sum())} of {bad.size} elements differ ({how}); "
             f"first at index {list(first)}: got {g[first]}, want {w[first]}")
+
+
+def _isnan(values: np.ndarray) -> np.ndarray:
+    return np.isnan(values) if values.dtype.kind in "fc" else np.zeros(values.shape, bool)
+
+
+def _equal_selection(got: Output, want: Output, source: np.ndarray, dim: int | None) -> str | None:
+    """Indices by what they select: the input's values at the backend's indices against its values
+    at eager's, so that either of two equal elements is right."""
+    length = source.size if dim is None or source.ndim == 0 else source.shape[dim]
+    for o in (got, want):
+        values = np.asarray(o.values)
+        if values.size and not (0 <= values.min() and values.max() < length):
+            return f"indices out of range: {values.min()} to {values.max()} for {length} elements along dim {dim}"
+    selected = [dataclasses.replace(o, values=select(source, np.asarray(o.values), dim)) for o in (got, want)]
+    return _equal(*selected, how="by the input's values they select, exactly; ties make the indices ambiguous")
+
+
+def select(source: np.ndarray, indices: np.ndarray, dim: int | None) -> np.ndarray:
+    """source's values at `indices` along `dim` (None: the flattened source), as torch.gather would
+    take them; indices of a reduction without keepdim lack that dim."""
+    if dim is None or source.ndim == 0:
+        return source.reshape(-1)[indices]
+    if indices.ndim < source.ndim:
+        indices = np.expand_dims(indices, dim)
+        return np.squeeze(np.take_along_axis(source, indices, dim), axis=dim)
+    return np.take_along_axis(source, indices, dim)
 
 
 def _within(got: Output, want: Output, tolerance: tuple[float, float], reduction: int) -> str | None:

@@ -34,13 +34,18 @@ def execute(case_json: dict, backend_spec: dict, backend: Any,
     backend.notes.update(built.notes)
     if built.unchecked:
         backend.notes["values_not_compared"] = "; ".join(f"{name}: {why}" for name, why in built.unchecked.items())
+    if built.selects:
+        backend.notes["indices_compared_by_value"] = ", ".join(built.selects) + (
+            ": by the input's values they select (ties make indices ambiguous)")
     artifact = backend.compile(built.program, phase)
     for index, (inputs, want) in enumerate(zip(built.input_sets, goldens)):
         phase(Phase.RUN)
         got = as_outputs(names, backend.run(artifact, inputs, phase))
         phase(Phase.COMPARE)
         problem = compare(got, want, dtype, tolerance, reductions, reference=references and references[index],
-                          unchecked=built.unchecked, tolerance_of=lambda d: _tolerance(backend_spec, d))
+                          unchecked=built.unchecked, tolerance_of=lambda d: _tolerance(backend_spec, d),
+                          selections={name: (_to_output("source", inputs[position]).values, dim)
+                                      for name, (position, dim) in built.selects.items()})
         if problem:
             shapes = f" (input set {index + 1}: shapes {[list(t.shape) for t in inputs]})" if index else ""
             return Outcome.MISMATCH, problem + shapes
