@@ -204,8 +204,30 @@ def test_matrix_has_one_row_per_case_and_one_column_per_backend(page):
     missing = [a for t, a in parsed.tags if t == "td" and "o-missing" in (a.get("class") or "").split()]
     assert len(missing) == len(cases) * len(BACKENDS) - len(report["results"])
     # Families group the rows: one header row each.
-    families = [a["data-family"] for t, a in parsed.tags if t == "tr" and "data-family" in a]
+    families = [a["data-family"] for t, a in parsed.tags if t == "tr" and "fam" in (a.get("class") or "").split()]
     assert families == sorted({c.split("/")[0] for c in cases})
+
+
+def test_cases_sharing_an_id_up_to_the_last_slash_are_a_group(page):
+    """An OpInfo op's samples (opinfo/topk/default/float32/<k>) get a header row with their totals;
+    a case alone in its group is a row alone."""
+    parsed = _parse(page)
+    headers = [a["data-g"] for t, a in parsed.tags if t == "tr" and "grp" in (a.get("class") or "").split()]
+    assert headers == ["conv_backward/2d", "conv_forward/2d"]
+    payload = _payload(page)
+    members = {payload["cases"][int(a["data-c"])]["id"]: a.get("data-g") for t, a in parsed.tags
+               if t == "tr" and "data-c" in a}
+    assert members["conv_forward/2d/groups2"] == "conv_forward/2d" and members[EVIL_CASE] is None
+    assert not [a for t, a in parsed.tags if t == "tr" and "hidden" in a]      # a small family starts open
+
+
+def test_a_large_family_starts_with_its_groups_collapsed(monkeypatch):
+    monkeypatch.setattr(html_report, "COLLAPSE_GROUPS_OVER", 2)
+    parsed = _parse(render_html(_fixture_report()))
+    folded = [a for t, a in parsed.tags if t == "tr" and "collapsed" in (a.get("class") or "").split()]
+    assert [a["data-g"] for a in folded] == ["conv_forward/2d"]                 # 3 cases; conv_backward has 2
+    hidden = [a.get("data-g") for t, a in parsed.tags if t == "tr" and "hidden" in a]
+    assert hidden == ["conv_forward/2d"] * 3
 
 
 def test_unexpected_cells_stand_out_from_expected_failures(page):
@@ -358,3 +380,21 @@ def test_chromium_runs_the_script_and_opens_the_linked_cell(tmp_path):
     record = next(r for r in _fixture_report()["results"] if r["case"] == EVIL_CASE and r["backend"] == "eager")
     assert repro_command(record) in text
     assert any(t == "td" and "sel" in (a.get("class") or "").split() for t, a in parsed.tags)
+
+
+@needs_chromium
+def test_chromium_filters_a_link_into_collapsed_groups(tmp_path, monkeypatch):
+    """#q=TEXT filters on load, and matching rows of a collapsed group show; the page says how long
+    opening and filtering took (benchmarks/html_scale.py reads these)."""
+    monkeypatch.setattr(html_report, "COLLAPSE_GROUPS_OVER", 2)
+    page = tmp_path / "report.html"
+    page.write_text(render_html(_fixture_report()), encoding="utf-8")
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri() + "#q=groups2").stdout
+    n_cases = len({r["case"] for r in _fixture_report()["results"]})
+    assert f"Showing 1 of {n_cases} cases" in dom
+    rows = {a.get("data-c"): a for t, a in _parse(dom).tags if t == "tr" and "data-c" in a}
+    ids = {c: case["id"] for c, case in enumerate(_payload(render_html(_fixture_report()))["cases"])}
+    shown = [ids[int(c)] for c, a in rows.items() if "hidden" not in a]
+    assert shown == ["conv_forward/2d/groups2"]
+    body = next(a for t, a in _parse(dom).tags if t == "body")
+    assert int(body["data-ready-ms"]) > 0 and int(body["data-filter-ms"]) >= 0

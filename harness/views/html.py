@@ -218,19 +218,41 @@ def _outcomes(model: _Model) -> list[dict]:
 
 
 def _families(model: _Model) -> list[dict]:
-    """Per family: its totals per backend (None where no result) and its cases' rows of cells."""
+    """Per family: its totals per backend and its groups of cases (below), each group's rows of cells."""
     families = []
     for family in model.families:
         members = [i for i, c in enumerate(model.cases) if _family(c) == family]
-        totals = []
-        for j in range(len(model.backends)):
-            mine = [model.records[model.cell[(i, j)]] for i in members if (i, j) in model.cell]
-            totals.append({"passed": sum(r.get("outcome") == Outcome.PASSED.value for r in mine),
-                           "results": len(mine), "bad": sum(_is_unexpected(r) for r in mine)} if mine else None)
-        cases = [{"index": i, "rest": model.cases[i][len(family):],
-                  "cells": [_cell(model, i, j) for j in range(len(model.backends))]} for i in members]
-        families.append({"name": family, "totals": totals, "cases": cases})
+        groups: dict[str, list[int]] = {}
+        for i in members:
+            groups.setdefault(_group(model.cases[i]), []).append(i)
+        collapsed = len(members) > COLLAPSE_GROUPS_OVER
+        families.append({"name": family, "size": len(members), "totals": _totals(model, members), "groups": [
+            {"key": key if len(cases) > 1 else None, "rest": key[len(family):], "collapsed": collapsed,
+             "totals": _totals(model, cases) if len(cases) > 1 else None,
+             "cases": [{"index": i, "rest": model.cases[i][len(family):],
+                        "cells": [_cell(model, i, j) for j in range(len(model.backends))]} for i in cases]}
+            for key, cases in groups.items()]})
     return families
+
+
+# A family with more cases than this starts with its groups collapsed (an OpInfo run of every sample).
+COLLAPSE_GROUPS_OVER = 500
+
+
+def _group(case: str) -> str:
+    """Cases are grouped by the id up to its last "/": an OpInfo op, variant and dtype's samples,
+    a convolution family's dimension. A group of one case is shown as its row alone."""
+    return case.rsplit("/", 1)[0]
+
+
+def _totals(model: _Model, members: list[int]) -> list[dict | None]:
+    """Per backend, the members' passes, results and unexpected outcomes (None: no result)."""
+    totals = []
+    for j in range(len(model.backends)):
+        mine = [model.records[model.cell[(i, j)]] for i in members if (i, j) in model.cell]
+        totals.append({"passed": sum(r.get("outcome") == Outcome.PASSED.value for r in mine),
+                       "results": len(mine), "bad": sum(_is_unexpected(r) for r in mine)} if mine else None)
+    return totals
 
 
 def _cell(model: _Model, i: int, j: int) -> dict | None:

@@ -24,17 +24,26 @@
   // -- index the server-rendered matrix --------------------------------------------------------
   var byKey = new Map();
   recs.forEach(function (r, i) { byKey.set(r.b + "\u0000" + r.c, i); });
-  var rows = [], famRows = new Map();
+  // Rows of cases, a header row per family, and one per group of cases (an OpInfo op's samples):
+  // a group starts collapsed when the server says so, and a filter shows its matching rows anyway.
+  var rows = [], famRows = new Map(), groups = new Map();
   Array.prototype.forEach.call(tbody.rows, function (tr) {
     if (tr.classList.contains("fam")) { famRows.set(tr.getAttribute("data-family"), tr); return; }
+    if (tr.classList.contains("grp")) {
+      var folded = tr.classList.contains("collapsed");
+      groups.set(tr.getAttribute("data-g"), {tr: tr, collapsed: folded, initially: folded});
+      return;
+    }
     var c = Number(tr.getAttribute("data-c"));
     var cells = [];
     for (var j = 1; j < tr.cells.length; j++) {
       var td = tr.cells[j], k = td.getAttribute("data-r");
       cells.push({td: td, col: j - 1, r: k === null ? -1 : Number(k)});
     }
-    rows.push({tr: tr, c: c, id: cases[c].id, lower: cases[c].id.toLowerCase(), family: cases[c].family, cells: cells});
+    rows.push({tr: tr, c: c, id: cases[c].id, lower: cases[c].id.toLowerCase(), family: cases[c].family,
+               group: tr.getAttribute("data-g"), cells: cells});
   });
+  function setHidden(tr, hide) { if (tr.hidden !== hide) tr.hidden = hide; }  // untouched rows cost no style work
 
   // -- filters -------------------------------------------------------------------------------------
   var fText = document.getElementById("f-text"), fFamily = document.getElementById("f-family");
@@ -55,7 +64,9 @@
     var css = "";
     hidden.forEach(function (j) { css += "#matrix tr>:nth-child(" + (j + 2) + "){display:none}"; });
     colStyle.textContent = css;
-    var filtering = outcomeFilter || onlyUnexp, shown = 0, famShown = new Map();
+    var t0 = performance.now();
+    var filtering = outcomeFilter || onlyUnexp, shown = 0, famShown = new Map(), groupShown = new Map();
+    var searching = filtering || terms.length > 0;
     rows.forEach(function (row) {
       var ok = (!family || row.family === family) && terms.every(function (t) { return row.lower.indexOf(t) >= 0; });
       var any = false;
@@ -67,20 +78,32 @@
         if (match && !hidden.has(cell.col)) any = true;
       });
       ok = ok && (!filtering || any);
-      if (ok) { shown++; famShown.set(row.family, (famShown.get(row.family) || 0) + 1); }
-      row.tr.hidden = !ok || collapsed.has(row.family);
+      if (ok) {
+        shown++;
+        famShown.set(row.family, (famShown.get(row.family) || 0) + 1);
+        if (row.group) groupShown.set(row.group, true);
+      }
+      var folded = row.group && groups.get(row.group).collapsed && !searching;
+      setHidden(row.tr, !ok || collapsed.has(row.family) || folded);
     });
     famRows.forEach(function (tr, fam) {
-      tr.hidden = !famShown.get(fam);
+      setHidden(tr, !famShown.get(fam));
       tr.classList.toggle("collapsed", collapsed.has(fam));
+    });
+    groups.forEach(function (g, key) {
+      setHidden(g.tr, !groupShown.get(key) || collapsed.has(g.tr.getAttribute("data-family")));
+      g.tr.classList.toggle("collapsed", g.collapsed && !searching);
     });
     fCount.textContent = "Showing " + shown + " of " + rows.length + " cases";
     fNone.hidden = shown > 0 || rows.length === 0;
+    void document.body.offsetHeight;  // the layout, so that the time below is what the reader waits
+    document.body.setAttribute("data-filter-ms", String(Math.round(performance.now() - t0)));
   }
   fText.addEventListener("input", apply);
   [fFamily, fUnexpected].concat(outcomeBoxes, backendBoxes).forEach(function (b) { b.addEventListener("change", apply); });
   document.getElementById("f-reset").addEventListener("click", function () {
     fText.value = ""; fFamily.value = ""; fUnexpected.checked = false; collapsed.clear();
+    groups.forEach(function (g) { g.collapsed = g.initially; });
     outcomeBoxes.concat(backendBoxes).forEach(function (b) { b.checked = true; });
     sortBy("case", 1);
     apply();
@@ -90,6 +113,9 @@
       if (collapsed.has(fam)) collapsed.delete(fam); else collapsed.add(fam);
       apply();
     });
+  });
+  groups.forEach(function (g) {
+    g.tr.cells[0].addEventListener("click", function () { g.collapsed = !g.collapsed; apply(); });
   });
 
   // -- sorting: by case id, or by the outcome on one backend; rows stay grouped by family ----------
@@ -112,14 +138,30 @@
     });
     var fams = Array.from(famRows.keys()).sort();
     if (key === "case" && dir < 0) fams.reverse();
-    fams.forEach(function (fam) {
-      tbody.appendChild(famRows.get(fam));
-      sorted.forEach(function (row) { if (row.family === fam) tbody.appendChild(row.tr); });
+    // A group keeps its rows together, placed where its first row sorts.
+    var members = new Map();
+    sorted.forEach(function (row) {
+      var g = row.group || "\u0000" + row.c;
+      if (!members.has(g)) members.set(g, []);
+      members.get(g).push(row);
     });
+    var order = document.createDocumentFragment();
+    fams.forEach(function (fam) {
+      order.appendChild(famRows.get(fam));
+      members.forEach(function (list, g) {
+        if (list[0].family !== fam) return;
+        if (groups.has(g)) order.appendChild(groups.get(g).tr);
+        list.forEach(function (row) { order.appendChild(row.tr); });
+      });
+    });
+    tbody.appendChild(order);
+    arrows();
+  }
+  function arrows() {
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
-      var mine = th.getAttribute("data-sort") === String(key);
-      th.querySelector(".arrow").textContent = mine ? (dir > 0 ? "\u25B2" : "\u25BC") : "";
-      th.setAttribute("aria-sort", mine ? (dir > 0 ? "ascending" : "descending") : "none");
+      var mine = th.getAttribute("data-sort") === String(sortState.key);
+      th.querySelector(".arrow").textContent = mine ? (sortState.dir > 0 ? "\u25B2" : "\u25BC") : "";
+      th.setAttribute("aria-sort", mine ? (sortState.dir > 0 ? "ascending" : "descending") : "none");
     });
   }
   Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
@@ -296,6 +338,12 @@
     if (location.hash === hash) open(i, true); else location.hash = hash;
   }
   function fromHash() {
+    var q = /^#q=(.*)$/.exec(location.hash);   // a link to a filtered view: #q=topk%20float32
+    if (q) {
+      try { fText.value = decodeURIComponent(q[1]); } catch (e) { return; }
+      apply();
+      return;
+    }
     var m = /^#cell=(.*)$/.exec(location.hash);
     if (!m) { if (!details.hidden) close(); return; }
     var key;
@@ -331,8 +379,10 @@
   window.addEventListener("resize", measure);
   measure();
 
-  sortBy("case", 1);
+  arrows();        // the server wrote the rows sorted by case id
   apply();
   fromHash();
+  void document.body.offsetHeight;
+  document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));  // since navigation began
   document.body.setAttribute("data-ready", "1");
 })();
