@@ -121,6 +121,28 @@ def test_long_groups_are_collapsed():
     assert folded.rstrip().endswith("</details>")
 
 
+def test_a_group_counts_its_cases_per_op_and_lists_a_bounded_number(monkeypatch):
+    """At OpInfo scale one signature can cover hundreds of cases: the group says how many per op,
+    and lists LISTED_CASES of them."""
+    import harness.views.markdown as markdown
+
+    monkeypatch.setattr(markdown, "LISTED_CASES", 8)
+    results = []
+    for op, n in (("topk", 5), ("sort", 3), ("abs", 1)):
+        for k in range(n):
+            r = record(f"opinfo/{op}/default/float32/{k}", "compile_error", "lower", verdict="unexpected_failure",
+                       signature="failed to legalize 'torch.operator'")
+            r["params"] = {"op": op, "variant": "", "dtype": "float32", "sample_index": k}
+            results.append(r)
+    failures = section(render_markdown(report(results)), "Unexpected failures")
+    assert "By op (3): `topk` 5 · `sort` 3 · `abs` 1" in failures
+    assert failures.count("\n- `opinfo/") == 8
+    assert "- and 1 more: every case is in the JSON report and the HTML matrix" in failures
+    assert "<details><summary>6 more cases</summary>" in failures
+    single = section(render_markdown(report(results[:2])), "Unexpected failures")
+    assert "By op" not in single                        # one op: nothing to count
+
+
 def test_unexpected_passes_name_the_entry_to_delete():
     passes = section(render_markdown(report(problems())), "Unexpected passes")
     assert "- `xfail/be.yaml:12`: 2 cases now pass" in passes

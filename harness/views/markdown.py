@@ -32,6 +32,8 @@ FAILURES = tuple(o.value for o in Outcome if o.is_failure and not o.is_crash)
 OUTCOMES = tuple(o.value for o in Outcome)
 SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
 COLLAPSE_AFTER = 5
+LISTED_CASES = 100       # a group lists at most this many cases; the JSON and HTML reports have all
+LISTED_OPS = 30          # the counts per op of a group name at most this many ops
 MESSAGE_LINES = 25       # lines of a group's sample message
 HEADER_LENGTH = 200      # a signature in a heading is cut here
 COLLAPSE_FILE_LINES = 80  # a proposed file longer than this is collapsed
@@ -249,18 +251,40 @@ def _group(signature: str, group: list[dict]) -> list[str]:
                                        if len(lines) > MESSAGE_LINES else [])
         out += ["<details><summary>" + html.escape(f"message of {sample['case']} on {sample['backend']}")
                 + "</summary>", "", *_fenced("\n".join(cut)), "", "</details>", ""]
-    return out + _case_list(group, phase=True) + [""]
+    return out + _op_counts(group) + _case_list(group, phase=True) + [""]
+
+
+def _op_of(r: dict) -> str:
+    """The op a case tests (an OpInfo case's op and variant), else its id up to the last "/"."""
+    params = r.get("params") or {}
+    if isinstance(params, dict) and params.get("op"):
+        return str(params["op"]) + (f".{params['variant']}" if params.get("variant") else "")
+    return r["case"].rsplit("/", 1)[0]
+
+
+def _op_counts(group: list[dict]) -> list[str]:
+    """`By op: topk 12 · sort 3`, most first, when the group's cases test more than one op."""
+    counts = collections.Counter(_op_of(r) for r in group)
+    if len(counts) < 2:
+        return []
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    parts = [f"{_code(op)} {n}" for op, n in ranked[:LISTED_OPS]]
+    more = f" · and {len(ranked) - LISTED_OPS} more ops" if len(ranked) > LISTED_OPS else ""
+    return [f"By op ({len(counts)}): " + " · ".join(parts) + more, ""]
 
 
 def _case_list(group: list[dict], phase: bool) -> list[str]:
     """One bullet per case, with its rerun command; a long list shows a few, the rest folded."""
-    bullets = [_case_bullet(r, phase) for r in group]
+    bullets = [_case_bullet(r, phase) for r in group[:LISTED_CASES]]
     if len(bullets) <= COLLAPSE_AFTER:
         return [line for bullet in bullets for line in bullet]
     shown, rest = bullets[:SHOWN_CASES], bullets[SHOWN_CASES:]
+    unlisted = len(group) - len(bullets)
     return ([line for bullet in shown for line in bullet]
-            + ["", f"<details><summary>{len(rest)} more cases</summary>", ""]
-            + [line for bullet in rest for line in bullet] + ["", "</details>"])
+            + ["", f"<details><summary>{len(group) - SHOWN_CASES} more cases</summary>", ""]
+            + [line for bullet in rest for line in bullet]
+            + ([f"- and {unlisted} more: every case is in the JSON report and the HTML matrix"] if unlisted else [])
+            + ["", "</details>"])
 
 
 def _case_bullet(r: dict, phase: bool) -> list[str]:
