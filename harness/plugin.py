@@ -5,6 +5,7 @@ It never imports torch: cases run in worker processes (harness.controller.pool, 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -17,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from harness.controller.bundles import remove_empty_folders
 from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB
 from harness.controller.runner import Runner, Settings
+from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
 from harness.files import write_text_atomically
@@ -27,6 +29,7 @@ from harness.views.json_report import build_report
 from harness.views.terminal import terminal_lines
 
 RUNNER = pytest.StashKey[Runner]()
+DURATIONS = pytest.StashKey[dict]()   # nodeid -> seconds of an earlier run: longest cases first
 OUTER_GUARD_SLACK = 360.0  # pytest-timeout's limit over a case's own timeout: worker start-up and reporting
 
 
@@ -60,6 +63,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write a repro bundle (inputs, IR per stage, repro.py) per unexpected result here")
     group.addoption("--artifacts", choices=("unexpected", "all"), default="unexpected",
                     help="which results keep their bundle (default: unexpected)")
+    group.addoption("--durations-from", metavar="PATH",
+                    help="run the longest cases first, by the durations in this JSON report or pytest-split "
+                         "durations file (default under xdist: the --report-json file of the last run, if any)")
     group.addoption("--opinfo-samples", metavar="first|all|N",
                     help="OpInfo samples per op and dtype: the first (default), all, or the first N")
     group.addoption("--opinfo-dtypes", metavar="DTYPE[,DTYPE...]",
@@ -82,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessInputError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[RUNNER] = runner
+    config.stash[DURATIONS] = _durations(config)   # before this run's report replaces the last one
     config.pluginmanager.register(ResultReporter(config), "e2e-reporter")
     for option in ("report_json", "report_md", "report_html"):
         report = config.getoption(option)
@@ -190,6 +197,30 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     runner = config.stash.get(RUNNER, None)
     if runner is not None:
         runner.close()
+
+
+@pytest.hookimpl(trylast=True)   # after -k, -m and pytest-split have chosen the items
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    durations = config.stash.get(DURATIONS, None)
+    if durations:
+        items[:] = longest_first(items, durations)
+
+
+def _durations(config: pytest.Config) -> dict[str, float]:
+    """An explicit --durations-from file; under xdist, else the report the last run wrote (its
+    workers read it at start-up, before the controller writes this run's)."""
+    here = Path(config.invocation_params.dir)
+    explicit = config.getoption("durations_from")
+    if explicit:
+        try:
+            return read_durations(here / explicit, f"--durations-from={explicit}")
+        except HarnessInputError as e:
+            raise pytest.UsageError(str(e)) from None
+    last = config.getoption("report_json")
+    if hasattr(config, "workerinput") and last and (here / last).is_file():
+        with contextlib.suppress(HarnessInputError):   # not a report (yet): the collection order
+            return read_durations(here / last)
+    return {}
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):

@@ -190,6 +190,13 @@ BAD = [
         "'float32[20, 20] #57690efdbed7', not 'float32[1] #0'"),
     Bad("opinfo-samples", "`--opinfo-samples` that is not first, all or a number", {}, ("--opinfo-samples=some",),
         "--opinfo-samples=some: use first, all, or a positive number"),
+    Bad("durations-missing", "a `--durations-from` file that does not exist", {}, ("--durations-from=nope.json",),
+        "--durations-from=nope.json: cannot read it (No such file or directory); pass a JSON report or a "
+        "durations file"),
+    Bad("durations-not-durations", "a `--durations-from` file that is neither a report nor durations",
+        {"durations.json": "[1, 2]\n"}, ("--durations-from=durations.json",),
+        "--durations-from=durations.json: neither a JSON report nor a durations file; pass a --report-json file "
+        "or what python -m harness durations writes"),
     Bad("opinfo-dtypes", "`--opinfo-dtypes` with an unknown dtype", {}, ("--opinfo-dtypes=float8",),
         "--opinfo-dtypes=float8: use some of float32, float64, float16, bfloat16"),
     Bad("cases-file-unknown-key", "an unknown parameter",

@@ -232,6 +232,20 @@ def test_every_shard_writes_its_reports(workflow):
     assert "steps.pytest.outputs.status" in e2e["steps"][-1]["env"]["STATUS"]
 
 
+def test_shards_are_balanced_by_the_last_nightlys_durations(workflow):
+    """The matrix job saves a pytest-split durations file beside the baseline report; each shard
+    restores it, splits by it (least_duration) and runs its longest cases first."""
+    e2e, matrix = workflow["jobs"]["e2e"], workflow["jobs"]["matrix"]
+    restore, = uses(e2e, "actions/cache/restore")
+    save, = uses(matrix, "actions/cache/save")
+    assert (restore["with"]["path"], restore["with"]["key"]) == (save["with"]["path"], save["with"]["key"])
+    assert "python -m harness durations reports/all.json -o nightly-baseline/test_durations.json" in runs(matrix)
+    for flag in ("--durations-path=nightly-baseline/test_durations.json", "--splitting-algorithm=least_duration",
+                 "--durations-from=nightly-baseline/test_durations.json", "--opinfo-samples=all",
+                 '"${durations[@]}"'):
+        assert flag in runs(e2e), flag
+
+
 def test_the_matrix_job_merges_diffs_and_decides(workflow):
     job = workflow["jobs"]["matrix"]
     assert "e2e" in job["needs"]

@@ -3,6 +3,7 @@
     python -m harness table REPORT.json ... [--readme README.md]
     python -m harness diff OLD.json NEW.json [--markdown] [-o PATH]
     python -m harness merge SHARD.json ... -o ALL.json
+    python -m harness durations REPORT.json ... -o .test_durations
     python -m harness report REPORT.json [--md PATH] [--html PATH]
     python -m harness check [--cases-dir DIR] [--configs-dir DIR] [--xfail-dir DIR] [--crash-sets-dir DIR]
     python -m harness opinfo-stats [--dtypes float32,float64]
@@ -19,6 +20,7 @@ import sys
 from pathlib import Path
 
 from harness.controller.runner import expectation_conditions
+from harness.controller.schedule import write_durations
 from harness.errors import HarnessInputError
 from harness.files import write_text_atomically
 from harness.inputs.configs import load_configs
@@ -88,6 +90,14 @@ def merge(args: argparse.Namespace) -> None:
     merged = rundiff.merge_reports([(str(path), rundiff.read_report(path)) for path in args.reports])
     with writing(args.output):
         write_json(args.output, merged["environment"], merged["results"], merged["complete"])
+
+
+def durations(args: argparse.Namespace) -> None:
+    """pytest-split's durations file (`--durations-path`) from reports: shards balanced by time."""
+    reports = [rundiff.read_report(path) for path in args.reports]
+    with writing(args.output):
+        count = write_durations(reports, args.output)
+    print(f"{args.output}: durations of {count} tests")
 
 
 def report(args: argparse.Namespace) -> None:
@@ -190,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("reports", nargs="+", type=Path, help="shard reports; no (backend, case) in two of them")
     sub.add_argument("-o", "--output", type=Path, required=True, help="the merged report")
     sub.set_defaults(run=merge)
+
+    sub = commands.add_parser("durations", help="a pytest-split durations file from JSON reports, "
+                                                "for --splits/--group shards of equal time (and --durations-from)")
+    sub.add_argument("reports", nargs="+", type=Path, help="reports; a later one's duration of a test wins")
+    sub.add_argument("-o", "--output", type=Path, default=Path(".test_durations"),
+                     help="the durations file (default .test_durations, pytest-split's default)")
+    sub.set_defaults(run=durations)
 
     sub = commands.add_parser("report", help="the Markdown triage report and the HTML matrix of a JSON report")
     sub.add_argument("report", type=Path)
