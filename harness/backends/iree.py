@@ -2,7 +2,8 @@
 for the llvm-cpu target -> run by the IREE runtime (`local-task` driver).
 
 Phases:
-  export   torch.export.export with the program's dynamic shapes
+  export   torch.export.export with the program's dynamic shapes, then run_decompositions({}): functional
+           inference IR, nothing decomposed
   import   iree.compiler.extras.fx_importer.FxImporter.import_frozen_program -> torch-dialect MLIR
   lower    iree-compile --compile-to=input: torch dialect -> IREE's input dialects (linalg, ...);
            torch-mlir's conversions, bundled in IREE, fail here
@@ -76,7 +77,10 @@ class IreeBackend(Backend):
 
     def compile(self, program: Program, phase: PhaseSetter):
         phase(Phase.EXPORT)
-        exported = export_program(program)
+        # torch.export gives training IR, where in-place ops (masked_fill_, copy_) stay; the FX
+        # importer wants a functional program. An empty table functionalises and decomposes nothing:
+        # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
+        exported = export_program(program).run_decompositions({})
 
         phase(Phase.IMPORT)
         importer = FxImporter(context=ir.Context())

@@ -54,8 +54,12 @@ class SampleModule(torch.nn.Module):
 REPRO_MODEL = '''\
 import itertools
 
-from torch.testing._internal.common_methods_invocations import op_db  # pip install expecttest
+from torch.testing._internal import common_methods_invocations  # pip install expecttest
+from torch.testing._internal.common_methods_invocations import op_db
 from torch.utils import _pytree as pytree
+
+# As the harness runs it: op_db's seeding wrapper (which torch.compile cannot trace) calls the op directly.
+common_methods_invocations.wrapper_set_seed = lambda op, *args, **kwargs: op(*args, **kwargs)
 
 NAME, VARIANT, DTYPE, INDEX = {where}
 
@@ -102,11 +106,27 @@ class Model(Model):  # noqa: F811 - the gradient: forward(*tensors, *cotangents)
 '''
 
 
+@functools.cache
+def call_seeded_ops_directly() -> None:
+    """op_db calls its random ops (and a few others) through `wrapper_set_seed`, which freezes the
+    RNG state and seeds 42 so that two eager calls agree. Dynamo cannot trace that wrapper
+    (torch.compile stops at a pybind11 object), and a random op's values are not compared here:
+    in a worker, the wrapper calls the op directly, as a user's model would."""
+    from torch.testing._internal import common_methods_invocations
+
+    common_methods_invocations.wrapper_set_seed = _call
+
+
+def _call(op, *args, **kwargs):
+    return op(*args, **kwargs)
+
+
 def find_sample(case: Case):
     """The op and the sample a case names, made as the manifest made it (with requires_grad for an
     op that supports autograd: a few ops make other values then); a fingerprint that differs is an
     error naming both."""
     p = case.params
+    call_seeded_ops_directly()
     op = op_table().get((p["op"], p["variant"]))
     if op is None:
         raise ValueError(f"{case.id}: torch {torch.__version__} has no OpInfo {p['op']!r} variant {p['variant']!r}")
