@@ -121,18 +121,25 @@ def test_complex_and_sparse_outputs_are_compared_as_values():
         assert run(opinfo_case(op), "eager")[:2] == (Outcome.PASSED, "")
 
 
-def test_linalg_takes_zero_dim_inputs_and_returns_only_the_programs_own_outputs(tmp_path):
-    """Harness bugs the OpInfo cases found: the JIT made 0-d inputs 1-d, took the running statistics
-    batch norm writes into for its outputs, and read uint8 results as int8. (In a pytest process of
-    its own: torch_mlir is not imported into this one, test_packages needs it so.)"""
-    cases = [f"cases/opinfo.py::opinfo/{op}/default/float32/0[linalg-on-tensors]"
-             for op in ("__radd__", "nn.functional.batch_norm", "byte")]
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=linalg-on-tensors",
+@pytest.mark.parametrize("backend, ops", [
+    # The JIT made 0-d inputs 1-d, took the running statistics batch norm writes into for its
+    # outputs, and read uint8 results as int8.
+    ("linalg-on-tensors", ("__radd__", "nn.functional.batch_norm", "byte")),
+    # IREE imported training IR with its in-place ops, read uint8 as int8 and a float result as a buffer.
+    ("iree-llvm-cpu", ("masked_fill", "byte", "item")),
+    # torch.compile stopped at op_db's seeding wrapper around random ops.
+    ("inductor", ("bernoulli", "nn.functional.dropout")),
+])
+def test_backends_take_what_opinfo_samples_give_them(tmp_path, backend, ops):
+    """Harness bugs the OpInfo cases found, one backend each (in a pytest process of its own:
+    torch_mlir is not imported into this one, test_packages needs it so)."""
+    cases = [f"cases/opinfo.py::opinfo/{op}/default/float32/0[{backend}]" for op in ops]
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--backend={backend}",
                           f"--report-json={tmp_path / 'r.json'}", *cases], cwd=REPO, capture_output=True, text=True,
-                         timeout=300)
+                         timeout=600)
     assert run.returncode == 0, run.stdout[-3000:]
     results = json.loads((tmp_path / "r.json").read_text())["results"]
-    assert [(r["outcome"], r["expected"]) for r in results] == [("passed", "pass")] * 3
+    assert [(r["outcome"], r["expected"]) for r in results] == [("passed", "pass")] * len(ops)
 
 
 def test_integer_boolean_and_scalar_outputs_are_compared_exactly():

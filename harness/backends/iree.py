@@ -61,10 +61,20 @@ def to_numpy(value: torch.Tensor) -> np.ndarray:
     return t.numpy()
 
 
-def from_numpy(array: np.ndarray) -> np.ndarray | torch.Tensor:
-    if array.dtype == ml_dtypes.bfloat16:  # numpy has no bf16: hand it back as torch.bfloat16
+def from_numpy(array: Any) -> Any:
+    """A result as the comparison takes it: bfloat16 (which numpy has not) as a torch tensor."""
+    if isinstance(array, np.ndarray) and array.dtype == ml_dtypes.bfloat16:
         return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
     return array
+
+
+def _unsigned_outputs(exported) -> set[int]:
+    """Positions, among the program's own outputs, of its uint8 tensors."""
+    from torch.export.graph_signature import OutputKind
+
+    values = [getattr(node, "meta", {}).get("val") for node in exported.graph.output_node().args[0]]
+    own = [v for v, spec in zip(values, exported.graph_signature.output_specs) if spec.kind == OutputKind.USER_OUTPUT]
+    return {i for i, v in enumerate(own) if isinstance(v, torch.Tensor) and v.dtype == torch.uint8}
 
 
 class IreeBackend(Backend):
@@ -98,16 +108,21 @@ class IreeBackend(Backend):
             self._config = rt.Config(self.options.get("driver", "local-task"))
         context = rt.SystemContext(config=self._config)
         context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
-        return context.modules.module["main"], user_output_count(exported)
+        return context.modules.module["main"], user_output_count(exported), _unsigned_outputs(exported)
 
     def run(self, artifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
         phase(Phase.RUN)
-        function, count = artifact
+        function, count, unsigned = artifact
         results = function(*[to_numpy(t) for t in inputs])
-        if not isinstance(results, (tuple, list)):
+        if results is None:   # a function without results
+            results = ()
+        elif not isinstance(results, (tuple, list)):
             results = (results,)
-        results = own_outputs(results, count)
-        return [from_numpy(r.to_host().copy()) for r in results]  # copies outlive the device buffers
+        results = [r.to_host().copy() if hasattr(r, "to_host") else r   # copies outlive the device buffers;
+                   for r in own_outputs(results, count)]                   # a scalar result is a Python number
+        # IREE's integers are signless: uint8 comes back as int8.
+        return [from_numpy(r.view(np.uint8) if i in unsigned and isinstance(r, np.ndarray) else r)
+                for i, r in enumerate(results)]
 
     def versions(self) -> dict[str, str]:
         iree = {d: version_text(d, m) for d, m in (("iree-base-compiler", "iree.compiler"),
