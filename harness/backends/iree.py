@@ -58,6 +58,8 @@ def to_numpy(value: torch.Tensor) -> np.ndarray:
     t = value.detach().cpu().contiguous()
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    if t.dtype == torch.complex32:
+        raise TypeError("a complex32 input cannot be passed to the IREE runtime: numpy has no complex32")
     return t.numpy()
 
 
