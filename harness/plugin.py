@@ -50,7 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a worker's resident memory limit (default 8192, or the config's memory_limit_mb)")
     group.addoption("--recycle-after", type=int, metavar="N", help="replace each worker after N cases")
     group.addoption("--recycle-rss", type=float, metavar="MIB",
-                    help="replace a worker whose resident memory after a case exceeds MIB")
+                    help="replace a worker whose resident memory after a case exceeds MIB (default: half of "
+                         "--memory-limit)")
     group.addoption("--assume-version", action="append", default=[], metavar="NAME=VERSION",
                     help="the version `when:` conditions see for NAME, e.g. torch-mlir=20261001 for a source "
                          "build whose version cannot be read (repeatable)")
@@ -114,6 +115,7 @@ def _settings(config: pytest.Config) -> Settings:
         value = config.getoption(option)
         if value is not None and not is_positive_finite(value):
             raise pytest.UsageError(f"--{option.replace('_', '-')}={value:g}: must be a positive, finite number")
+    memory_limit = config.getoption("memory_limit") or DEFAULT_MEMORY_LIMIT_MB
     return Settings(
         rootdir=root, backends=list(dict.fromkeys(names)),
         cases_dirs=config.getini("e2e_cases_dirs") or [root / "cases"],
@@ -124,8 +126,10 @@ def _settings(config: pytest.Config) -> Settings:
         cases_files=[here / f for f in config.getoption("cases_file")],
         run_crash_set=config.getoption("run_crash_set"), case_timeout=timeout,
         artifacts_dir=_artifacts_dir(config, here), artifacts_all=config.getoption("artifacts") == "all",
-        memory_limit_mb=config.getoption("memory_limit") or DEFAULT_MEMORY_LIMIT_MB,
-        recycle_after=config.getoption("recycle_after"), recycle_rss_mb=config.getoption("recycle_rss"),
+        memory_limit_mb=memory_limit, recycle_after=config.getoption("recycle_after"),
+        # A worker that runs thousands of cases grows (JIT code, compiled kernels): replaced by
+        # default once it holds half the memory limit, before a case pays for the growth.
+        recycle_rss_mb=config.getoption("recycle_rss") or memory_limit / 2,
         assumed_versions=_assumed_versions(config.getoption("assume_version")),
         case_options=_case_options(config))
 
