@@ -7,8 +7,9 @@ opened `--runs` times in a fresh headless Chromium (/usr/bin/chromium), each tim
 `#q=FILTER`, which types FILTER into the case filter once the page is ready. The page itself
 records, on its <body>, `data-ready-ms` (from the start of navigation to the matrix laid out and
 its script done, the link's filter applied: parsing the HTML and the embedded JSON included) and
-`data-filter-ms` (that filter pass alone, with its layout). Prints the medians and every run, with the page's size, its rows and
-cells, and the wall time of the browser process (which adds Chromium's own start-up).
+`data-filter-ms` (that filter pass alone, with its layout). Prints the medians and every run,
+with the page's size, its rows and cells, and the wall time of the browser process (which adds
+Chromium's own start-up and the DOM dump).
 Target (issue 12): open and filter within 2 s at 700 op rows x 7 backends and at 18,762 rows x 1.
 """
 from __future__ import annotations
