@@ -159,7 +159,7 @@ def build_forward(case: Case) -> Built:
         built.unchecked["*"] = "a random op (its values after export differ from eager's)"
     _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])
     if "input" in module.input_names:
-        _apply_selections(built, sample, module.input_names.index("input"), p["op"], p["variant"])
+        _apply_selections(built, sample, module.input_names.index("input"), case)
     return built
 
 
@@ -242,11 +242,16 @@ def comparison_rules() -> list[dict]:
     return yaml.safe_load(RULES_FILE.read_text(encoding="utf-8")) or []
 
 
-def _apply_rules(built: Built, family: str, op: str, variant: str, dtype: str) -> None:
+def _rules_for(family: str, op: str, variant: str, dtype: str):
+    """The rules whose patterns match the case, in file order."""
     for rule in comparison_rules():
-        if not all(fnmatch.fnmatchcase(value, str(rule.get(key, "*")))
-                   for key, value in (("family", family), ("op", op), ("variant", variant), ("dtype", dtype))):
-            continue
+        if all(fnmatch.fnmatchcase(value, str(rule.get(key, "*")))
+               for key, value in (("family", family), ("op", op), ("variant", variant), ("dtype", dtype))):
+            yield rule
+
+
+def _apply_rules(built: Built, family: str, op: str, variant: str, dtype: str) -> None:
+    for rule in _rules_for(family, op, variant, dtype):
         built.unchecked.update(rule.get("unchecked", {}))
         if "tolerance" in rule:
             built.tolerance = (float(rule["tolerance"]["rtol"]), float(rule["tolerance"]["atol"]))
@@ -254,14 +259,12 @@ def _apply_rules(built: Built, family: str, op: str, variant: str, dtype: str) -
                                         f"(harness/families/opinfo_rules.yaml: {rule['reason']})")
 
 
-def _apply_selections(built: Built, sample, position: int, op: str, variant: str) -> None:
+def _apply_selections(built: Built, sample, position: int, case: Case) -> None:
     """The rules' index outputs of this sample, with the dim each one indexes along."""
     outputs = set(built.program.output_names)
-    for rule in comparison_rules():
-        if "selects" not in rule or not (fnmatch.fnmatchcase(op, rule["op"])
-                                         and fnmatch.fnmatchcase(variant, rule.get("variant", "*"))):
-            continue
-        for name, where in rule["selects"].items():
+    p = case.params
+    for rule in _rules_for(case.family, p["op"], p["variant"], p["dtype"]):
+        for name, where in rule.get("selects", {}).items():
             if len(sample.args) > where["arg"]:
                 dim = sample.args[where["arg"]]
             elif where["kwarg"] in sample.kwargs or "default" in where:
