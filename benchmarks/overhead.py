@@ -33,6 +33,7 @@ import yaml
 from pathlib import Path
 from harness.backend import create_backend
 from harness.inputs.configs import load_configs
+from harness.families import FAMILIES
 from harness.worker.execute import execute
 from harness.inputs.registry import case_modules, load_case_module
 root = Path(sys.argv[1]); config = load_configs([root / "configs"])[sys.argv[2]]
@@ -44,7 +45,8 @@ cases = [c for c in cases if not any(fnmatch.fnmatchcase(c.id, pattern) for patt
 failed = 0
 for case in cases:
     try:
-        outcome, _ = execute(case.to_json(), config.to_json(), backend, lambda phase: None)
+        family = FAMILIES[case.family].worker_request(case.params)
+        outcome, _ = execute(case.to_json(), family, config.to_json(), backend, lambda phase: None)
         failed += outcome.value != "passed"
     except Exception:
         failed += 1

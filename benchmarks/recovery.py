@@ -20,11 +20,13 @@ import time
 from pathlib import Path
 
 from harness.controller.pool import WorkerPool
+from harness.families import FAMILIES
 from harness.families.conv_params import conv_forward_case
 from harness.protocol import RunRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = conv_forward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]).to_json()
+FAMILY = FAMILIES["conv_forward"].worker_request(CASE["params"])
 EAGER = {"name": "eager", "class": "harness.backends.eager:EagerBackend", "options": {}, "tolerances": {}}
 
 
@@ -35,7 +37,7 @@ def faulty(fault: str, preload: list[str]) -> dict:
 
 def timed(pool: WorkerPool, backend: dict, timeout: float) -> tuple[float, str]:
     started = time.monotonic()
-    result = pool.run(RunRequest(case=CASE, backend=backend), timeout)
+    result = pool.run(RunRequest(case=CASE, backend=backend, family=FAMILY), timeout)
     return time.monotonic() - started, result.outcome.value
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -64,8 +65,18 @@ def export_program(program: Program):
     """torch.export of the program with its dynamic shapes: the common first step of most backends."""
     import torch  # here, not at the top: this interface module must stay importable without torch
 
-    return torch.export.export(program.graph_module(), tuple(program.example_inputs),
-                               dynamic_shapes=program.dynamic_shapes)
+    module = program.graph_module()
+    return torch.export.export(module, tuple(program.example_inputs),
+                               dynamic_shapes=signature_shapes(module.forward, program.dynamic_shapes))
+
+
+def signature_shapes(forward: Callable, dynamic_shapes: Any) -> Any:
+    """Per-input dynamic shapes as torch.export matches them to forward's parameters: a
+    `forward(*inputs)` has one parameter, the tuple of every input."""
+    if dynamic_shapes is None:
+        return None
+    kinds = [p.kind for p in inspect.signature(forward).parameters.values()]
+    return (tuple(dynamic_shapes),) if kinds == [inspect.Parameter.VAR_POSITIONAL] else dynamic_shapes
 
 
 def user_output_count(exported) -> int:

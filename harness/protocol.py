@@ -33,6 +33,7 @@ class BundleRequest:
 class RunRequest:
     case: dict[str, Any]                 # harness.spec.Case.to_json()
     backend: dict[str, Any]              # harness.inputs.configs.BackendConfig.to_json()
+    family: dict[str, Any] = dataclasses.field(default_factory=dict)   # Family.worker_request(params)
     bundle: BundleRequest | None = None
 
 

@@ -29,11 +29,12 @@ def error(path) -> str:
 
 def test_repo_case_modules_load_with_unique_ids():
     modules = case_modules([REPO / "cases"])
-    assert [p.name for p in modules] == ["conv_backward.py", "conv_forward.py", "opinfo.py"]
+    assert [p.name for p in modules] == ["conv_backward.py", "conv_forward.py", "module.py", "opinfo.py"]
     cases = [c for m in modules for c in load_case_module(m)]
     check_unique(cases)
     assert len(cases) > 700
-    assert all(c.id.startswith(("conv_backward/", "conv_forward/", "opinfo/", "opinfo_grad/")) for c in cases)
+    assert all(c.id.startswith(("conv_backward/", "conv_forward/", "module/", "opinfo/", "opinfo_grad/"))
+               for c in cases)
 
 
 def test_case_modules_skip_underscore_files(tmp_path):
@@ -239,14 +240,22 @@ def test_cases_file_selected_with_k(e2e_project):
     assert "1/4 tests collected" in result.stdout
 
 
-def test_cases_file_family_without_a_case_module(e2e_project):
+def test_cases_file_family_without_a_case_module_joins_the_first_module(e2e_project):
     e2e_project.write("cases/tiny.py", "from harness.families.conv_params import conv_backward_case\n"
                       "CASES = [conv_backward_case('only', input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3])]\n")
     e2e_project.write("fwd.yaml", "- {family: conv_forward, input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]}\n")
+    result = e2e_project.run("--cases-file=fwd.yaml", "--collect-only", "-q", report=None)
+    assert result.ret == 0, result.output
+    assert "cases/tiny.py::conv_forward/cases_file/fwd_0[eager]" in result.stdout
+
+
+def test_cases_file_without_any_case_module(e2e_project):
+    (e2e_project.path / "cases" / "tiny.py").unlink()
+    e2e_project.write("fwd.yaml", "- {family: conv_forward, input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]}\n")
     result = e2e_project.run("--cases-file=fwd.yaml", report=None)
     assert result.ret == 4
-    assert result.error_lines() == ["ERROR: conv_forward/cases_file/fwd_0: no case module declares family "
-                                    "'conv_forward'; add one to the cases directory"]
+    assert result.error_lines() == ["ERROR: conv_forward/cases_file/fwd_0: there is no case module to collect it "
+                                    "with; add one to the cases directory (e2e_cases_dirs)"]
 
 
 def test_duplicate_names_across_cases_files(e2e_project):

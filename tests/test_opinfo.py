@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from harness.backend import create_backend
-from harness.families import opinfo_params
+from harness.families import FAMILIES, opinfo_params
 from harness.families.opinfo_params import case_id, exclusions, load_manifests, samples
 from harness.outcomes import Outcome
 from harness.spec import Case, CaseOptions
@@ -42,7 +42,8 @@ def run(case: Case, backend: str) -> tuple[Outcome, str, dict]:
 
     config = load_configs([REPO / "configs"])[backend].to_json()
     instance = create_backend(backend, config["class"], config.get("options", {}))
-    outcome, message = execute(case.to_json(), config, instance, lambda phase: None)
+    family = FAMILIES[case.family].worker_request(case.params)
+    outcome, message = execute(case.to_json(), family, config, instance, lambda phase: None)
     return outcome, message, instance.notes
 
 

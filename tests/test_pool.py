@@ -8,6 +8,7 @@ import pytest
 from e2e_support import REPO
 
 from harness.controller.pool import WorkerPool
+from harness.families import FAMILIES
 from harness.families.conv_params import conv_forward_case
 from harness.protocol import RunRequest
 
@@ -18,7 +19,7 @@ HANG = {"name": "hang", "class": "fake_backends:FaultyBackend", "tolerances": {}
 
 
 def request(backend: dict) -> RunRequest:
-    return RunRequest(case=CASE, backend=backend)
+    return RunRequest(case=CASE, backend=backend, family=FAMILIES["conv_forward"].worker_request(CASE["params"]))
 
 
 class Interrupted(Exception):

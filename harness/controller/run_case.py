@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.controller.pool import WorkerPool
+from harness.families import FAMILIES
 from harness.inputs.configs import BackendConfig
 from harness.inputs.expectations import Entry
 from harness.protocol import BundleRequest, CaseResult, RunRequest
@@ -30,6 +31,7 @@ def run_case(pool: WorkerPool, case: Case, config: BackendConfig, *, entry: Entr
     """Run the case in a worker; a crash, hang or memory overrun comes back as a CaseResult too.
     The config's memory_limit_mb wins over `memory_limit_mb` (--memory-limit)."""
     request = RunRequest(case=case.to_json(), backend=config.to_json(),
+                         family=FAMILIES[case.family].worker_request(case.params),
                          bundle=BundleRequest(str(bundle), rerun) if bundle is not None else None)
     return pool.run(request, case_timeout(case, config, entry, fallback_timeout),
                     config.memory_limit_mb or memory_limit_mb)

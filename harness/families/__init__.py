@@ -5,7 +5,7 @@ Everything imported here is pure Python (the pytest process never imports torch)
 """
 from __future__ import annotations
 
-from harness.families import conv_params, opinfo_params
+from harness.families import conv_params, module_params, opinfo_params
 from harness.families.interface import Family
 
 FAMILIES: dict[str, Family] = {}
@@ -48,4 +48,11 @@ register(Family(
     reduction_sizes=opinfo_params.no_reductions,
     derive_tags=opinfo_params.derive_grad_tags,
     markers=("opinfo", "grad", "random", "inplace"),
+))
+register(Family(
+    name="module",
+    validate=module_params.validate,
+    builder="harness.families.module_torch:build",
+    reduction_sizes=module_params.no_reductions,
+    derive_tags=module_params.derive_tags,
 ))

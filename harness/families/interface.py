@@ -43,9 +43,15 @@ class Family:
     derive_tags: Callable[[Mapping[str, Any]], list]           # structural tags of normalised params
     markers: tuple[str, ...] = ()                              # tags that are pytest markers too (-m opinfo)
 
-    def load_builder(self) -> Callable[[Any], "Built"]:
-        """Import and return the builder (imports torch: call it in a worker only)."""
-        return load_object(self.builder)
+    def worker_request(self, params: Mapping[str, Any]) -> dict:
+        """What a worker needs of this family for one case (it never imports the registry, so a
+        family from another package needs no registration there): the builder and the reductions."""
+        return {"builder": self.builder, "reduction_sizes": self.reduction_sizes(params)}
+
+
+def load_builder(request: Mapping[str, Any]) -> Callable[[Any], "Built"]:
+    """The builder a worker request names (imports torch: call it in a worker only)."""
+    return load_object(request["builder"])
 
 
 @dataclasses.dataclass
@@ -59,6 +65,9 @@ class Built:
     # output is a floating tensor of the case's dtype.
     reference: list[tuple] | None = None
     float64_golden: bool = True   # False: floating outputs are compared with `reference` too
+    # Float64 values the family computed itself, per input set (a float64 copy of a module with
+    # weights, which upcasting the inputs alone cannot give); they replace `float64_golden`.
+    goldens: list[tuple] | None = None
     # Outputs whose values cannot be compared (a random op's, uninitialised memory, eigenvectors
     # unique up to sign), by name ("*": all) with the reason: shapes and dtypes only, and the
     # result's notes say so.

@@ -24,6 +24,7 @@ from torch.utils import _pytree as pytree
 from harness.backend import Program
 from harness.families.interface import Built
 from harness.families.opinfo_manifest import cpu_dtypes, fingerprint, is_random, leaves_of, op_table, samples
+from harness.families.torch_outputs import output_names
 from harness.spec import Case
 
 # ------------------------------------------------------------------------------------- builders
@@ -152,7 +153,7 @@ def build_forward(case: Case) -> Built:
     with torch.no_grad():  # on copies: a sample may ask the op to write into its input
         input, args, kwargs = pytree.tree_unflatten([_copy(leaf) for leaf in leaves], spec)
         output = op.op(input, *args, **kwargs)
-    program = Program(case.id, module, inputs, None, _output_names(output))
+    program = Program(case.id, module, inputs, None, output_names(output))
     float64 = "float64" in cpu_dtypes(op) and p["dtype"] != "float64"
     built = Built(program, [inputs], reference=[tuple(pytree.tree_leaves(output))], float64_golden=float64)
     if is_random(op, sample):
@@ -289,15 +290,3 @@ def leaf_names(spec) -> list[str]:
 
 def _copy(leaf: Any) -> Any:
     return leaf.clone() if isinstance(leaf, torch.Tensor) else leaf
-
-
-def _output_names(output: Any) -> list[str]:
-    """Names of the output leaves: a named tuple's fields (values, indices), else positions."""
-    fields = getattr(output, "_fields", None) or getattr(type(output), "__match_args__", None)  # structseq
-    if fields and len(pytree.tree_leaves(output)) == len(fields):
-        return list(fields)
-    paths = [pytree.keystr(path) for path, _ in pytree.tree_flatten_with_path(output)[0]]
-    if paths == [""]:
-        return ["output"]
-    names = [path.strip("[].").replace("][", ".").replace("'", "") for path in paths]
-    return [name if name and not name[0].isdigit() else f"output{name}" for name in names]

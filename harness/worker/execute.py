@@ -7,30 +7,34 @@ import numpy as np
 import torch
 
 from harness.backend import Program
-from harness.families import FAMILIES
+from harness.families.interface import load_builder
 from harness.outcomes import Outcome, Phase
 from harness.spec import Case
 from harness.worker.compare import DEFAULT_TOLERANCES, Output, compare
 from harness.worker.repro import versions_of, write_repro
 
 
-def execute(case_json: dict, backend_spec: dict, backend: Any,
+def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any,
             phase: Callable[[Phase], None], rerun: str = "") -> tuple[Outcome, str]:
     """Return (outcome, message); exceptions propagate and are attributed to the current phase.
-    With a bundle on the backend, the case's inputs and repro.py are written before compiling."""
+    `family` is the case family's Family.worker_request. With a bundle on the backend, the case's
+    inputs and repro.py are written before compiling."""
     case = Case.from_json(case_json)
-    family = FAMILIES[case.family]
-    built = family.load_builder()(case)
+    built = load_builder(family)(case)
     dtype = case.params["dtype"]
     tolerance = max(_tolerance(backend_spec, dtype), built.tolerance or (0.0, 0.0))  # an op's own is looser
-    reductions = family.reduction_sizes(case.params)
+    reductions = family["reduction_sizes"]
     if backend.bundle is not None:
         write_repro(backend.bundle, case_json, built.program, built.input_sets, backend, tolerance,
                     reductions, rerun, versions_of(backend))
     names = built.program.output_names
     references = [as_outputs(names, r) for r in built.reference] if built.reference else None
-    goldens = ([golden(built.program, inputs) for inputs in built.input_sets] if built.float64_golden
-               else references)
+    if built.goldens is not None:
+        goldens = [as_outputs(names, g) for g in built.goldens]
+    elif built.float64_golden:
+        goldens = [golden(built.program, inputs) for inputs in built.input_sets]
+    else:
+        goldens = references
     backend.notes.update(built.notes)
     if built.unchecked:
         backend.notes["values_not_compared"] = "; ".join(f"{name}: {why}" for name, why in built.unchecked.items())

@@ -23,6 +23,7 @@ from harness.worker.bundle import Bundle
 SCRIPT = Path(__file__).with_name("repro_script.py")
 NUMPY_WIDER = {torch.bfloat16: lambda t: t.float(), torch.complex32: lambda t: t.to(torch.complex64)}
 NO_STANDALONE = STANDALONE_SCRIPTS / "none.py"
+DYNAMIC_HINT = "Dim.DYNAMIC"   # a dim given as torch.export.Dim.DYNAMIC (no name): repro_script.py reads it back
 
 
 def write_repro(bundle: Bundle, case: dict, program: Program, input_sets: list[tuple], backend: Any,
@@ -54,7 +55,8 @@ def dynamic_shapes_names(dynamic_shapes: Any) -> list | None:
     """A tuple of {dim: torch.export.Dim} or None per input, as JSON: {dim: the Dim's name}."""
     if dynamic_shapes is None:
         return None
-    return [None if spec is None else {str(k): d.__name__ for k, d in spec.items()} for spec in dynamic_shapes]
+    return [None if spec is None else {str(k): getattr(d, "__name__", DYNAMIC_HINT) for k, d in spec.items()}
+            for spec in dynamic_shapes]
 
 
 def versions_of(backend: Any) -> dict[str, str]:

@@ -8,6 +8,7 @@ numpy and the backend's own package, never the harness. It prints, for each inpu
 the largest error against float64 eager PyTorch and how many elements are beyond the harness's
 tolerance; a compile or run failure raises the compiler's own error.
 """
+import copy
 import json
 import pathlib
 import sys
@@ -37,6 +38,7 @@ def dynamic_shapes():
     if specs is None:
         return None
     dims = {name: torch.export.Dim(name) for spec in specs if spec for name in spec.values()}
+    dims["Dim.DYNAMIC"] = torch.export.Dim.DYNAMIC   # unnamed: export infers which dims are equal
     return tuple(None if spec is None else {int(k): dims[name] for k, name in spec.items()} for spec in specs)
 
 
@@ -62,11 +64,12 @@ def main():
     print(f"{CONSTANTS['case']} on {CONSTANTS['backend']} ({CONSTANTS['versions']})")
     input_sets = [load_inputs(index) for index in range(CONSTANTS["input_sets"])]
     model = Model()
+    wide = copy.deepcopy(model).to(torch.float64)   # the golden: float64 weights too, before compiling
     results = backend_repro.compile_and_run(model, input_sets[0], dynamic_shapes(), input_sets,
                                             CONSTANTS["backend_constants"])
     for index, (inputs, got) in enumerate(zip(input_sets, results)):
         with torch.no_grad():
-            want = model(*(t.double() if t.is_floating_point() else t for t in inputs))
+            want = wide(*(t.double() if t.is_floating_point() else t for t in inputs))
         for name, g, w in zip(CONSTANTS["output_names"], got, want):
             report(index, name, g, w)
 

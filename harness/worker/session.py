@@ -51,7 +51,7 @@ class Session:
             backend = self.backend(request.backend)
             backend.notes = {}
             backend.bundle = Bundle(Path(bundle.path)) if bundle else None
-            outcome, message = self.execute(request.case, request.backend, backend, clock.enter,
+            outcome, message = self.execute(request.case, request.family, request.backend, backend, clock.enter,
                                             bundle.rerun if bundle else "")
         except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
             outcome, message = outcome_for_exception(clock.phase), describe(e)

@@ -5,6 +5,7 @@ through a consume callback).
 constants: func_name, pipelines (Torch backend, to Linalg..., LLVM), opt_level.
 """
 import ctypes
+import inspect
 import re
 
 import numpy as np
@@ -20,6 +21,9 @@ CARRIERS = {"mrf32": np.float32, "mrf64": np.float64, "mrf16": np.float16, "mri6
 
 def compile_and_run(model, example_inputs, dynamic_shapes, input_sets, constants):
     func_name = constants["func_name"]
+    kinds = [p.kind for p in inspect.signature(model.forward).parameters.values()]
+    if dynamic_shapes is not None and kinds == [inspect.Parameter.VAR_POSITIONAL]:
+        dynamic_shapes = (tuple(dynamic_shapes),)   # forward(*inputs): torch.export sees one tuple parameter
     exported = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes)
     module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name)
     for index, pipeline in enumerate(constants["pipelines"], 1):

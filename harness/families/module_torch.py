@@ -1,0 +1,144 @@
+"""The module family's torch half (worker only): build the named nn.Module and draw its inputs.
+
+The module's floating parameters and buffers are cast to the case's dtype (its first floating
+input's), so that `dtype: float16` on the inputs tests the model in float16.
+
+Order, so that a case reproduces anywhere: torch is seeded with the case's seed, the module is
+built, then a generator seeded the same way draws every input set in turn. The golden is a float64
+copy of the module run on the inputs upcast; a module that cannot run in float64 (an op without a
+float64 kernel, a dtype fixed inside forward) falls back to eager at the case's dtype, and the
+result's notes say so.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+
+import torch
+
+from harness.backend import Program, load_object
+from harness.families.interface import Built
+from harness.families.torch_outputs import output_leaves, output_names
+from harness.spec import Case
+
+SPECIAL_VALUES = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+
+
+class ModuleCase(torch.nn.Module):
+    """forward(*inputs) -> the flat output leaves of the user's module."""
+
+    def __init__(self, params: dict):
+        super().__init__()
+        self.params = params
+        torch.manual_seed(params["seed"])
+        factory = load_object(params["module"])
+        self.inner = factory(**params["init"])
+        if not isinstance(self.inner, torch.nn.Module):
+            raise TypeError(f"{params['module']}(**init) returned {type(self.inner).__name__} {self.inner!r:.80}, "
+                            "not an nn.Module")
+        self.inner.to(getattr(torch, params["dtype"])).train(params["train"])
+        self.input_names = _argument_names(self.inner, len(params["inputs"]))
+
+    def forward(self, *inputs):
+        return output_leaves(self.inner(*inputs))
+
+    def repro_source(self) -> str:
+        p = self.params
+        return REPRO_MODEL.format(where=repr((p["module"], p["init"], p["seed"], p["train"])), dtype=p["dtype"])
+
+
+REPRO_MODEL = '''\
+import importlib
+
+from torch.utils import _pytree as pytree
+
+# The module must be importable: run repro.py from the project's root, or put it on PYTHONPATH.
+MODULE, INIT, SEED, TRAIN = {where}
+DTYPE = torch.{dtype}   # the module's floating parameters and buffers are cast to the case's dtype
+
+
+class Model(torch.nn.Module):
+    """forward(*inputs) -> the output leaves of MODULE(**INIT), built as the harness builds it."""
+
+    def __init__(self):
+        super().__init__()
+        path, _, attr = MODULE.partition(":")
+        torch.manual_seed(SEED)
+        self.inner = getattr(importlib.import_module(path), attr)(**INIT)
+        self.inner.to(DTYPE).train(TRAIN)
+
+    def forward(self, *inputs):
+        return tuple(pytree.tree_leaves(self.inner(*inputs)))
+'''
+
+
+def build(case: Case) -> Built:
+    p = case.params
+    module = ModuleCase(dict(p))
+    generator = torch.Generator().manual_seed(p["seed"])
+    shapes = [[spec["shape"] for spec in p["inputs"]]] + p["input_sets"]
+    input_sets = [tuple(draw(spec, shape, generator) for spec, shape in zip(p["inputs"], set_shapes))
+                  for set_shapes in shapes]
+    with torch.no_grad():
+        nested = [module.inner(*_copies(inputs)) for inputs in input_sets]
+    outputs = [output_leaves(output) for output in nested]
+    dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"])
+    program = Program(case.id, module, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
+    built = Built(program, input_sets, reference=outputs, float64_golden=False)
+    if p["tolerance"]:
+        built.tolerance = (p["tolerance"]["rtol"], p["tolerance"]["atol"])
+    if p["dtype"] != "float64":
+        try:
+            built.goldens = float64_goldens(module, input_sets)
+        except Exception as e:  # noqa: BLE001 - any failure: the module cannot run in float64
+            built.notes["golden"] = (f"eager at {p['dtype']}: the module does not run in float64 "
+                                     f"({type(e).__name__}: {e})")
+    return built
+
+
+def float64_goldens(module: torch.nn.Module, input_sets: list[tuple]) -> list[tuple]:
+    """A float64 copy of the module on the inputs upcast, per input set."""
+    wide = copy.deepcopy(module).to(torch.float64)
+    with torch.no_grad():
+        goldens = [wide(*(t.to(torch.float64) if t.is_floating_point() else t.clone() for t in inputs))
+                   for inputs in input_sets]
+    narrow = [str(o.dtype) for o in goldens[0] if isinstance(o, torch.Tensor) and o.is_floating_point()
+              and o.dtype != torch.float64]
+    if narrow:   # forward fixes a dtype itself: these values are no float64 golden
+        raise TypeError(f"its outputs came out as {', '.join(narrow)}")
+    return goldens
+
+
+def draw(spec: dict, shape: list[int], generator: torch.Generator) -> torch.Tensor:
+    """One input as its description says, drawn in float64 (the same values at every float dtype)."""
+    dtype = getattr(torch, spec["dtype"])
+    values = spec["values"]
+    if values == "integers":
+        return torch.randint(spec["low"], spec["high"], shape, generator=generator, dtype=dtype)
+    if values == "bool":
+        return torch.rand(shape, generator=generator, dtype=torch.float64) < spec["p"]
+    if values == "normal":
+        tensor = torch.randn(shape, generator=generator, dtype=torch.float64) * spec["std"] + spec["mean"]
+    else:
+        span = spec["high"] - spec["low"]
+        tensor = torch.rand(shape, generator=generator, dtype=torch.float64) * span + spec["low"]
+    for name, value in SPECIAL_VALUES.items():
+        where = spec.get(name)
+        if isinstance(where, float):
+            tensor[torch.rand(shape, generator=generator) < where] = value
+        elif where:
+            for index in where:   # validated against every input set's shape
+                tensor[tuple(index)] = value
+    return tensor.to(dtype)
+
+
+def _copies(inputs: tuple) -> tuple:
+    return tuple(t.clone() for t in inputs)   # a module may write into its inputs
+
+
+def _argument_names(module: torch.nn.Module, count: int) -> list[str]:
+    """forward()'s parameter names, for the bundle's input files; input0... where it takes *args."""
+    parameters = [p for p in inspect.signature(module.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in parameters[:count]]
+    return names + [f"input{i}" for i in range(len(names), count)]
