@@ -21,6 +21,7 @@ from harness.controller.runner import Runner, Settings
 from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
+from harness.families.plugins import load_plugin_families
 from harness.files import write_text_atomically
 from harness.inputs.yamlio import shown
 from harness.outcomes import Expected, Verdict
@@ -42,7 +43,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--xfail-dir", metavar="DIR", help="expected-failure files (default: ini e2e_xfail_dir)")
     group.addoption("--crash-sets-dir", metavar="DIR", help="crash-set files (default: ini e2e_crash_sets_dir)")
     group.addoption("--cases-file", action="append", default=[], metavar="FILE",
-                    help="YAML or JSON list of convolution parameter sets to add as cases (repeatable)")
+                    help="YAML or JSON list of parameter sets (any family's, e.g. family: module) to add as cases "
+                         "(repeatable)")
     group.addoption("--run-crash-set", action="store_true", help="attempt crash-set cases instead of not running them")
     group.addoption("--case-timeout", type=float, metavar="SECONDS",
                     help="per-case timeout when neither expectation, case nor backend config sets one")
@@ -75,19 +77,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("e2e_opinfo_samples", "OpInfo samples per op and dtype (first, all, N)", default="first")
     parser.addini("e2e_opinfo_dtypes", "dtypes of the OpInfo cases", type="args", default=["float32"])
     parser.addini("e2e_cases_dirs", "directories of case modules", type="paths", default=[])
+    parser.addini("e2e_families", "case families of this project, one per line: package.module:NAME or "
+                  "path/to/file.py:NAME (a Family or a list of them)", type="linelist", default=[])
     parser.addini("e2e_configs_dirs", "directories of backend configs", type="paths", default=[])
     parser.addini("e2e_xfail_dir", "directory of xfail/<backend>.yaml files", default="xfail")
     parser.addini("e2e_crash_sets_dir", "directory of crash_sets/<backend>.yaml files", default="crash_sets")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "e2e: an end-to-end case run through a backend")
-    for marker in sorted({m for family in FAMILIES.values() for m in family.markers}):
-        config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
     try:
+        load_plugin_families(config.getini("e2e_families"), Path(config.rootpath))   # before the case modules
         runner = Runner(_settings(config))
     except HarnessInputError as e:
         raise pytest.UsageError(str(e)) from None
+    config.addinivalue_line("markers", "e2e: an end-to-end case run through a backend")
+    for marker in sorted({m for family in FAMILIES.values() for m in family.markers}):
+        config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
     config.stash[RUNNER] = runner
     config.stash[DURATIONS] = _durations(config)   # before this run's report replaces the last one
     config.pluginmanager.register(ResultReporter(config), "e2e-reporter")

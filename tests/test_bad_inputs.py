@@ -29,6 +29,12 @@ from e2e_support import Project, python_path_env
 
 BACKWARD = "{input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]"  # a good cases-file entry, unclosed
 ARGPARSE = "argparse"
+INI = "[pytest]\ntestpaths = cases\ne2e_backends = eager\n"   # the project's pytest.ini, to add a key to
+TAKEN_FAMILY = """\
+from harness.families import opinfo_params
+from harness.families.interface import Family
+FAMILY = Family("opinfo", opinfo_params.validate, "x:y", opinfo_params.no_reductions, opinfo_params.derive_tags)
+"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,7 +185,34 @@ BAD = [
         "pick groups that divides C_in."),
     Bad("cases-file-unknown-family", "an unknown family",
         {"extra.yaml": f"- {BACKWARD}, family: conv_sideways}}\n"}, ("--cases-file=extra.yaml",),
-        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, opinfo, opinfo_grad"),
+        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, module, opinfo, "
+        "opinfo_grad"),
+    Bad("cases-file-module-path", "a module case whose `module` is not `package.module:attr`",
+        {"extra.yaml": "- {family: module, module: models.Net, inputs: [{shape: [2]}]}\n"},
+        ("--cases-file=extra.yaml",),
+        "extra.yaml:1: module must be 'package.module:attr' (an nn.Module class or a function that returns one), "
+        "not 'models.Net'"),
+    Bad("cases-file-module-input-dtype", "a module case input of an unknown dtype",
+        {"extra.yaml": "- {family: module, module: 'models:Net', inputs: [{shape: [2], dtype: float8}]}\n"},
+        ("--cases-file=extra.yaml",),
+        "extra.yaml:1: inputs[0]: dtype 'float8' is not one of float32, float64, float16, bfloat16, int64, int32, "
+        "int16, int8, uint8, bool"),
+    Bad("families-missing-module", "an `e2e_families` entry whose module does not exist",
+        {"pytest.ini": f"{INI}e2e_families = nothere.families:FAMILIES\n"}, (),
+        "e2e_families entry 'nothere.families:FAMILIES': loading it failed (ModuleNotFoundError: No module named "
+        "'nothere'); fix the entry or the module"),
+    Bad("families-no-colon", "an `e2e_families` entry that names no object",
+        {"pytest.ini": f"{INI}e2e_families = families/mine.py\n"}, (),
+        "e2e_families entry 'families/mine.py': not an object path; write it as package.module:NAME or "
+        "path/to/file.py:NAME"),
+    Bad("families-not-a-family", "an `e2e_families` entry naming something that is not a Family",
+        {"pytest.ini": f"{INI}e2e_families = mine.py:FAMILIES\n", "mine.py": "FAMILIES = 3\n"}, (),
+        "e2e_families entry 'mine.py:FAMILIES': it is int 3, not a harness.families.interface.Family or a "
+        "non-empty list of them; fix the entry or the module"),
+    Bad("families-name-taken", "an `e2e_families` family named like a built-in one",
+        {"pytest.ini": f"{INI}e2e_families = mine.py:FAMILY\n", "mine.py": TAKEN_FAMILY}, (),
+        "e2e_families entry 'mine.py:FAMILY': family 'opinfo' is already registered (built in, or by another "
+        "package); rename the family"),
     Bad("cases-file-opinfo-unknown-op", "an OpInfo op the installed torch does not have",
         {"extra.yaml": "- {family: opinfo, op: absx, sample_index: 0}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: torch 2.13.0+cpu has no OpInfo 'absx'; did you mean abs?"),

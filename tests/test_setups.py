@@ -4,7 +4,6 @@ py-spy, torch-mlir from a source build (importable, no distribution metadata), a
 pip-installed into a fresh venv used from another project's directory."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -15,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 from e2e_support import PASS, PATTERN, REPO, build_fake_compiler, run_pytest_with
-from venvs import linked_venv, unactivated_env
+from venvs import harness_wheel, linked_venv, unactivated_env, venv_with_harness
 
 HANG, CRASH = "conv_backward/2d/tiny", "conv_forward/2d/tiny"
 
@@ -122,15 +121,7 @@ CASES = [
 
 
 def test_the_installed_wheel_runs_another_projects_cases_with_its_own_config(tmp_path):
-    wheels, source = tmp_path / "wheels", tmp_path / "source"  # a copy: the build leaves build/ behind
-    shutil.copytree(REPO, source, symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", "build", "*.egg-info", "node_modules", "reports", ".hypothesis*", "__pycache__"))
-    offline = ["--no-build-isolation"] if importlib.util.find_spec("setuptools") else []  # else pip fetches it
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-q", "-w", str(wheels), str(source)],
-                   check=True, capture_output=True)
-    wheel = next(wheels.glob("torch_backend_e2e-*.whl"))
-    python = linked_venv(tmp_path / "venv", hide=lambda name: name == "harness" or "torch_backend_e2e" in name)
-    subprocess.run([python, "-m", "pip", "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True)
+    python = venv_with_harness(tmp_path / "venv", harness_wheel(tmp_path, REPO))
     project = tmp_path / "project"
     for relpath, text in {
         "cases/mine.py": MINE,

@@ -4,7 +4,9 @@ hides (a distribution's metadata, a package, a tool). Run unactivated, as CI scr
 its python by full path, PATH reduced to the system's."""
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -48,3 +50,31 @@ def _link_entries(sources: list[Path], target: Path, hide: Callable[[str], bool]
             link = target / entry.name
             if entry.name != "__pycache__" and not hide(entry.name) and not os.path.lexists(link):
                 link.symlink_to(entry)
+
+
+def harness_wheel(tmp: Path, repo: Path) -> Path:
+    """A wheel of the harness, built without a download from a copy of the repository (a build
+    leaves build/ behind)."""
+    wheels, source = tmp / "wheels", tmp / "source"
+    shutil.copytree(repo, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", "build", "*.egg-info", "node_modules", "reports", ".hypothesis*", "__pycache__", "examples"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *OFFLINE_BUILD, "-q", "-w", str(wheels),
+                    str(source)], check=True, capture_output=True)
+    return next(wheels.glob("torch_backend_e2e-*.whl"))
+
+
+def venv_with_harness(dest: Path, wheel: Path) -> Path:
+    """A linked venv without this checkout's harness, the wheel pip-installed into it; its python."""
+    python = linked_venv(dest, hide=lambda name: name == "harness" or "torch_backend_e2e" in name
+                         or "e2e_example" in name)
+    pip_install(python, wheel)
+    return python
+
+
+def pip_install(python: Path, *what: Path) -> None:
+    """pip install, no dependencies, no download (setuptools from this environment builds a source tree)."""
+    subprocess.run([python, "-m", "pip", "install", "--no-deps", *OFFLINE_BUILD, "-q", *map(str, what)],
+                   check=True, capture_output=True)
+
+
+OFFLINE_BUILD = ["--no-build-isolation"] if importlib.util.find_spec("setuptools") else []  # else pip fetches it

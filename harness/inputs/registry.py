@@ -92,7 +92,7 @@ def case_from_entry(path: Path, index: int, entry: Any) -> Case:
     entry = dict(entry)
     family = entry.pop("family", "conv_backward")
     if family not in FAMILIES:
-        raise HarnessInputError(at, f"unknown family {family!r}", f"use one of {', '.join(FAMILIES)}")
+        raise HarnessInputError(at, f"unknown family {family!r}", f"use one of {', '.join(sorted(FAMILIES))}")
     name = str(entry.pop("name", f"{_slug(path.stem)}_{index}"))
     extra_tags = entry.pop("tags", [])
     if not isinstance(extra_tags, list) or not all(isinstance(t, str) for t in extra_tags):

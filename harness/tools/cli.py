@@ -6,6 +6,7 @@
     python -m harness durations REPORT.json ... -o .test_durations
     python -m harness report REPORT.json [--md PATH] [--html PATH]
     python -m harness check [--cases-dir DIR] [--configs-dir DIR] [--xfail-dir DIR] [--crash-sets-dir DIR]
+                            [--family package.module:NAME]
     python -m harness opinfo-stats [--dtypes float32,float64]
 
 Each subcommand is a function taking the parsed arguments and returning the exit status (None: 0);
@@ -22,6 +23,7 @@ from pathlib import Path
 from harness.controller.runner import expectation_conditions
 from harness.controller.schedule import write_durations
 from harness.errors import HarnessInputError
+from harness.families.plugins import load_plugin_families
 from harness.files import write_text_atomically
 from harness.inputs.configs import load_configs
 from harness.inputs.expectations import load_expectations
@@ -115,6 +117,7 @@ def report(args: argparse.Namespace) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """Validate every backend's expectation files against the case registry, running nothing."""
+    load_plugin_families(args.family, Path.cwd())
     configs = load_configs(args.configs_dir or [Path("configs")])
     modules = case_modules(args.cases_dir or [Path("cases")])
     check_unique([c for path in modules for c in load_case_module(path)])
@@ -220,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--configs-dir", type=Path, action="append", help="default: configs")
     sub.add_argument("--xfail-dir", type=Path, default=Path("xfail"))
     sub.add_argument("--crash-sets-dir", type=Path, default=Path("crash_sets"))
+    sub.add_argument("--family", action="append", default=[], metavar="ENTRY",
+                     help="a case family beside the built-in and entry-point ones, as in the ini's e2e_families")
     sub.set_defaults(run=check)
 
     sub = commands.add_parser("opinfo-stats", help="PyTorch's OpInfo database on this torch: ops, samples, "

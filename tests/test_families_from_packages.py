@@ -1,0 +1,96 @@
+"""Case families from other packages: through an ini path in a tiny project, and through an entry
+point of examples/external_project installed beside the harness wheel in a fresh venv."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from e2e_support import REPO, run_pytest_with
+from venvs import harness_wheel, pip_install, unactivated_env, venv_with_harness
+
+SCALED_FAMILY = '''\
+"""A family of this project: x * scale. Pure Python; its builder lives in scaled_torch.py."""
+from harness.families.interface import Family
+
+
+def validate(params):
+    scale = params.get("scale")
+    if not isinstance(scale, (int, float)):
+        raise ValueError(f"scale must be a number, not {scale!r}")
+    return {"scale": float(scale), "shape": list(params.get("shape", [2, 3])), "dtype": "float32"}
+
+
+FAMILY = Family("scaled", validate, builder="scaled_torch:build", reduction_sizes=lambda params: {},
+                derive_tags=lambda params: ["scaled", "negative" if params["scale"] < 0 else "positive"])
+'''
+SCALED_TORCH = '''\
+import torch
+
+from harness.backend import Program
+from harness.families.interface import Built
+
+
+class Scale(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return (x * self.scale,)
+
+    def repro_source(self):
+        return f"class Model(torch.nn.Module):\\n    def forward(self, x):\\n        return (x * {self.scale},)\\n"
+
+
+def build(case):
+    x = torch.randn(case.params["shape"], generator=torch.Generator().manual_seed(0))
+    return Built(Program(case.id, Scale(case.params["scale"]), (x,), None, ["output"]), [(x,)])
+'''
+SCALED_CASES = '''\
+from families.scaled import validate
+from harness.spec import Case
+
+CASES = [Case(id="scaled/double", family="scaled", params=validate({"scale": 2}), tags=("scaled", "positive"))]
+'''
+
+
+def test_a_family_named_by_an_ini_path_runs_in_case_modules_and_cases_files(e2e_project):
+    e2e_project.write("pytest.ini", "[pytest]\ntestpaths = cases\ne2e_backends = eager\n"
+                      "e2e_families = families/scaled.py:FAMILY\n")
+    e2e_project.write("families/scaled.py", SCALED_FAMILY)
+    e2e_project.write("scaled_torch.py", SCALED_TORCH)
+    e2e_project.write("cases/scaled.py", SCALED_CASES)
+    e2e_project.write("more.yaml", "- {family: scaled, name: flip, scale: -1, shape: [4]}\n")
+    wrong = e2e_project.add_fake("wrong", "wrong_values", phase="run", only="scaled/double")
+    result = e2e_project.run("--cases-file=more.yaml", f"--backend=eager,{wrong}", "-k", "scaled")
+    assert result.ret == 1, result.output
+    outcomes = {(r["backend"], r["case"]): r["outcome"] for r in result.results}
+    assert outcomes == {("eager", "scaled/double"): "passed", ("eager", "scaled/cases_file/flip"): "passed",
+                        (wrong, "scaled/double"): "mismatch", (wrong, "scaled/cases_file/flip"): "passed"}
+    assert result.record("eager", "scaled/cases_file/flip")["tags"] == ["scaled", "negative", "cases_file"]
+
+
+def test_the_example_project_installed_with_the_wheel_runs_its_family_module_case_and_config(tmp_path):
+    python = venv_with_harness(tmp_path / "venv", harness_wheel(tmp_path, REPO))
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "examples" / "external_project", project,
+                    ignore=shutil.ignore_patterns("*.egg-info", "build", "__pycache__"))
+    pip_install(python, project)     # not editable: the entry point comes from the installed metadata
+    shutil.rmtree(project / "src")   # and the cases import the installed package, not the source tree
+    result = run_pytest_with(python, project, env=unactivated_env())
+    assert result.ret == 0, result.output[-3000:]
+    outcomes = {(r["backend"], r["case"]): (r["outcome"], r["verdict"]) for r in result.results}
+    cases = {case for _, case in outcomes}
+    assert cases == {"reductions/sum/rows", "reductions/mean/all", "reductions/amax/rows_keepdim",
+                     "reductions/prod/columns", "reductions/logsumexp/rows", "reductions/var/rows_float64",
+                     "reductions/sum/rows_bfloat16", "module/temperature_softmax"}
+    assert all(outcomes[("eager", case)] == ("passed", "ok") for case in cases)
+    assert outcomes.pop(("linalg-O3", "reductions/sum/rows_bfloat16")) == ("compile_error", "ok")   # its xfail
+    assert all(outcome == ("passed", "ok") for (backend, _), outcome in outcomes.items() if backend == "linalg-O3")
+    assert "1 xfailed" in result.stdout
+    backends = result.report["environment"]["backends"]
+    assert backends["linalg-O3"]["config"] == "configs/linalg-O3.yaml"
+    check = subprocess.run([python, "-m", "harness", "check"], cwd=project, env=unactivated_env(),
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.strip() == "ok: 1 expectation entries of 8 backends match the 8 cases"
