@@ -22,6 +22,8 @@ from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
 from harness.families.plugins import load_plugin_families
+from harness.families.torch_mlir_manifest import PACKAGE as TORCH_MLIR_PACKAGE
+from harness.families.torch_mlir_params import check_suite_dir
 from harness.files import write_text_atomically
 from harness.inputs.yamlio import shown
 from harness.outcomes import Expected, Verdict
@@ -73,7 +75,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="OpInfo samples per op and dtype: the first (default), all, or the first N")
     group.addoption("--opinfo-dtypes", metavar="DTYPE[,DTYPE...]",
                     help="dtypes of the OpInfo cases (default float32; also float64, float16, bfloat16)")
+    group.addoption("--torch-mlir-suite", metavar="DIR",
+                    help="run torch-mlir's e2e suite from a checkout: DIR holds the torch_mlir_e2e_test package "
+                         "(projects/pt1/python); its tests are cases torch_mlir/<TestName> (marker torch_mlir)")
     parser.addini("e2e_backends", "default backends", type="args", default=["linalg-on-tensors"])
+    parser.addini("e2e_torch_mlir_suite", "torch-mlir's e2e suite to run (as --torch-mlir-suite)", type="paths",
+                  default=[])
     parser.addini("e2e_opinfo_samples", "OpInfo samples per op and dtype (first, all, N)", default="first")
     parser.addini("e2e_opinfo_dtypes", "dtypes of the OpInfo cases", type="args", default=["float32"])
     parser.addini("e2e_cases_dirs", "directories of case modules", type="paths", default=[])
@@ -136,7 +143,7 @@ def _settings(config: pytest.Config) -> Settings:
         # default once it holds half the memory limit, before a case pays for the growth.
         recycle_rss_mb=config.getoption("recycle_rss") or memory_limit / 2,
         assumed_versions=_assumed_versions(config.getoption("assume_version")),
-        case_options=_case_options(config))
+        case_options=_case_options(config), torch_mlir_suite=_torch_mlir_suite(config, here))
 
 
 def _case_options(config: pytest.Config) -> CaseOptions:
@@ -147,6 +154,21 @@ def _case_options(config: pytest.Config) -> CaseOptions:
             opinfo_dtypes=tuple(d.strip() for option in dtypes for d in option.split(",") if d.strip()))
     except ValueError as e:
         raise pytest.UsageError(str(e)) from None
+
+
+def _torch_mlir_suite(config: pytest.Config, here: Path) -> Path | None:
+    """The suite directory (command line, else ini), checked; its test_suite directory joins the
+    paths pytest collects, so that its modules are collected wherever the run starts."""
+    option, ini = config.getoption("torch_mlir_suite"), config.getini("e2e_torch_mlir_suite")
+    if not option and not ini:
+        return None
+    suite = check_suite_dir(here / option if option else ini[0], "--torch-mlir-suite" if option else
+                            "e2e_torch_mlir_suite")
+    test_suite = suite / TORCH_MLIR_PACKAGE / "test_suite"
+    collected = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    if not any(test_suite == path or path in test_suite.parents for path in collected):
+        config.args.append(str(test_suite))
+    return suite
 
 
 def _assumed_versions(values: list[str]) -> dict[str, str]:
@@ -230,6 +252,17 @@ def _durations(config: pytest.Config) -> dict[str, float]:
         with contextlib.suppress(HarnessInputError):   # not a report (yet): the collection order
             return read_durations(here / last)
     return {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector):
+    """The torch-mlir suite's package directories as plain directories: a Package would import
+    test_suite/__init__.py (which needs torch_mlir._version, and torch) into the pytest process."""
+    runner = parent.config.stash.get(RUNNER, None)
+    suite = runner.settings.torch_mlir_suite if runner is not None else None
+    if suite is not None and (path == suite / TORCH_MLIR_PACKAGE or suite / TORCH_MLIR_PACKAGE in path.parents):
+        return pytest.Dir.from_parent(parent, path=path)
+    return None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):

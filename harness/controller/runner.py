@@ -17,6 +17,7 @@ from harness.controller.pool import WorkerPool
 from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB, case_timeout, run_case
 from harness.controller.signature import signature
 from harness.errors import HarnessInputError
+from harness.families.torch_mlir_params import suite_cases
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.expectations import Expectations, load_expectations
 from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
@@ -47,6 +48,7 @@ class Settings:
     recycle_rss_mb: float | None = None # resident MiB after a case beyond which the worker is replaced
     assumed_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # --assume-version NAME=VERSION
     case_options: CaseOptions = CaseOptions()  # what case modules' cases(options) see (--opinfo-samples, ...)
+    torch_mlir_suite: Path | None = None  # --torch-mlir-suite: the directory holding torch_mlir_e2e_test
 
 
 def expectation_conditions(configs: dict[str, BackendConfig], assumed: dict[str, str] | None = None,
@@ -78,6 +80,10 @@ class Runner:
         self.configs = {name: select_backend(configs, name) for name in settings.backends}
         modules = case_modules(settings.cases_dirs)
         self.module_cases = {path: load_case_module(path, settings.case_options) for path in modules}
+        self.suite_notices: list[str] = []
+        if settings.torch_mlir_suite is not None:   # its tests, collected under their test_suite modules
+            suite_files, self.suite_notices = suite_cases(settings.torch_mlir_suite)
+            self.module_cases.update(suite_files)
         self._add_cases_files()
         check_unique(self.all_cases)
         # What expectation entries may name: every case of the modules, selected or not
@@ -174,7 +180,7 @@ class Runner:
 
     def notices(self) -> list[str]:
         """What this run cannot do or decided for the user, one line each, for the run's summary."""
-        notes = []
+        notes = list(self.suite_notices)
         if native_stacks.PY_SPY is None:
             notes.append("native stacks unavailable: py-spy not found beside this Python or on PATH "
                          "(pip install py-spy); hangs and crashes are reported without their native frame")

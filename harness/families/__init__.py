@@ -5,7 +5,7 @@ Everything imported here is pure Python (the pytest process never imports torch)
 """
 from __future__ import annotations
 
-from harness.families import conv_params, module_params, opinfo_params
+from harness.families import conv_params, module_params, opinfo_params, torch_mlir_params
 from harness.families.interface import Family
 
 FAMILIES: dict[str, Family] = {}
@@ -55,4 +55,12 @@ register(Family(
     builder="harness.families.module_torch:build",
     reduction_sizes=module_params.no_reductions,
     derive_tags=module_params.derive_tags,
+))
+register(Family(
+    name=torch_mlir_params.FAMILY,   # torch-mlir's own e2e suite, from a checkout (--torch-mlir-suite)
+    validate=torch_mlir_params.validate,
+    builder="harness.families.torch_mlir_torch:build",
+    reduction_sizes=torch_mlir_params.no_reductions,
+    derive_tags=torch_mlir_params.derive_tags,
+    markers=("torch_mlir",),
 ))

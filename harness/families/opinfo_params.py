@@ -6,25 +6,23 @@ harness.families.opinfo_manifest.fingerprint writes it; optional in a cases file
 Ids read `opinfo/<op>/<variant or "default">/<dtype>/<k>` (`opinfo_grad/...` for gradients).
 
 The cases come from a manifest that a worker-side script writes once per torch installation
-(`manifest_dir()`/<key>-<dtype>.json, key from torch's version and location); collection reads it.
+(`harness.families.manifest_cache.cache_dir()`/<key>-<dtype>.json, key from torch's version and
+location); collection reads it.
 """
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import fcntl
 import functools
 import hashlib
 import json
 import os
 import re
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from harness.errors import HarnessInputError
+from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
 from harness.spec import DTYPES, Case, CaseOptions
 
 MANIFEST_FORMAT = 4
@@ -182,18 +180,6 @@ def exclusions(manifests: Mapping[str, dict], family: str) -> dict[str, dict[str
 
 # ------------------------------------------------------------------------------------- manifest
 
-class ManifestError(Exception):
-    """The manifest could not be written: the message says why and what to do."""
-
-
-def manifest_dir() -> Path:
-    """$TORCH_BACKEND_E2E_CACHE, else $XDG_CACHE_HOME/torch-backend-e2e, else ~/.cache/torch-backend-e2e."""
-    if os.environ.get("TORCH_BACKEND_E2E_CACHE"):
-        return Path(os.environ["TORCH_BACKEND_E2E_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "torch-backend-e2e"
-
-
 def manifest_key() -> str:
     """torch's version and location, and this manifest format: a new torch gets a new manifest."""
     from harness.installation.packages import locate
@@ -207,12 +193,10 @@ def manifest_key() -> str:
 
 def load_manifests(dtypes: tuple[str, ...], directory: Path | None = None) -> dict[str, dict]:
     """dtype -> manifest, writing the missing ones first (a worker process imports torch for that)."""
-    directory = directory or manifest_dir()
+    directory = directory or cache_dir()
     key = manifest_key()
     paths = {dtype: directory / f"{key}-{dtype}.json" for dtype in dtypes}
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / f"{key}.lock", "w") as lock:  # one writer; the other collecting processes wait
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locked(directory, key):
         missing = [dtype for dtype, path in paths.items() if not path.exists()]
         if missing:
             _write(directory, key, missing)
@@ -226,23 +210,13 @@ def _parsed(path: Path) -> dict:
 
 
 def _write(directory: Path, key: str, dtypes: list[str]) -> None:
-    print(f"torch-backend-e2e: listing PyTorch's OpInfo samples ({', '.join(dtypes)}) into {directory}; "
-          "once per torch installation, about 15 s", file=sys.__stderr__, flush=True)
-    started = time.monotonic()
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ, PYTHONHASHSEED="0",
-               PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
-    command = [sys.executable, "-m", "harness.families.opinfo_manifest", str(directory), key, *dtypes]
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=MANIFEST_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise ManifestError(f"listing the OpInfo samples took over {MANIFEST_TIMEOUT_S} s") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        hint = "; pip install expecttest (it is in the project's dependencies)" if "expecttest" in last else ""
-        raise ManifestError(f"listing the OpInfo samples failed: {last}{hint}")
-    print(f"torch-backend-e2e: OpInfo samples listed in {time.monotonic() - started:.1f} s",
-          file=sys.__stderr__, flush=True)
+        run_lister("harness.families.opinfo_manifest", [str(directory), key, *dtypes],
+                   f"PyTorch's OpInfo samples ({', '.join(dtypes)}) into {directory}", "15 s per torch installation",
+                   MANIFEST_TIMEOUT_S, env=dict(os.environ, PYTHONHASHSEED="0"))
+    except ManifestError as e:
+        hint = "; pip install expecttest (it is in the project's dependencies)" if "expecttest" in str(e) else ""
+        raise ManifestError(f"{e}{hint}") from None
 
 
 # ------------------------------------------------------------------------------------- case sources
@@ -252,7 +226,7 @@ def manifests_for(options: CaseOptions) -> dict[str, dict]:
         return load_manifests(tuple(options.opinfo_dtypes))
     except (ManifestError, OSError) as e:
         raise HarnessInputError("opinfo cases", str(e),
-                                f"set TORCH_BACKEND_E2E_CACHE to a writable directory (now {manifest_dir()})"
+                                f"set TORCH_BACKEND_E2E_CACHE to a writable directory (now {cache_dir()})"
                                 if isinstance(e, OSError) else "") from None
 
 

@@ -1,0 +1,124 @@
+"""torch-mlir's e2e suite as the `torch_mlir` family: its pure half (pytest process, no torch).
+
+`--torch-mlir-suite=DIR` (ini `e2e_torch_mlir_suite`) names the directory holding the
+`torch_mlir_e2e_test` package, `projects/pt1/python` in a checkout. Each registered test becomes
+the case `torch_mlir/<TestName>`, collected under its test_suite module's file, with params
+`suite` (DIR, absolute), `test`, `module` (the test_suite module), `dynamic` (its forward is
+annotated with a -1 size) and `dtype` (float32, nominal: each output is compared at its own
+dtype). Tags: the module's name, `torch_mlir`, and `dynamic`.
+
+The tests are listed by harness.families.torch_mlir_manifest in a subprocess, once per content of
+the suite's Python files (cached like the OpInfo manifest); a module that fails to import is one
+notice naming it and its missing package.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from harness.errors import HarnessInputError
+from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
+from harness.families.torch_mlir_manifest import PACKAGE
+from harness.spec import Case
+
+FAMILY = "torch_mlir"
+MANIFEST_FORMAT = 1
+MANIFEST_TIMEOUT_S = 600
+PARAM_KEYS = ("suite", "test", "module", "dynamic", "dtype")
+
+
+def check_suite_dir(suite: Path, option: str) -> Path:
+    """The suite directory, or one error line saying what a suite directory holds."""
+    if not (suite / PACKAGE / "registry.py").is_file() or not (suite / PACKAGE / "test_suite").is_dir():
+        raise HarnessInputError(f"{option}={suite}", f"holds no {PACKAGE} package (registry.py and test_suite/)",
+                                "pass the directory that holds it: projects/pt1/python in a torch-mlir checkout")
+    return suite.resolve()
+
+
+def manifest_key(suite: Path) -> str:
+    """The content of the suite's Python files and this manifest's format."""
+    digest = hashlib.sha1(f"{MANIFEST_FORMAT}".encode())
+    for path in sorted((suite / PACKAGE).rglob("*.py")):
+        digest.update(str(path.relative_to(suite)).encode() + b"\0" + path.read_bytes())
+    return f"torch-mlir-suite-{digest.hexdigest()[:16]}"
+
+
+def load_manifest(suite: Path, directory: Path | None = None) -> dict:
+    """The suite's tests, listed once per content; again when a module's missing package has appeared."""
+    directory = directory or cache_dir()
+    key = manifest_key(suite)
+    path = directory / f"{key}.json"
+    with locked(directory, key):
+        if path.exists() and not _missing_now_present(_read(path)):
+            return _read(path)
+        try:
+            run_lister("harness.families.torch_mlir_manifest", [str(suite), str(path)],
+                       f"the tests of torch-mlir's e2e suite in {suite}", "10 s per content of the suite",
+                       MANIFEST_TIMEOUT_S)
+        except ManifestError as e:
+            hint = ("; pip install multiprocess (torch-mlir's framework.py imports it)"
+                    if "multiprocess" in str(e) else "")
+            raise HarnessInputError(f"--torch-mlir-suite={suite}", f"{e}{hint}") from None
+        _read.cache_clear()
+        return _read(path)
+
+
+@functools.cache
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _missing_now_present(manifest: dict) -> bool:
+    return any(m["missing"] and importlib.util.find_spec(m["missing"].partition(".")[0])
+               for m in manifest["failed_modules"])
+
+
+def suite_cases(suite: Path) -> tuple[dict[Path, list[Case]], list[str]]:
+    """The suite's cases by test_suite file, and one notice per module that did not import."""
+    manifest = load_manifest(suite)
+    by_file: dict[Path, list[Case]] = {}
+    for test in manifest["tests"]:
+        params = _params(suite, test)
+        case = Case(id=f"{FAMILY}/{test['name']}", family=FAMILY, params=params, tags=tuple(derive_tags(params)),
+                    timeout=test["timeout"])
+        by_file.setdefault(suite / PACKAGE / "test_suite" / f"{test['module']}.py", []).append(case)
+    notices = [_notice(suite, failed) for failed in manifest["failed_modules"]]
+    return by_file, notices
+
+
+def _notice(suite: Path, failed: dict) -> str:
+    where = suite / PACKAGE / "test_suite" / f"{failed['module']}.py"
+    fix = f"pip install {failed['missing']} to run them" if failed["missing"] else "fix the module to run them"
+    return (f"torch-mlir suite: {where} did not import ({failed['error']}); its {failed['tests']} tests are "
+            f"not cases; {fix}")
+
+
+def validate(params: Mapping[str, Any]) -> dict:
+    unknown = sorted(set(params) - set(PARAM_KEYS))
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)}: a torch_mlir case takes {', '.join(PARAM_KEYS)}")
+    suite = params.get("suite")
+    if not isinstance(suite, str) or not (Path(suite) / PACKAGE / "registry.py").is_file():
+        raise ValueError(f"suite must be the directory holding {PACKAGE} (projects/pt1/python), not {suite!r}")
+    tests = {t["name"]: t for t in load_manifest(Path(suite))["tests"]}
+    test = tests.get(params.get("test"))
+    if test is None:
+        raise ValueError(f"the suite in {suite} registers no test {params.get('test')!r}")
+    return _params(Path(suite), test)
+
+
+def _params(suite: Path, test: dict) -> dict:
+    return {"suite": str(suite), "test": test["name"], "module": test["module"], "dynamic": test["dynamic"],
+            "dtype": "float32"}
+
+
+def derive_tags(params: Mapping[str, Any]) -> list[str]:
+    return [params["module"], FAMILY] + (["dynamic"] if params["dynamic"] else [])
+
+
+def no_reductions(params: Mapping[str, Any]) -> dict:
+    return {}
