@@ -197,6 +197,16 @@ BAD = [
         ("--cases-file=extra.yaml",),
         "extra.yaml:1: inputs[0]: dtype 'float8' is not one of float32, float64, float16, bfloat16, int64, int32, "
         "int16, int8, uint8, bool"),
+    Bad("torch-mlir-suite-elsewhere", "`--torch-mlir-suite` naming a directory without the suite",
+        {}, ("--torch-mlir-suite=nowhere",),
+        "--torch-mlir-suite=nowhere: holds no torch_mlir_e2e_test package (registry.py and test_suite/); pass the "
+        "directory that holds it: projects/pt1/python in a torch-mlir checkout"),
+    Bad("torch-mlir-suite-needs-multiprocess", "a torch-mlir suite whose framework.py needs `multiprocess`",
+        {"suite/torch_mlir_e2e_test/__init__.py": "", "suite/torch_mlir_e2e_test/test_suite/__init__.py": "",
+         "suite/torch_mlir_e2e_test/registry.py": "from .framework import Test  # noqa\n",
+         "suite/torch_mlir_e2e_test/framework.py": "import multiprocess  # noqa\n"}, ("--torch-mlir-suite=suite",),
+        "torch-mlir suite: listing the tests of torch-mlir's e2e suite in suite failed: ModuleNotFoundError: No "
+        "module named 'multiprocess'; pip install multiprocess (torch-mlir's framework.py imports it)"),
     Bad("families-missing-module", "an `e2e_families` entry whose module does not exist",
         {"pytest.ini": f"{INI}e2e_families = nothere.families:FAMILIES\n"}, (),
         "e2e_families entry 'nothere.families:FAMILIES': loading it failed (ModuleNotFoundError: No module named "

@@ -96,7 +96,7 @@ def write_manifest(suite_dir: str, out: Path) -> None:
             del registry.GLOBAL_TEST_REGISTRY[before:]
             failed.append({"module": path.stem, "error": f"{type(e).__name__}: {e}",
                            "missing": getattr(e, "name", None) if isinstance(e, ImportError) else None,
-                           "tests": len(declared)})
+                           "tests": len(declared), "declared": sorted(declared)})
             continue
         for test in registry.GLOBAL_TEST_REGISTRY[before:]:
             facts = declared.get(test.unique_name, {"line": None, "timeout": None, "dynamic": False})

@@ -23,10 +23,11 @@ from typing import Any, Mapping
 from harness.errors import HarnessInputError
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
 from harness.families.torch_mlir_manifest import PACKAGE
+from harness.inputs.yamlio import shown
 from harness.spec import Case
 
 FAMILY = "torch_mlir"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
 MANIFEST_TIMEOUT_S = 600
 PARAM_KEYS = ("suite", "test", "module", "dynamic", "dtype")
 
@@ -34,7 +35,7 @@ PARAM_KEYS = ("suite", "test", "module", "dynamic", "dtype")
 def check_suite_dir(suite: Path, option: str) -> Path:
     """The suite directory, or one error line saying what a suite directory holds."""
     if not (suite / PACKAGE / "registry.py").is_file() or not (suite / PACKAGE / "test_suite").is_dir():
-        raise HarnessInputError(f"{option}={suite}", f"holds no {PACKAGE} package (registry.py and test_suite/)",
+        raise HarnessInputError(f"{option}={shown(suite)}", f"holds no {PACKAGE} package (registry.py and test_suite/)",
                                 "pass the directory that holds it: projects/pt1/python in a torch-mlir checkout")
     return suite.resolve()
 
@@ -57,12 +58,12 @@ def load_manifest(suite: Path, directory: Path | None = None) -> dict:
             return _read(path)
         try:
             run_lister("harness.families.torch_mlir_manifest", [str(suite), str(path)],
-                       f"the tests of torch-mlir's e2e suite in {suite}", "10 s per content of the suite",
+                       f"the tests of torch-mlir's e2e suite in {shown(suite)}", "10 s per content of the suite",
                        MANIFEST_TIMEOUT_S)
         except ManifestError as e:
             hint = ("; pip install multiprocess (torch-mlir's framework.py imports it)"
                     if "multiprocess" in str(e) else "")
-            raise HarnessInputError(f"--torch-mlir-suite={suite}", f"{e}{hint}") from None
+            raise HarnessInputError("torch-mlir suite", f"{e}{hint}") from None
         _read.cache_clear()
         return _read(path)
 
@@ -91,7 +92,7 @@ def suite_cases(suite: Path) -> tuple[dict[Path, list[Case]], list[str]]:
 
 
 def _notice(suite: Path, failed: dict) -> str:
-    where = suite / PACKAGE / "test_suite" / f"{failed['module']}.py"
+    where = shown(suite / PACKAGE / "test_suite" / f"{failed['module']}.py")
     fix = f"pip install {failed['missing']} to run them" if failed["missing"] else "fix the module to run them"
     return (f"torch-mlir suite: {where} did not import ({failed['error']}); its {failed['tests']} tests are "
             f"not cases; {fix}")

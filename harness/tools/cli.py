@@ -7,6 +7,7 @@
     python -m harness report REPORT.json [--md PATH] [--html PATH]
     python -m harness check [--cases-dir DIR] [--configs-dir DIR] [--xfail-dir DIR] [--crash-sets-dir DIR]
                             [--family package.module:NAME]
+    python -m harness import-xfail-sets XFAIL_SETS_PY --suite DIR --set NAME [--crash-set NAME] --backend NAME
     python -m harness opinfo-stats [--dtypes float32,float64]
 
 Each subcommand is a function taking the parsed arguments and returning the exit status (None: 0);
@@ -32,6 +33,7 @@ from harness.inputs.yamlio import shown
 from harness.spec import CaseOptions
 from harness.tools import rundiff
 from harness.tools.expectation_update import proposals_for_report
+from harness.tools.xfail_sets_import import import_command
 from harness.views.fuzz_text import render_text as render_fuzz_text
 from harness.views.html import render_html
 from harness.views.json_report import write_json
@@ -226,6 +228,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--family", action="append", default=[], metavar="ENTRY",
                      help="a case family beside the built-in and entry-point ones, as in the ini's e2e_families")
     sub.set_defaults(run=check)
+
+    sub = commands.add_parser("import-xfail-sets", help="torch-mlir's xfail_sets.py as xfail/ and crash_sets/ "
+                                                        "files of one backend, evaluated without running it")
+    sub.add_argument("path", type=Path, metavar="XFAIL_SETS_PY", help="projects/pt1/e2e_testing/xfail_sets.py")
+    sub.add_argument("--suite", type=Path, required=True, metavar="DIR",
+                     help="the directory holding torch_mlir_e2e_test (projects/pt1/python): the registered tests")
+    sub.add_argument("--set", required=True, metavar="NAME", help="the expected failures, e.g. FX_IMPORTER_XFAIL_SET")
+    sub.add_argument("--crash-set", metavar="NAME", help="the tests not to run, e.g. FX_IMPORTER_CRASHING_SET")
+    sub.add_argument("--backend", required=True, help="whose files to write, e.g. linalg-on-tensors")
+    sub.add_argument("--torch-version", help="the version the file's `if` blocks see (default: the installed torch)")
+    sub.add_argument("--out", type=Path, default=Path("."), help="write OUT/xfail/ and OUT/crash_sets/ (default .)")
+    sub.add_argument("--force", action="store_true", help="replace existing files")
+    sub.set_defaults(run=import_command)
 
     sub = commands.add_parser("opinfo-stats", help="PyTorch's OpInfo database on this torch: ops, samples, "
                                                    "and what is not a case, by rule")
