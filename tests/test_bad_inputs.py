@@ -186,7 +186,7 @@ BAD = [
     Bad("cases-file-unknown-family", "an unknown family",
         {"extra.yaml": f"- {BACKWARD}, family: conv_sideways}}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, module, opinfo, "
-        "opinfo_grad"),
+        "opinfo_grad, torch_mlir"),
     Bad("cases-file-module-path", "a module case whose `module` is not `package.module:attr`",
         {"extra.yaml": "- {family: module, module: models.Net, inputs: [{shape: [2]}]}\n"},
         ("--cases-file=extra.yaml",),

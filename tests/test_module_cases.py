@@ -6,6 +6,8 @@ entry, run end to end on eager and on a backend that gets one output wrong.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -190,10 +192,18 @@ def test_a_cases_file_bug_report_runs_end_to_end(pytester):
     project.write("models.py", MODELS)
     project.write("bug.yaml", BUG_REPORT)
     wrong = project.add_fake("wrong", "wrong_values", phase="run")
-    result = project.run("--cases-file=bug.yaml", f"--backend=eager,{wrong}", "-k", "nested_outputs")
+    result = project.run("--cases-file=bug.yaml", f"--backend=eager,{wrong}", "-k", "nested_outputs",
+                         "--artifacts-dir=art", "--artifacts=all")
     assert result.ret == 1, result.output
     good = result.record("eager", "module/cases_file/nested_outputs")
     assert good["outcome"] == "passed", good
     assert good["params"]["inputs"][0]["nan"] == [[1, 2]] and good["tags"][:3] == ["Nested", "float32", "dynamic"]
     bad = result.record(wrong, "module/cases_file/nested_outputs")
     assert bad["outcome"] == "mismatch" and bad["message"].startswith("output0: "), bad
+
+    # The bundle's repro.py rebuilds the module from its import path, from any directory.
+    repro = next((project.path / "art" / "eager").glob("module_cases_file_nested_outputs-*/repro.py"))
+    done = subprocess.run([sys.executable, str(repro)], cwd="/", capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("input set")]
+    assert len(lines) == 8 and all("0 of" in line for line in lines), done.stdout   # 2 input sets x 4 outputs

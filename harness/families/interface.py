@@ -23,8 +23,9 @@ A family has two halves that live in different processes:
   `cases(options: harness.spec.CaseOptions) -> list[Case]`, with `case_ids(options)` giving every
   id an expectation entry may name (a superset of the selected cases).
 
-Register a family by adding it to harness.families.FAMILIES (`register`); case modules then
-declare cases with `family=<name>`.
+The built-in families are listed in harness.families; another package's register through an
+entry point or the ini key `e2e_families` (harness.families.plugins). Case modules then declare
+cases with `family=<name>`. A worker never looks a family up: it gets `worker_request(params)`.
 """
 from __future__ import annotations
 

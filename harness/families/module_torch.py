@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import os
 
 import torch
 
@@ -44,15 +45,18 @@ class ModuleCase(torch.nn.Module):
 
     def repro_source(self) -> str:
         p = self.params
-        return REPRO_MODEL.format(where=repr((p["module"], p["init"], p["seed"], p["train"])), dtype=p["dtype"])
+        return REPRO_MODEL.format(where=repr((p["module"], p["init"], p["seed"], p["train"])), dtype=p["dtype"],
+                                  root=repr(os.getcwd()))   # the worker runs in the rootdir
 
 
 REPRO_MODEL = '''\
 import importlib
+import sys
 
 from torch.utils import _pytree as pytree
 
-# The module must be importable: run repro.py from the project's root, or put it on PYTHONPATH.
+# The module is imported as the harness imported it: from the project's root (or PYTHONPATH, first).
+sys.path.append({root})
 MODULE, INIT, SEED, TRAIN = {where}
 DTYPE = torch.{dtype}   # the module's floating parameters and buffers are cast to the case's dtype
 

@@ -16,6 +16,8 @@ NaN; integers and booleans exactly.
 """
 from __future__ import annotations
 
+import inspect
+
 import torch
 from torch.utils import _pytree as pytree
 
@@ -54,6 +56,8 @@ class ReplayedCalls(torch.nn.Module):
         super().__init__()
         self.inner, self.constants, self.params = inner, constants, params
         self.slots = [i for i, c in enumerate(constants) if c is TENSOR]
+        arguments = [n for n in inspect.signature(inner.forward).parameters if n not in ("args", "kwargs")]
+        self.input_names = [arguments[i] if i < len(arguments) else f"input{i}" for i in self.slots]  # bundle files
 
     def forward(self, *tensors):
         arguments = list(self.constants)

@@ -6,7 +6,7 @@
     python -m harness durations REPORT.json ... -o .test_durations
     python -m harness report REPORT.json [--md PATH] [--html PATH]
     python -m harness check [--cases-dir DIR] [--configs-dir DIR] [--xfail-dir DIR] [--crash-sets-dir DIR]
-                            [--family package.module:NAME]
+                            [--family package.module:NAME] [--torch-mlir-suite DIR]
     python -m harness import-xfail-sets XFAIL_SETS_PY --suite DIR --set NAME [--crash-set NAME] --backend NAME
     python -m harness opinfo-stats [--dtypes float32,float64]
 
@@ -124,7 +124,8 @@ def check(args: argparse.Namespace) -> None:
     modules = case_modules(args.cases_dir or [Path("cases")])
     check_unique([c for path in modules for c in load_case_module(path)])
     conditions = expectation_conditions(configs)
-    ids = sorted({i for path in modules for i in case_module_ids(path)})  # selected by default or not
+    ids = sorted({i for path in modules for i in case_module_ids(path)}   # selected by default or not
+                 | set(_suite_ids(args.torch_mlir_suite)))
     problems, entries = [], 0
     for name in sorted(configs):
         try:
@@ -137,6 +138,18 @@ def check(args: argparse.Namespace) -> None:
     if problems:
         raise HarnessInputError("expectations", f"{len(problems)} problem(s):\n" + "\n".join(problems))
     print(f"ok: {entries} expectation entries of {len(configs)} backends match the {len(ids)} cases")
+
+
+def _suite_ids(suite: Path | None) -> list[str]:
+    """The case ids of torch-mlir's suite in a checkout, when one is given."""
+    if suite is None:
+        return []
+    from harness.families.torch_mlir_params import check_suite_dir, suite_cases
+
+    by_file, notices = suite_cases(check_suite_dir(suite, "--torch-mlir-suite"))
+    for notice in notices:
+        print(notice, file=sys.stderr)
+    return [case.id for cases in by_file.values() for case in cases]
 
 
 def opinfo_stats(args: argparse.Namespace) -> None:
@@ -227,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--crash-sets-dir", type=Path, default=Path("crash_sets"))
     sub.add_argument("--family", action="append", default=[], metavar="ENTRY",
                      help="a case family beside the built-in and entry-point ones, as in the ini's e2e_families")
+    sub.add_argument("--torch-mlir-suite", type=Path, metavar="DIR", help="torch-mlir's e2e suite, as in pytest")
     sub.set_defaults(run=check)
 
     sub = commands.add_parser("import-xfail-sets", help="torch-mlir's xfail_sets.py as xfail/ and crash_sets/ "

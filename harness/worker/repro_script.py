@@ -24,6 +24,7 @@ from model import Model  # noqa: E402
 
 CONSTANTS = json.loads((HERE / "repro.json").read_text())
 DTYPE = getattr(torch, CONSTANTS["dtype"])
+UNNAMED = "Dim.DYNAMIC"   # a dim the harness exported as torch.export.Dim.DYNAMIC (harness/worker/repro.py)
 
 
 def load_inputs(index):
@@ -37,8 +38,8 @@ def dynamic_shapes():
     specs = CONSTANTS["dynamic_shapes"]
     if specs is None:
         return None
-    dims = {name: torch.export.Dim(name) for spec in specs if spec for name in spec.values()}
-    dims["Dim.DYNAMIC"] = torch.export.Dim.DYNAMIC   # unnamed: export infers which dims are equal
+    dims = {name: torch.export.Dim(name) for spec in specs if spec for name in spec.values() if name != UNNAMED}
+    dims[UNNAMED] = torch.export.Dim.DYNAMIC   # export infers which of these dims are equal
     return tuple(None if spec is None else {int(k): dims[name] for k, name in spec.items()} for spec in specs)
 
 
@@ -55,8 +56,10 @@ def report(index, name, got, want):
     rms = want.pow(2).mean().sqrt().item() if want.numel() else 0.0
     bound = CONSTANTS["reductions"].get(name, 1) ** 0.5 * (CONSTANTS["rtol"] * want.abs()
                                                            + CONSTANTS["atol"] * max(1.0, rms))
-    bad = int(((got - want).abs() > bound).sum()) + int(torch.isnan(got).sum())
-    print(f"input set {index}: {name}: max abs error {(got - want).abs().max().item():.3g}, "
+    err = (got - want).abs()
+    bad = int((err > bound).sum()) + int((torch.isnan(got) != torch.isnan(want)).sum())  # NaN must meet NaN
+    worst = err[~torch.isnan(err)].max().item() if bool((~torch.isnan(err)).any()) else 0.0
+    print(f"input set {index}: {name}: max abs error {worst:.3g}, "
           f"{bad} of {want.numel()} elements beyond the harness's tolerance")
 
 

@@ -1,0 +1,129 @@
+"""The pytest options and ini keys as the Runner's Settings, each checked (one error line per bad value).
+
+Paths given on the command line are relative to where pytest was started; ini paths to the rootdir.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from packaging.version import InvalidVersion, Version
+
+from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB
+from harness.controller.runner import Settings
+from harness.families.torch_mlir_manifest import PACKAGE as TORCH_MLIR_PACKAGE
+from harness.families.torch_mlir_params import check_suite_dir
+from harness.spec import CaseOptions, is_positive_finite
+
+
+def settings_from(config: pytest.Config) -> Settings:
+    root, here = Path(config.rootpath), Path(config.invocation_params.dir)  # ini paths vs CLI paths
+    names = [n.strip() for opt in (config.getoption("backend") or config.getini("e2e_backends"))
+             for n in opt.split(",") if n.strip()]
+    if not names:
+        raise pytest.UsageError("--backend: no backend named; give one or more names, e.g. --backend=linalg-on-tensors")
+    for option in ("configs_dir", "xfail_dir", "crash_sets_dir"):
+        for value in _as_list(config.getoption(option)):
+            if not (here / value).is_dir():
+                raise pytest.UsageError(f"--{option.replace('_', '-')}={value}: no such directory")
+    timeout = config.getoption("case_timeout")
+    if timeout is not None and not is_positive_finite(timeout):
+        raise pytest.UsageError(f"--case-timeout={timeout:g}: must be a positive, finite number of seconds")
+    for option in ("memory_limit", "recycle_after", "recycle_rss"):
+        value = config.getoption(option)
+        if value is not None and not is_positive_finite(value):
+            raise pytest.UsageError(f"--{option.replace('_', '-')}={value:g}: must be a positive, finite number")
+    memory_limit = config.getoption("memory_limit") or DEFAULT_MEMORY_LIMIT_MB
+    return Settings(
+        rootdir=root, backends=list(dict.fromkeys(names)),
+        cases_dirs=config.getini("e2e_cases_dirs") or [root / "cases"],
+        configs_dirs=(config.getini("e2e_configs_dirs") or [root / "configs"])
+        + [here / d for d in config.getoption("configs_dir")],
+        xfail_dir=_cli_or_ini(config, "xfail_dir", here, root),
+        crash_sets_dir=_cli_or_ini(config, "crash_sets_dir", here, root),
+        cases_files=[here / f for f in config.getoption("cases_file")],
+        run_crash_set=config.getoption("run_crash_set"), case_timeout=timeout,
+        artifacts_dir=_artifacts_dir(config, here), artifacts_all=config.getoption("artifacts") == "all",
+        memory_limit_mb=memory_limit, recycle_after=config.getoption("recycle_after"),
+        # A worker that runs thousands of cases grows (JIT code, compiled kernels): replaced by
+        # default once it holds half the memory limit, before a case pays for the growth.
+        recycle_rss_mb=config.getoption("recycle_rss") or memory_limit / 2,
+        assumed_versions=_assumed_versions(config.getoption("assume_version")),
+        case_options=_case_options(config), torch_mlir_suite=_torch_mlir_suite(config, here))
+
+
+def _case_options(config: pytest.Config) -> CaseOptions:
+    dtypes = _as_list(config.getoption("opinfo_dtypes")) or config.getini("e2e_opinfo_dtypes")
+    try:
+        return CaseOptions(
+            opinfo_samples=config.getoption("opinfo_samples") or config.getini("e2e_opinfo_samples"),
+            opinfo_dtypes=tuple(d.strip() for option in dtypes for d in option.split(",") if d.strip()))
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
+def _torch_mlir_suite(config: pytest.Config, here: Path) -> Path | None:
+    """The suite directory (command line, else ini), checked; its test_suite directory joins the
+    paths pytest collects, so that its modules are collected wherever the run starts."""
+    option, ini = config.getoption("torch_mlir_suite"), config.getini("e2e_torch_mlir_suite")
+    if not option and not ini:
+        return None
+    suite = check_suite_dir(here / option if option else ini[0], "--torch-mlir-suite" if option else
+                            "e2e_torch_mlir_suite")
+    test_suite = suite / TORCH_MLIR_PACKAGE / "test_suite"
+    collected = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    if not any(test_suite == path or path in test_suite.parents for path in collected):
+        config.args.append(str(test_suite))
+    return suite
+
+
+def _assumed_versions(values: list[str]) -> dict[str, str]:
+    """--assume-version NAME=VERSION options; the names are checked against the conditions later."""
+    assumed = {}
+    for value in values:
+        name, _, version = value.partition("=")
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise pytest.UsageError(f"--assume-version={value}: not NAME=VERSION with a PEP 440 version; "
+                                    f"write e.g. --assume-version=torch-mlir=20261001") from None
+        assumed[name.strip()] = version.strip()
+    return assumed
+
+
+def _artifacts_dir(config: pytest.Config, here: Path) -> Path | None:
+    option = config.getoption("artifacts_dir")
+    if not option:
+        return None
+    path = here / option
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise pytest.UsageError(f"--artifacts-dir={option}: cannot create it ({e.strerror}); "
+                                "pick another directory") from None
+    if not os.access(path, os.W_OK):
+        raise pytest.UsageError(f"--artifacts-dir={option}: not writable; pick another directory")
+    return path
+
+
+def _as_list(value) -> list:
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def _cli_or_ini(config: pytest.Config, name: str, here: Path, root: Path) -> Path:
+    """A command-line path is relative to where pytest was started; an ini path to the rootdir."""
+    option = config.getoption(name)
+    return here / option if option else root / config.getini(f"e2e_{name}")
+
+
+def check_report_paths(config: pytest.Config) -> None:
+    for option in ("report_json", "report_md", "report_html"):
+        report = config.getoption(option)
+        if report and not _writable(Path(report)):
+            raise pytest.UsageError(f"--{option.replace('_', '-')}={report}: cannot write there; "
+                                    f"create the directory or pick another path")
+
+
+def _writable(path: Path) -> bool:
+    return path.parent.is_dir() and os.access(path.parent, os.W_OK) and not path.is_dir()
