@@ -43,7 +43,8 @@ def suite_modules(suite_dir: str) -> list[Path]:
 
 
 def registrations(source: str) -> dict[str, dict]:
-    """Test name -> what its source says: line, explicit timeout_seconds, dims annotated dynamic (-1)."""
+    """Test name -> what its source says: line, explicit timeout_seconds, dims annotated dynamic (-1);
+    for the tests of a module that did not import, this is all there is."""
     tree = ast.parse(source)
     dynamic = {node.name: _annotated_dynamic(node) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
     found = {}
@@ -100,7 +101,10 @@ def write_manifest(suite_dir: str, out: Path) -> None:
             continue
         for test in registry.GLOBAL_TEST_REGISTRY[before:]:
             facts = declared.get(test.unique_name, {"line": None, "timeout": None, "dynamic": False})
-            tests.append({"name": test.unique_name, "module": path.stem, **facts})
+            # the registry's timeout, its default (120 s upstream) included: the case gets what upstream gives
+            timeout = getattr(test, "timeout_seconds", getattr(test, "timeout", None))
+            tests.append({"name": test.unique_name, "module": path.stem, **facts,
+                          "timeout": timeout if isinstance(timeout, (int, float)) else facts["timeout"]})
     out.write_text(json.dumps({"tests": tests, "failed_modules": failed}, indent=1) + "\n", encoding="utf-8")
 
 

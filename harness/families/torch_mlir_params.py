@@ -27,7 +27,7 @@ from harness.inputs.yamlio import shown
 from harness.spec import Case
 
 FAMILY = "torch_mlir"
-MANIFEST_FORMAT = 2
+MANIFEST_FORMAT = 3
 MANIFEST_TIMEOUT_S = 600
 PARAM_KEYS = ("suite", "test", "module", "dynamic", "dtype")
 
