@@ -13,6 +13,7 @@ class ProcessTree:
             self.root: psutil.Process | None = psutil.Process(pid)  # pid reuse is checked by psutil
         except psutil.Error:
             self.root = None
+        self.command = _cmdline(self.root) if self.root else None
         self.seen: dict[int, psutil.Process] = {}
 
     def members(self) -> list[psutil.Process]:
@@ -25,8 +26,12 @@ class ProcessTree:
         return list(self.seen.values())
 
     def rss_mb(self) -> tuple[float, float]:
-        """Resident MiB of the whole tree, and of the children alone (0 once they have exited)."""
-        children = sum(_rss(p) for p in self.members()) / 2**20
+        """Resident MiB of the whole tree, and of the children alone (0 once they have exited).
+
+        A child still running the worker's command line is a fork (subprocess forks, then execs
+        iree-compile or a compile worker): it shares the worker's pages, so its resident size
+        repeats the worker's. It counts with its private memory (USS) instead."""
+        children = sum(_private(p) if _cmdline(p) == self.command else _rss(p) for p in self.members()) / 2**20
         return (_rss(self.root) / 2**20 if self.root else 0.0) + children, children
 
 
@@ -35,4 +40,18 @@ def _rss(process: psutil.Process) -> int:
         return process.memory_info().rss
     except psutil.Error:  # gone, or a zombie
         return 0
+
+
+def _private(process: psutil.Process) -> int:
+    try:
+        return process.memory_full_info().uss   # reads smaps: only for the rare forked child
+    except psutil.Error:
+        return 0
+
+
+def _cmdline(process: psutil.Process) -> list[str] | None:
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return None
 
