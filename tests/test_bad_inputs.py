@@ -32,8 +32,8 @@ ARGPARSE = "argparse"
 INI = "[pytest]\ntestpaths = cases\ne2e_backends = eager\n"   # the project's pytest.ini, to add a key to
 TAKEN_FAMILY = """\
 from harness.families import opinfo_params
-from harness.families.interface import Family
-FAMILY = Family("opinfo", opinfo_params.validate, "x:y", opinfo_params.no_reductions, opinfo_params.derive_tags)
+from harness.families.interface import Family, no_reductions
+FAMILY = Family("opinfo", opinfo_params.validate, "x:y", no_reductions, opinfo_params.derive_tags)
 """
 
 

@@ -6,7 +6,7 @@ Everything imported here is pure Python (the pytest process never imports torch)
 from __future__ import annotations
 
 from harness.families import conv_params, module_params, opinfo_params, torch_mlir_params
-from harness.families.interface import Family
+from harness.families.interface import Family, no_reductions
 
 FAMILIES: dict[str, Family] = {}
 
@@ -37,7 +37,7 @@ register(Family(
     name="opinfo",
     validate=opinfo_params.validate,
     builder="harness.families.opinfo_torch:build_forward",
-    reduction_sizes=opinfo_params.no_reductions,
+    reduction_sizes=no_reductions,
     derive_tags=opinfo_params.derive_tags,
     markers=("opinfo", "random", "inplace"),
 ))
@@ -45,7 +45,7 @@ register(Family(
     name="opinfo_grad",
     validate=opinfo_params.validate,
     builder="harness.families.opinfo_torch:build_gradient",
-    reduction_sizes=opinfo_params.no_reductions,
+    reduction_sizes=no_reductions,
     derive_tags=opinfo_params.derive_grad_tags,
     markers=("opinfo", "grad", "random", "inplace"),
 ))
@@ -53,14 +53,14 @@ register(Family(
     name="module",
     validate=module_params.validate,
     builder="harness.families.module_torch:build",
-    reduction_sizes=module_params.no_reductions,
+    reduction_sizes=no_reductions,
     derive_tags=module_params.derive_tags,
 ))
 register(Family(
     name=torch_mlir_params.FAMILY,   # torch-mlir's own e2e suite, from a checkout (--torch-mlir-suite)
     validate=torch_mlir_params.validate,
     builder="harness.families.torch_mlir_torch:build",
-    reduction_sizes=torch_mlir_params.no_reductions,
+    reduction_sizes=no_reductions,
     derive_tags=torch_mlir_params.derive_tags,
     markers=("torch_mlir",),
 ))

@@ -50,6 +50,11 @@ class Family:
         return {"builder": self.builder, "reduction_sizes": self.reduction_sizes(params)}
 
 
+def no_reductions(params: Mapping[str, Any]) -> dict:
+    """`reduction_sizes` of a family whose outputs sum nothing the harness knows of (1 per element)."""
+    return {}
+
+
 def load_builder(request: Mapping[str, Any]) -> Callable[[Any], "Built"]:
     """The builder a worker request names (imports torch: call it in a worker only)."""
     return load_object(request["builder"])

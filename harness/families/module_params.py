@@ -202,9 +202,6 @@ def _is_import_path(text: str) -> bool:
     return bool(colon) and all(p.isidentifier() for p in module.split(".")) and attr.isidentifier()
 
 
-def no_reductions(params: Mapping[str, Any]) -> dict:
-    return {}
-
 
 def derive_tags(params: Mapping[str, Any]) -> list[str]:
     tags = [params["module"].rpartition(":")[2], params["dtype"]]

@@ -90,10 +90,6 @@ def _manifest_fingerprint(op: str, variant: str, dtype: str, index: int, given: 
     return found[index]
 
 
-def no_reductions(params: Mapping[str, Any]) -> dict:
-    return {}  # unknown per op: the tolerance is the dtype's
-
-
 def op_tag(op: str) -> str:
     """The op's name as a pytest keyword (`-k nn_functional_conv2d`)."""
     return re.sub(r"\W", "_", op)

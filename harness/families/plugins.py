@@ -28,20 +28,16 @@ ENTRY_POINT_GROUP = "torch_backend_e2e.families"
 INI_KEY = "e2e_families"
 
 
-def load_plugin_families(entries: Iterable[str], rootdir: Path) -> list[str]:
-    """Register every entry point's families, then every ini entry's; return where each came from."""
-    loaded = []
+def load_plugin_families(entries: Iterable[str], rootdir: Path) -> None:
+    """Register every entry point's families, then every ini entry's."""
     for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         distribution = point.dist.name if point.dist else "an unknown distribution"
         where = f"entry point {point.name} = {point.value} of {distribution} (group {ENTRY_POINT_GROUP})"
         _register(_loaded(point.load, where, f"fix {distribution} or uninstall it"), where)
-        loaded.append(where)
     for entry in entries:
         where = f"{INI_KEY} entry {entry!r}"
         _register(_loaded(lambda entry=entry: _import_entry(entry, rootdir), where, "fix the entry or the module"),
                   where)
-        loaded.append(where)
-    return loaded
 
 
 def _import_entry(entry: str, rootdir: Path) -> Any:

@@ -105,11 +105,16 @@ def validate(params: Mapping[str, Any]) -> dict:
     suite = params.get("suite")
     if not isinstance(suite, str) or not (Path(suite) / PACKAGE / "registry.py").is_file():
         raise ValueError(f"suite must be the directory holding {PACKAGE} (projects/pt1/python), not {suite!r}")
-    tests = {t["name"]: t for t in load_manifest(Path(suite))["tests"]}
-    test = tests.get(params.get("test"))
+    test = _tests_of(suite).get(params.get("test"))
     if test is None:
         raise ValueError(f"the suite in {suite} registers no test {params.get('test')!r}")
     return _params(Path(suite), test)
+
+
+@functools.cache
+def _tests_of(suite: str) -> dict[str, dict]:
+    """The suite's tests by name, listed once per process (a report as a cases file names thousands)."""
+    return {t["name"]: t for t in load_manifest(Path(suite))["tests"]}
 
 
 def _params(suite: Path, test: dict) -> dict:
@@ -121,5 +126,3 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
     return [params["module"], FAMILY] + (["dynamic"] if params["dynamic"] else [])
 
 
-def no_reductions(params: Mapping[str, Any]) -> dict:
-    return {}

@@ -26,7 +26,6 @@ from harness.inputs.yamlio import shown
 SET_OPERATORS = {ast.BitOr: operator.or_, ast.Sub: operator.sub, ast.BitAnd: operator.and_, ast.BitXor: operator.xor}
 COMPARISONS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
                ast.Eq: operator.eq, ast.NotEq: operator.ne}
-SYMBOLS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 SUITE_IMPORT = "torch_mlir_e2e_test.test_suite"
 
 
@@ -259,7 +258,8 @@ def import_command(args) -> None:
     if args.backend not in backends:
         raise HarnessInputError(f"--backend={args.backend}", "unknown backend",
                                 f"use one of {', '.join(sorted(backends))}, or add {args.out}/configs/<name>.yaml")
-    imported = import_sets(args.path, args.set, args.crash_set, version, suite, load_manifest(suite))
+    manifest = load_manifest(suite)
+    imported = import_sets(args.path, args.set, args.crash_set, version, suite, manifest)
     targets = [(args.out / "xfail" / f"{args.backend}.yaml", imported.xfail, args.set),
                (args.out / "crash_sets" / f"{args.backend}.yaml", imported.crash, args.crash_set)]
     for target, _, set_name in targets:
@@ -273,7 +273,7 @@ def import_command(args) -> None:
                 f"evaluated for torch {version}; reasons are upstream's comments. Review before relying on it."]),
                 encoding="utf-8")
             print(f"{set_name}: {len(entries)} tests -> {shown(target)}")
-    for line in report_lines(imported, _dead_anywhere(imported.evaluation, load_manifest(suite))):
+    for line in report_lines(imported, _dead_anywhere(imported.evaluation, manifest)):
         print(line)
 
 
