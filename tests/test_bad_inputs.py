@@ -47,6 +47,7 @@ class Bad:
     kind: str = "harness"       # or ARGPARSE
     bug: str = ""               # a harness bug: the row is xfail, `line` is the expected start only
     absent: str = ""            # (bug rows) what the line must not say
+    path: tuple = ()            # project directories put on the run's PYTHONPATH, ahead of site-packages
 
 
 def _entry(extra: str = "", case: str = "conv_backward/2d/tiny") -> str:
@@ -201,12 +202,20 @@ BAD = [
         {}, ("--torch-mlir-suite=nowhere",),
         "--torch-mlir-suite=nowhere: holds no torch_mlir_e2e_test package (registry.py and test_suite/); pass the "
         "directory that holds it: projects/pt1/python in a torch-mlir checkout"),
+    # The row needs `multiprocess` to be absent, and the venv may have it (the torch-mlir-suite
+    # extra installs it). So the project shadows it: `absent/` comes first on the run's PYTHONPATH,
+    # ahead of site-packages, and its `multiprocess` raises exactly what Python raises for a package
+    # that is not installed (the same message, `name` set), whether or not the real one is there.
     Bad("torch-mlir-suite-needs-multiprocess", "a torch-mlir suite whose framework.py needs `multiprocess`",
         {"suite/torch_mlir_e2e_test/__init__.py": "", "suite/torch_mlir_e2e_test/test_suite/__init__.py": "",
          "suite/torch_mlir_e2e_test/registry.py": "from .framework import Test  # noqa\n",
-         "suite/torch_mlir_e2e_test/framework.py": "import multiprocess  # noqa\n"}, ("--torch-mlir-suite=suite",),
+         "suite/torch_mlir_e2e_test/framework.py": "import multiprocess  # noqa\n",
+         "absent/multiprocess/__init__.py":
+             "raise ModuleNotFoundError(\"No module named 'multiprocess'\", name=\"multiprocess\")\n"},
+        ("--torch-mlir-suite=suite",),
         "torch-mlir suite: listing the tests of torch-mlir's e2e suite in suite failed: ModuleNotFoundError: No "
-        "module named 'multiprocess'; pip install multiprocess (torch-mlir's framework.py imports it)"),
+        "module named 'multiprocess'; pip install multiprocess (torch-mlir's framework.py imports it)",
+        path=("absent",)),
     Bad("families-missing-module", "an `e2e_families` entry whose module does not exist",
         {"pytest.ini": f"{INI}e2e_families = nothere.families:FAMILIES\n"}, (),
         "e2e_families entry 'nothere.families:FAMILIES': loading it failed (ModuleNotFoundError: No module named "
@@ -370,7 +379,7 @@ def run_bad(bad: Bad, root: Path) -> tuple[int, str, bool]:
         path.write_text(text)
     reported = any(a.startswith("--report-json") for a in bad.args)
     args = bad.args if reported else ("--report-json=report.json", *bad.args)
-    env = dict(os.environ, PYTHONPATH=python_path_env())
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*(str(root / d) for d in bad.path), python_path_env()]))
     for name in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_CURRENT_TEST"):
         env.pop(name, None)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", *args],
