@@ -6,7 +6,7 @@ fresh process, in one session so the numbers are comparable (the backend's crash
 left out of all three: the harness does not attempt them, and they would kill the bare loop):
   bare      one Python process: build, golden, compile, run, compare, case after case
             (no pytest, no workers, no isolation; failures are caught and counted)
-  harness   pytest --backend=B -k conv_backward            (one worker)
+  harness   pytest --backend=B -k conv_backward -n 0       (one worker, in the pytest process)
   harness2  the same with -n 2                             (two pytest-xdist workers)
 and prints each wall time, the ratios harness/bare and harness2/bare, and the per-phase
 medians of the harness run (from its JSON report).
@@ -84,7 +84,7 @@ def main() -> None:
         report = Path(tmp) / "report.json"
         pytest = [sys.executable, "-m", "pytest", "-q", f"--backend={args.backend}", "-k", args.filter,
                   f"--report-json={report}"]
-        one, _ = wall(pytest)
+        one, _ = wall(pytest + ["-n", "0"])
         print(f"harness, 1 worker:   {one:7.1f} s  ratio {one / bare:.2f}")
         two, _ = wall(pytest + ["-n", "2"])
         print(f"harness, -n 2:       {two:7.1f} s  ratio {two / bare:.2f}")

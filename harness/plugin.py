@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import platform
 from pathlib import Path
 
@@ -86,6 +87,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("e2e_configs_dirs", "directories of backend configs", type="paths", default=[])
     parser.addini("e2e_xfail_dir", "directory of xfail/<backend>.yaml files", default="xfail")
     parser.addini("e2e_crash_sets_dir", "directory of crash_sets/<backend>.yaml files", default="crash_sets")
+    parser.addini("e2e_workers", "pytest-xdist workers when no -n is given: auto (one per core), or N; 0 runs "
+                  "serially", default="auto")
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Every core by default, as lit and torch-mlir's runner do: `-n <e2e_workers>` joins the
+    command line unless it says -n (or --dist), disables xdist (-p no:xdist), only collects, or
+    debugs (--pdb). An xdist worker is told by its controller."""
+    known = early_config.known_args_namespace
+    if (not early_config.pluginmanager.has_plugin("xdist") or "PYTEST_XDIST_WORKER" in os.environ
+            or known.numprocesses is not None or known.dist != "no" or known.collectonly or known.usepdb
+            or known.help or known.version):
+        return
+    workers = str(early_config.getini("e2e_workers")).strip()
+    if workers != "auto" and not workers.isdigit():
+        where = shown(early_config.inipath) if early_config.inipath else "ini"
+        raise pytest.UsageError(f"{where}: e2e_workers = {workers} is not auto or a whole number; write "
+                                "e2e_workers = auto, or 0 to run serially")
+    if workers != "0":
+        args += ["-n", workers]
 
 
 def pytest_configure(config: pytest.Config) -> None:

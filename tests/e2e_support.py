@@ -105,19 +105,28 @@ class Project:
         path = self.path / "controller_modules.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
-    def run(self, *args: str, report: str | None = "report.json") -> E2EResult:
-        """pytest -p harness.plugin [--report-json] ARGS in a subprocess, from the project root."""
+    def run(self, *args: str, report: str | None = "report.json", serial: bool = True) -> E2EResult:
+        """pytest -p harness.plugin [--report-json] ARGS in a subprocess, from the project root; serial
+        unless ARGS say -n, or `serial` is false (then the harness's default, ini e2e_workers)."""
         assert self.pytester is not None
         report_path = self.path / report if report else None
         for stale in (report_path, self.path / "controller_modules.jsonl"):  # both describe one run
             if stale and stale.exists():
                 stale.unlink()
-        full = ["-p", "harness.plugin", *([f"--report-json={report}"] if report else []), *args]
+        full = ["-p", "harness.plugin", *([f"--report-json={report}"] if report else []),
+                *(serial_unless_told(args) if serial else args)]
         started = time.monotonic()
         result = self.pytester.runpytest_subprocess(*full, timeout=SUBPROCESS_TIMEOUT)
         seconds = time.monotonic() - started
         data = json.loads(report_path.read_text()) if report_path and report_path.exists() else None
         return E2EResult(result.ret, "\n".join(result.outlines), "\n".join(result.errlines), data, seconds)
+
+
+def serial_unless_told(args: tuple[str, ...]) -> list[str]:
+    """The harness runs on every core unless told otherwise (ini e2e_workers); the self-tests' runs
+    are serial unless the test says -n, so their output and records are one process's."""
+    told = any(a.startswith(("-n", "--numprocesses", "--dist", "-pno:xdist")) or a == "no:xdist" for a in args)
+    return [*args] if told else ["-n", "0", *args]
 
 
 def run_pytest_with(python: Path, cwd: Path, *args: str, env: dict[str, str],
@@ -126,8 +135,8 @@ def run_pytest_with(python: Path, cwd: Path, *args: str, env: dict[str, str],
     process's (another interpreter, an unactivated venv, a reduced PATH)."""
     (Path(cwd) / report).unlink(missing_ok=True)
     started = time.monotonic()
-    done = subprocess.run([str(python), "-m", "pytest", f"--report-json={report}", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
+    done = subprocess.run([str(python), "-m", "pytest", f"--report-json={report}", *serial_unless_told(args)],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
     path = Path(cwd) / report
     data = json.loads(path.read_text()) if path.exists() else None
     return E2EResult(done.returncode, done.stdout, done.stderr, data, time.monotonic() - started)

@@ -237,6 +237,25 @@ def test_xdist_gives_the_same_outcomes_and_reports_each_case_once(e2e_project, f
     assert not any(p["torch"] for p in probes), probes
 
 
+def test_every_core_by_default_and_one_process_when_told(e2e_project):
+    """Without -n, the run takes pytest-xdist workers (ini e2e_workers, default auto: one per core);
+    -n 0 and -p no:xdist run in the pytest process; --collect-only starts no worker."""
+    parallel = e2e_project.run(serial=False)
+    assert parallel.ret == 0, parallel.output[-3000:]
+    assert sorted(r["case"] for r in parallel.results) == TINY_IDS
+    assert sum(p["xdist_worker"] for p in e2e_project.probes()) >= 1   # as many as xdist's auto finds cores
+    for told in (("-n", "0"), ("-p", "no:xdist"), ("--collect-only", "-q")):
+        result = e2e_project.run(*told, serial=False, report=None)
+        assert result.ret == 0, result.output[-3000:]
+        assert not any(p["xdist_worker"] for p in e2e_project.probes()), told
+    e2e_project.write("pytest.ini", "[pytest]\ntestpaths = cases\ne2e_backends = eager\ne2e_workers = 2\n")
+    e2e_project.run(serial=False)
+    assert sum(p["xdist_worker"] for p in e2e_project.probes()) == 2
+    e2e_project.write("pytest.ini", "[pytest]\ntestpaths = cases\ne2e_backends = eager\ne2e_workers = 0\n")
+    e2e_project.run(serial=False)
+    assert not any(p["xdist_worker"] for p in e2e_project.probes())
+
+
 # ---------------------------------------------------------------------------------------- exit codes
 
 def test_all_passing_run_exits_0(e2e_project):
