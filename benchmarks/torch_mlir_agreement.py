@@ -28,7 +28,9 @@ How to repeat it:
 
 --filter is upstream's: `re.match` on the test name (a prefix match); the harness side gets the
 same names as a `-k` expression. It writes DIR/agreement.json and DIR/agreement.md (default
-./agreement-CONFIG), and each side's log and report beside them.
+./agreement-CONFIG), and each side's log and report beside them. Exit status: 0 when both sides
+ran, whatever they found; 2 for bad input (one line: no checkout, an unknown config, a runner that
+cannot import); 1 when a side ran but left nothing to compare.
 
 What is changed in torch-mlir's runner, and why (all in the runner subprocess, none in the
 checkout):
@@ -103,6 +105,10 @@ class BadInput(Exception):
     """One line for the user; the script exits with status 2."""
 
 
+class SideFailed(Exception):
+    """A side that ran but left nothing to compare: one line, status 1."""
+
+
 def first_error_line(text: str | None) -> str:
     """The line that says what went wrong: reporting's `ERROR:` line; else, for a traceback, its
     exception line (kept behind upstream's "Runtime error: " and the like, and followed by the first
@@ -165,6 +171,7 @@ def import_runner(suite: str, config_name: str) -> types.SimpleNamespace:
         framework = importlib.import_module(f"{PACKAGE}.framework")
         reporting = importlib.import_module(f"{PACKAGE}.reporting")
         registry = importlib.import_module(f"{PACKAGE}.registry")
+        importlib.import_module(f"{PACKAGE}.test_suite")   # its __init__.py: torch_mlir._version
         fx = importlib.import_module(f"{PACKAGE}.configs.fx_importer_backend")
         _, _, _, backend_module, backend_class, output_type = CONFIGS[config_name]
         backend = getattr(importlib.import_module(f"{PACKAGE}.{backend_module}"), backend_class)()
@@ -205,7 +212,6 @@ def suite_module_names(suite: str) -> tuple[list[str], str]:
 
 def register_tests(runner: types.SimpleNamespace, suite: str) -> tuple[list, list[dict], list[str]]:
     """Import the modules one by one; a module that fails costs its own tests only."""
-    importlib.import_module(f"{PACKAGE}.test_suite")
     registry = runner.registry.GLOBAL_TEST_REGISTRY
     names, _ = suite_module_names(suite)
     failed = []
@@ -285,17 +291,17 @@ def pool_crash(pools: list, started: Path, finished: dict) -> dict:
     for line in started.read_text(encoding="utf-8").splitlines() if started.exists() else []:
         pid, _, name = line.partition(" ")
         running[int(pid)] = name
-    died, interrupted = [], []
+    died = []
     for pool, processes in pools:
         for process in processes:
-            test = running.get(process.pid)
-            test = test if test not in finished else None
             if process.exitcode:
+                test = running.get(process.pid)
                 died.append({"pid": process.pid, "exitcode": process.exitcode,
-                             "signal": _signal_name(process.exitcode), "test": test})
-            elif test:
-                interrupted.append(test)
+                             "signal": _signal_name(process.exitcode), "test": test if test not in finished else None})
         pool.terminate()
+    dead = {d["test"] for d in died}
+    # the other processes' tests (a replacement process's too: the pool starts one for the dead)
+    interrupted = sorted(t for t in running.values() if t not in finished and t not in dead)
     return {"died": died, "interrupted": interrupted}
 
 
@@ -427,7 +433,9 @@ def run_runner(checkout: Path, args: argparse.Namespace, out: Path) -> tuple[dic
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
     if status == CANNOT_RUN and data and "error" in data:
         raise BadInput(data["error"])
-    if data is None:   # the runner process itself died (a sequential pass runs tests in it)
+    if data is None and status > 0:
+        raise SideFailed(f"the runner side exited with status {status} and wrote no results; see {out / 'runner.log'}")
+    if data is None:   # a signal ended the runner process itself (a sequential pass runs tests in it)
         data = died_runner(out, status)
     return data, wall
 
@@ -495,10 +503,6 @@ def run_harness(checkout: Path, args: argparse.Namespace, out: Path, names: list
             "wall_s": import_wall + pytest_wall, "pytest_status": pytest_status}
 
 
-class SideFailed(Exception):
-    """A side that ran but produced nothing to compare: one line, status 1."""
-
-
 def _timed(command: list[str], cwd: Path, env: dict, log) -> tuple[int, float]:
     log.write("$ " + " ".join(command) + "\n")
     log.flush()
@@ -537,13 +541,17 @@ def compare(runner: dict, harness: dict[str, dict], config: str) -> dict:
             runner_results[died["test"]] = {"passed": False, "error": _death_line(died)}
     harness_attempted = {n for n, r in harness.items() if r["outcome"] != "not_run"}
     both = sorted(set(runner_results) & harness_attempted)
-    rows = [_row(name, runner_results[name], harness[name]) for name in both]
+    xfail = set(runner["xfail_set"])
+    rows = [_row(name, runner_results[name], harness[name], name in xfail) for name in both]
     only_runner = [{"test": n, "why": _why_not_harness(harness.get(n))}
                    for n in sorted(set(runner_results) - harness_attempted)]
     only_harness = [{"test": n, "why": _why_not_runner(n, runner, config)}
                     for n in sorted(harness_attempted - set(runner_results))]
     neither = sorted((set(harness) - harness_attempted) & (set(runner["selected"]) - set(runner_results)))
-    return {"rows": rows, "only_runner": only_runner, "only_harness": only_harness, "neither": neither}
+    lits = [lit(r["passed"], n in xfail) for n, r in runner_results.items()]
+    runner_lit = {k: lits.count(k) for k in ("PASS", "FAIL", "XFAIL", "XPASS") if k in lits}
+    return {"rows": rows, "only_runner": only_runner, "only_harness": only_harness, "neither": neither,
+            "runner_lit": runner_lit}
 
 
 def _death_line(died: dict) -> str:
@@ -556,9 +564,16 @@ CATEGORIES = {(True, True): "both pass", (False, False): "both fail",
               (True, False): "harness-only failure", (False, True): "runner-only failure"}
 
 
-def _row(name: str, runner: dict, harness: dict) -> dict:
+def _row(name: str, runner: dict, harness: dict, xfail: bool) -> dict:
     return {"test": name, "category": CATEGORIES[(runner["passed"], harness["passed"])],
-            "runner_error": runner["error"], "harness_outcome": harness["outcome"], "harness_error": harness["error"]}
+            "runner_error": runner["error"], "runner_lit": lit(runner["passed"], xfail),
+            "harness_outcome": harness["outcome"], "harness_expected": harness["expected"],
+            "harness_error": harness["error"]}
+
+
+def lit(passed: bool, xfail: bool) -> str:
+    """What report_results would print for the test."""
+    return {(True, False): "PASS", (False, False): "FAIL", (True, True): "XPASS", (False, True): "XFAIL"}[passed, xfail]
 
 
 def _why_not_harness(record: dict | None) -> str:
@@ -586,7 +601,7 @@ def summarise(comparison: dict, runner_wall: float, harness: dict) -> dict:
     return {"both_attempted": len(rows), **{k.replace(" ", "_").replace("-", "_"): v for k, v in counts.items()},
             "agreement_pct": round(100.0 * same / len(rows), 2) if rows else None,
             "only_runner": len(comparison["only_runner"]), "only_harness": len(comparison["only_harness"]),
-            "neither": len(comparison["neither"]),
+            "neither": len(comparison["neither"]), "runner_report_results": comparison["runner_lit"],
             "runner_wall_s": round(runner_wall, 1), "harness_wall_s": round(harness["wall_s"], 1),
             "harness_pytest_wall_s": round(harness["pytest_wall_s"], 1),
             "harness_import_wall_s": round(harness["import_wall_s"], 1),
@@ -603,7 +618,9 @@ def summary_lines(args: argparse.Namespace, s: dict, runner: dict) -> list[str]:
              f"neither (crash sets): {s['neither']}",
              f"wall: runner {s['runner_wall_s']} s, harness {s['harness_wall_s']} s (import-xfail-sets "
              f"{s['harness_import_wall_s']} s + pytest {s['harness_pytest_wall_s']} s); "
-             f"harness/runner {s['wall_ratio']}"]
+             f"harness/runner {s['wall_ratio']}",
+             "runner, as report_results counts it: "
+             + "  ".join(f"{k} {v}" for k, v in s["runner_report_results"].items())]
     for died in (runner.get("crash") or {}).get("died", []):
         lines.append(f"the runner crashed: {_death_line(died)} ({died['test']})")
     for module in runner.get("failed_modules", []):

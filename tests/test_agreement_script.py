@@ -263,6 +263,7 @@ def test_the_runner_and_the_harness_on_a_fake_checkout(tmp_path):
         if not harness_passed:
             assert row["harness_error"].startswith(f"{harness[name]['outcome']} in {harness[name]['phase']}: ")
     assert rows["AddModule_basic"]["category"] == "runner-only failure"
+    assert rows["AddModule_basic"]["runner_lit"] == "FAIL"   # what report_results would print
     assert "NonzeroCrash_basic" in data["neither"]
     summary = data["summary"]
     same = summary["both_pass"] + summary["both_fail"]
