@@ -61,12 +61,14 @@ def create_backend(name: str, class_path: str, options: Mapping[str, Any]) -> "B
     return load_object(class_path)(name, options)
 
 
-def export_program(program: Program):
-    """torch.export of the program with its dynamic shapes: the common first step of most backends."""
+def export_program(program: Program, strict: bool = False):
+    """torch.export of the program with its dynamic shapes: the common first step of most backends.
+    `strict` traces with TorchDynamo (torch-mlir's FX importer configs do), which turns a
+    data-dependent `float(tensor)` into a scalar of the graph; non-strict tracing cannot guard on it."""
     import torch  # here, not at the top: this interface module must stay importable without torch
 
     module = program.graph_module()
-    return torch.export.export(module, tuple(program.example_inputs),
+    return torch.export.export(module, tuple(program.example_inputs), strict=strict,
                                dynamic_shapes=signature_shapes(module.forward, program.dynamic_shapes))
 
 

@@ -18,19 +18,21 @@ from harness.worker.compare import Output, compare
 
 MINI = REPO / "tests" / "torch_mlir_mini"
 REGISTERED = ["AccumulateTwice_basic", "AddModuleFromClassBody_basic", "AddModule_basic", "BFloat16Relu_basic",
-              "FloatIntAdd_basic", "ListOutput_basic", "MatmulDynamicBatch_basic", "NanToNum_basic",
-              "NativeHang_basic", "NonzeroCrash_basic", "SeededLinear_basic", "SumScalar_basic", "TupleOutput_basic"]
+              "DataDependentIf_basic", "FloatIntAdd_basic", "ItemResults_basic", "ListOutput_basic",
+              "MatmulDynamicBatch_basic", "MultinomialOneHot_basic", "NanToNum_basic", "NativeHang_basic",
+              "NonzeroCrash_basic", "ScaledByItsValues_basic", "SeededLinear_basic", "SumScalar_basic",
+              "TupleOutput_basic", "UInt8Add_basic"]
 IMPORT = ["import-xfail-sets", "suite/e2e_testing/xfail_sets.py", "--suite", "suite", "--set", "FX_IMPORTER_XFAIL_SET",
           "--crash-set", "FX_IMPORTER_CRASHING_SET", "--backend", "linalg-on-tensors"]
 IMPORT_REPORT = [
-    "FX_IMPORTER_XFAIL_SET: 2 tests -> xfail/linalg-on-tensors.yaml",
+    "FX_IMPORTER_XFAIL_SET: 3 tests -> xfail/linalg-on-tensors.yaml",
     "FX_IMPORTER_CRASHING_SET: 2 tests -> crash_sets/linalg-on-tensors.yaml",
     "evaluated: xfail_sets.py:18: torch_version_for_comparison() < version.parse('2.5.0.dev') is false for "
     "torch 2.13.0",
     "dead (no test of the suite has the name): AddModuleOld_basic (xfail_sets.py:15)",
     "not written (its module did not import here): VisionIdentity_basic (vision.py did not import: "
     "ModuleNotFoundError: No module named 'torchvision')",
-    "listed 2 times: FloatIntAdd_basic (xfail_sets.py:13, xfail_sets.py:30)",
+    "listed 2 times: DataDependentIf_basic (xfail_sets.py:13, xfail_sets.py:30)",
     "across every set of the file, 1 names match no test of the suite",
 ]
 XFAIL_FILE = """\
@@ -38,8 +40,10 @@ XFAIL_FILE = """\
 # evaluated for torch 2.13.0; reasons are upstream's comments. Review before relying on it.
 - id: torch_mlir/BFloat16Relu_basic
   reason: "the JIT's calling convention takes no bfloat16 memref"
+- id: torch_mlir/DataDependentIf_basic
+  reason: "control flow on a tensor's value: torch.export cannot trace it"
 - id: torch_mlir/FloatIntAdd_basic
-  reason: "float(tensor) is data-dependent: torch.export cannot guard on it"
+  reason: "torch-mlir's FX importer has no sym_float (an int made a float): strict export records one"
 """
 NOTICE = ("torch-mlir suite: suite/torch_mlir_e2e_test/test_suite/vision.py did not import (ModuleNotFoundError: "
           "No module named 'torchvision'); its 2 tests are not cases; pip install torchvision to run them")
@@ -67,7 +71,7 @@ def test_the_importer_and_the_adapter_end_to_end(suite_project):
     crash_set = (suite_project.path / "crash_sets" / "linalg-on-tensors.yaml").read_text()
     assert "- id: torch_mlir/NativeHang_basic\n" in crash_set and "- id: torch_mlir/NonzeroCrash_basic\n" in crash_set
     checked = harness_cli(suite_project, "check", "--torch-mlir-suite", "suite")
-    assert checked.stdout == "ok: 4 expectation entries of 7 backends match the 13 cases\n", checked.stderr
+    assert checked.stdout == "ok: 5 expectation entries of 7 backends match the 18 cases\n", checked.stderr
 
     result = suite_project.run("--torch-mlir-suite=suite", "--backend=eager,linalg-on-tensors")
     assert result.ret == 0, result.output[-3000:]
@@ -78,7 +82,8 @@ def test_the_importer_and_the_adapter_end_to_end(suite_project):
     failed = {r["case"]: (r["outcome"], r["phase"], r["verdict"]) for r in result.results
               if r["backend"] == "linalg-on-tensors" and r["outcome"] != "passed"}
     assert failed == {"torch_mlir/BFloat16Relu_basic": ("compile_error", "compile", "ok"),
-                      "torch_mlir/FloatIntAdd_basic": ("compile_error", "export", "ok"),
+                      "torch_mlir/DataDependentIf_basic": ("compile_error", "export", "ok"),
+                      "torch_mlir/FloatIntAdd_basic": ("compile_error", "import", "ok"),
                       "torch_mlir/NativeHang_basic": ("not_run", None, "skipped"),
                       "torch_mlir/NonzeroCrash_basic": ("not_run", None, "skipped")}
     accumulate = result.record("linalg-on-tensors", "torch_mlir/AccumulateTwice_basic")
@@ -105,7 +110,7 @@ def test_the_ini_key_and_k_select_the_suite_tests(suite_project):
     result = suite_project.run("--collect-only", "-q", "-k", "AccumulateTwice", report=None)
     assert result.ret == 0, result.output
     assert "suite/torch_mlir_e2e_test/test_suite/basic.py::torch_mlir/AccumulateTwice_basic[eager]" in result.stdout
-    assert "1/13 tests collected (12 deselected)" in result.stdout
+    assert "1/18 tests collected (17 deselected)" in result.stdout
 
 
 def test_a_scalar_is_compared_without_dividing_by_its_golden():
@@ -118,3 +123,54 @@ def test_a_scalar_is_compared_without_dividing_by_its_golden():
     assert compare(scalar(1e-3), scalar(0.0), "float32", tolerance, {}, reference=scalar(0.0))
     assert compare(scalar(0.0), scalar(0.0), "float32", tolerance, {}, reference=scalar(0.0)) is None
     assert compare(scalar(-1.0000001), scalar(-1.0), "float32", tolerance, {}, reference=scalar(-1.0)) is None
+
+
+CHECKED_SETS = '''\
+CHECKED_XFAIL_SET = {
+    "SumScalar_basic",        # fixed long ago: stale
+    "DataDependentIf_basic",  # still fails
+}
+CHECKED_CRASHING_SET = {
+    "NonzeroCrash_basic",     # still segfaults
+    "AddModule_basic",        # crashed once: passes now
+}
+'''
+CHECK_REPORT = """\
+CHECKED_XFAIL_SET (sets.py) against linalg-on-tensors, torch {torch}, torch-mlir {torch_mlir}
+
+Stale: these pass here; remove them from the set: 1
+    "SumScalar_basic",  # sets.py:2: passed
+
+Missing: these fail here and no set lists them; add them: 1
+    "FloatIntAdd_basic",  # compile_error in phase import: NotImplementedError: FIX ME: Unimplemented call_function: \
+target=<function sym_float...
+
+CHECKED_CRASHING_SET (sets.py) against linalg-on-tensors, torch {torch}, torch-mlir {torch_mlir}
+
+No longer crash: these pass here; remove them from the set: 1
+    "AddModule_basic",  # sets.py:7: passed
+
+No longer crash: these fail without crashing or hanging; move them to the xfail set: 0
+
+Missing: these crash or hang here and are not in the set; add them: 1
+    "NativeHang_basic",  # timed_out in phase export: timed out after 5 s in phase export; hung in _deadlock \
+(torch_mlir_e2e_test/test_suite/faults.py)
+"""
+
+
+def test_check_xfail_sets_reports_stale_missing_and_stopped_crashes(suite_project):
+    """A run of the suite, crash set attempted, against a sets file with one mistake of each kind."""
+    import importlib.metadata
+    import re
+
+    suite_project.write("sets.py", CHECKED_SETS)
+    run = suite_project.run("--torch-mlir-suite=suite", "--backend=linalg-on-tensors", "--run-crash-set", "-k",
+                            "SumScalar or DataDependentIf or FloatIntAdd or NonzeroCrash or AddModule_basic "
+                            "or NativeHang")
+    assert len(run.results) == 6, run.output[-3000:]
+    done = harness_cli(suite_project, "check-xfail-sets", "sets.py", "--suite", "suite", "--set", "CHECKED_XFAIL_SET",
+                       "--crash-set", "CHECKED_CRASHING_SET", "report.json")
+    assert done.returncode == 0, done.stderr
+    text = re.sub(r"(target=<function sym_float).*", r"\1...", done.stdout)   # an address, a path
+    assert text == CHECK_REPORT.format(torch=importlib.metadata.version("torch"),
+                                       torch_mlir=importlib.metadata.version("torch-mlir"))

@@ -13,7 +13,11 @@ Options:
                           level, without `builtin.module(...)`), run in order, each on its own so
                           a failure names its stage
   llvm_lowering_passes    list of passes, Linalg-on-Tensors -> LLVM
+  runtime_verification    keep `generate-runtime-verification` of that list (default true)
   backend_legal_ops       ops left undecomposed (default none)
+  strict_export           torch.export with strict=True, as torch-mlir's FX importer configs do (default false)
+  import_symbolic_shape_expressions
+                          import the exported program's shape expressions, as those configs do (default false)
   opt_level, shared_libs  ExecutionEngine settings (default 2, none)
   keep_ir                 keep each stage's IR text on the artifact (default false)
 """
@@ -47,6 +51,7 @@ LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
 # Ops whose lowering path (decomposed or direct) the report shows, when a case imports them.
 WATCHED_OPS = ("torch.aten.convolution_backward",)
 REQUIRED_OPTIONS = ("torch_backend_pipeline", "to_linalg_pipelines", "llvm_lowering_passes")
+RUNTIME_VERIFICATION = "generate-runtime-verification"
 
 
 @dataclasses.dataclass
@@ -104,16 +109,23 @@ class MlirBackend(Backend):
                              f"{LEGAL_OPS_PLACEHOLDER} to put them in")
         return pipeline.replace(LEGAL_OPS_PLACEHOLDER, ",".join(legal_ops))
 
+    def llvm_lowering_passes(self) -> list[str]:
+        """The configured Linalg -> LLVM passes, without runtime verification when it is off."""
+        verify = bool(self.options.get("runtime_verification", True))
+        return [p for p in self.options["llvm_lowering_passes"] if verify or p.strip() != RUNTIME_VERIFICATION]
+
     def compile(self, program: Program, phase: PhaseSetter) -> MlirArtifact:
         keep_ir = bool(self.options.get("keep_ir", False)) or self.bundle is not None
         ir_text = str if keep_ir else (lambda m: None)
         func_name = symbol_name(program.name)
 
         phase(Phase.EXPORT)
-        exported = export_program(program)
+        exported = export_program(program, strict=bool(self.options.get("strict_export", False)))
 
         phase(Phase.IMPORT)
-        module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name)
+        module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name,
+                                                 import_symbolic_shape_expressions=bool(
+                                                     self.options.get("import_symbolic_shape_expressions", False)))
         # torch-mlir names its failure repro file (in the temp dir) after this attribute.
         with module.context:
             module.operation.attributes["torch.debug_module_name"] = ir.StringAttr.get(func_name)
@@ -137,7 +149,7 @@ class MlirBackend(Backend):
         self.note_linalg_ops(module)
 
         phase(Phase.COMPILE)
-        passes = self.options["llvm_lowering_passes"]
+        passes = self.llvm_lowering_passes()
         if self.bundle is not None:
             self.bundle.stage("linalg-on-tensors", str(module), pipeline_of(passes), opt_runs_it=False)
         jit = JitModule(module, func_name, passes, opt_level=int(self.options.get("opt_level", 2)),
@@ -180,5 +192,7 @@ class MlirBackend(Backend):
     def standalone(self, program: Program) -> Standalone:
         return Standalone(STANDALONE_SCRIPTS / "mlir.py", {
             "func_name": symbol_name(program.name), "opt_level": int(self.options.get("opt_level", 2)),
+            "strict_export": bool(self.options.get("strict_export", False)),
+            "import_symbolic_shape_expressions": bool(self.options.get("import_symbolic_shape_expressions", False)),
             "pipelines": [self.torch_backend_pipeline(), *self.options["to_linalg_pipelines"],
-                          ",".join(self.options["llvm_lowering_passes"])]})   # Torch backend, Linalg, LLVM
+                          ",".join(self.llvm_lowering_passes())]})   # Torch backend, Linalg, LLVM

@@ -12,7 +12,11 @@ results to an external `refbackend_consume_func_return_<tokens>` function, one t
 results out. Result buffers are allocated by the JIT code and never freed (they may alias inputs or
 constants, so freeing them is unsafe): a small leak per call, acceptable in a worker process.
 
-Element types: f32, f64, f16, i64, i32, i1 (numpy bool). bfloat16: numpy has none. The munge pass
+Element types: f32, f64, f16, i64, i32, i16, i8, i1 (numpy bool), complex. Linalg integers are
+signless: a uint8 tensor goes in as i8 (the same bytes; the Torch IR says ui8, so the ops are
+unsigned). A scalar result (a Python number the program returns, `!torch.float` / `!torch.int` /
+`!torch.bool` in Torch IR) is passed to the consume function by value and comes back as a Python
+float, int or bool. bfloat16: numpy has none. The munge pass
 rejects bf16 arguments ("argument must be a memref of f16, f32, ...": a compile error), and names a
 bf16 result `mrf16` as if it were f16; so result types are taken from the Linalg-level signature,
 never from that name, and bf16 results (raw 16-bit patterns) come back as torch.bfloat16 tensors.
@@ -37,9 +41,12 @@ _CARRIER = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.
             "complex<f32>": np.complex64, "complex<f64>": np.complex128}
 _TORCH_TO_MLIR = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
                   torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
-                  torch.int8: "i8", torch.bool: "i1", torch.complex64: "complex<f32>",
-                  torch.complex128: "complex<f64>"}
-_NUMPY_TO_MLIR = {np.dtype(v): k for k, v in _CARRIER.items() if k != "bf16"}
+                  torch.int8: "i8", torch.uint8: "i8",   # signless in Linalg: the same bytes
+                  torch.bool: "i1", torch.complex64: "complex<f32>", torch.complex128: "complex<f64>"}
+_NUMPY_TO_MLIR = {np.dtype(v): k for k, v in _CARRIER.items() if k != "bf16"} | {np.dtype(np.uint8): "i8"}
+# Scalar results, passed by value: MLIR type -> (ctypes type, Python type of the value).
+_SCALAR = {"f64": (ctypes.c_double, float), "f32": (ctypes.c_float, float), "i64": (ctypes.c_int64, int),
+           "i32": (ctypes.c_int32, int), "i1": (ctypes.c_bool, bool)}
 _CONSUME_PREFIX = "refbackend_consume_func_return_"
 
 
@@ -71,10 +78,14 @@ def pipeline_of(passes: Sequence[str]) -> str:
     return "builtin.module(" + ",".join(p.strip() for p in passes) + ")"
 
 
-def _tensor_types(types, what: str) -> list[tuple[str, tuple]]:
-    """(element type, shape with None for dynamic sizes) of each ranked tensor type."""
+def _value_types(types, what: str, scalars: bool = False) -> list[tuple[str, tuple | None]]:
+    """(element type, shape with None for dynamic sizes) of each ranked tensor type; with
+    `scalars`, (type, None) for a scalar the JIT passes by value."""
     out = []
     for t in types:
+        if scalars and str(t) in _SCALAR:
+            out.append((str(t), None))
+            continue
         if not isinstance(t, ir.RankedTensorType):
             raise JitError(f"{what} of type {t} is not a ranked tensor")
         elem = str(t.element_type)
@@ -90,19 +101,22 @@ def _entry_signature(module: ir.Module, func_name: str):
         op = op.operation
         if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == func_name:
             ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-            return _tensor_types(ftype.inputs, "argument"), _tensor_types(ftype.results, "result")
+            return _value_types(ftype.inputs, "argument"), _value_types(ftype.results, "result", scalars=True)
     raise JitError(f"no function @{func_name} in the module")
 
 
-def _consume_name(llvm_ir: str, n_results: int) -> str:
-    """The name of the consume function the lowered entry function calls."""
+def _consume_name(llvm_ir: str, result_types: list[tuple[str, tuple | None]]) -> str:
+    """The name of the consume function the lowered entry function calls: one token per result,
+    `mr<type>` for a memref, the bare type for a scalar passed by value."""
     names = set(re.findall(_CONSUME_PREFIX + r"\w+", llvm_ir))
     if len(names) != 1:
         raise JitError(f"expected one {_CONSUME_PREFIX}* function, found {sorted(names)}")
     name = names.pop()
     tokens = name[len(_CONSUME_PREFIX):].split("_")
-    if len(tokens) != n_results or not all(t.startswith("mr") for t in tokens):
-        raise JitError(f"{name} does not pass {n_results} memref results")
+    memref = [shape is not None for _, shape in result_types]
+    if len(tokens) != len(result_types) or any(t.startswith("mr") != m for t, m in zip(tokens, memref)):
+        kinds = ", ".join("memref" if m else elem for (elem, _), m in zip(result_types, memref))
+        raise JitError(f"{name} does not pass the function's results ({kinds})")
     return name
 
 
@@ -167,7 +181,7 @@ class JitModule:
         run_pipeline(module, pipeline_of(passes), "Lowering Linalg-on-Tensors IR -> LLVM")
         text = str(module)  # needed for the consume name; cheap next to JIT compiling
         self.llvm_ir = text if keep_ir else None
-        consume_name = _consume_name(text, len(self.result_types))
+        consume_name = _consume_name(text, self.result_types)
         self._results: list[np.ndarray] | None = None
         self._callback = self._make_callback()  # must outlive the engine: kept on self
         self.engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs))
@@ -190,12 +204,15 @@ class JitModule:
         self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
 
     def _make_callback(self):
-        carriers = [_CARRIER[elem] for elem, _ in self.result_types]
+        readers = [(lambda m, c=_CARRIER[elem]: _from_memref(m.contents, c)) if shape is not None
+                   else _SCALAR[elem][1] for elem, shape in self.result_types]
+        arg_types = [ctypes.POINTER(_MemRef) if shape is not None else _SCALAR[elem][0]
+                     for elem, shape in self.result_types]
 
-        def consume(*memrefs):
-            self._results = [_from_memref(m.contents, c) for m, c in zip(memrefs, carriers)]
+        def consume(*values):
+            self._results = [read(v) for read, v in zip(readers, values)]
 
-        return ctypes.CFUNCTYPE(None, *[ctypes.POINTER(_MemRef)] * len(carriers))(consume)
+        return ctypes.CFUNCTYPE(None, *arg_types)(consume)
 
     def __call__(self, inputs: Sequence[Any]) -> list[np.ndarray]:
         if len(inputs) != len(self.arg_types):

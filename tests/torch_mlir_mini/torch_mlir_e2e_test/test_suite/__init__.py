@@ -8,4 +8,4 @@ COMMON_TORCH_MLIR_LOWERING_XFAILS = {
 
 
 def register_all_tests():
-    from . import basic, faults, vision  # noqa: F401
+    from . import basic, faults, parity, vision  # noqa: F401

@@ -21,18 +21,32 @@ def NonzeroCrash_basic(module, tu: TestUtils):
     module.forward(tu.rand())
 
 
+def _deadlock():
+    """Lock a mutex twice: a native deadlock that no Python signal handler can interrupt."""
+    mutex = ctypes.create_string_buffer(64)
+    libc = ctypes.CDLL(None)
+    libc.pthread_mutex_lock(mutex)
+    libc.pthread_mutex_lock(mutex)
+
+
+@torch.library.custom_op("torch_mlir_mini::doubled", mutates_args=())
+def doubled(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@doubled.register_fake
+def _doubled_while_tracing(x):
+    _deadlock()   # torch.export (strict or not) runs this fake kernel; eager runs the real one
+    return torch.empty_like(x)
+
+
 class HangsWhileExporting(torch.nn.Module):
-    """Eager is fine; while torch.export traces forward, it locks a mutex twice (a native deadlock)."""
+    """Eager is fine; while torch.export traces forward, the op's fake kernel hangs in native code."""
 
     @export
     @annotate_args([None, ([2], torch.float32, True)])
     def forward(self, x):
-        if torch.compiler.is_exporting():
-            mutex = ctypes.create_string_buffer(64)
-            libc = ctypes.CDLL(None)
-            libc.pthread_mutex_lock(mutex)
-            libc.pthread_mutex_lock(mutex)
-        return x * 2
+        return doubled(x)
 
 
 @register_test_case(module_factory=lambda: HangsWhileExporting(), timeout_seconds=5)
