@@ -8,6 +8,8 @@
     python -m harness check [--cases-dir DIR] [--configs-dir DIR] [--xfail-dir DIR] [--crash-sets-dir DIR]
                             [--family package.module:NAME] [--torch-mlir-suite DIR]
     python -m harness import-xfail-sets XFAIL_SETS_PY --suite DIR --set NAME [--crash-set NAME] --backend NAME
+    python -m harness check-xfail-sets XFAIL_SETS_PY --suite DIR --set NAME [--crash-set NAME] REPORT.json
+                                       [--backend NAME] [--markdown] [-o PATH]
     python -m harness opinfo-stats [--dtypes float32,float64]
 
 Each subcommand is a function taking the parsed arguments and returning the exit status (None: 0);
@@ -33,6 +35,7 @@ from harness.inputs.yamlio import shown
 from harness.spec import CaseOptions
 from harness.tools import rundiff
 from harness.tools.expectation_update import proposals_for_report
+from harness.tools.xfail_sets_check import check_command
 from harness.tools.xfail_sets_import import import_command
 from harness.views.fuzz_text import render_text as render_fuzz_text
 from harness.views.html import render_html
@@ -115,6 +118,16 @@ def report(args: argparse.Namespace) -> None:
     if args.html is not None:
         with writing(args.html):
             write_text_atomically(args.html, render_html(data))
+
+
+def check_xfail_sets(args: argparse.Namespace) -> None:
+    """Which entries of torch-mlir's sets a run found stale or missing (exit status 0 whatever it finds)."""
+    text = check_command(args)
+    if args.output is None:
+        print(text, end="")
+    else:
+        with writing(args.output):
+            write_text_atomically(args.output, text)
 
 
 def check(args: argparse.Namespace) -> None:
@@ -255,6 +268,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--out", type=Path, default=Path("."), help="write OUT/xfail/ and OUT/crash_sets/ (default .)")
     sub.add_argument("--force", action="store_true", help="replace existing files")
     sub.set_defaults(run=import_command)
+
+    sub = commands.add_parser("check-xfail-sets", help="torch-mlir's xfail_sets.py against a run of its suite: "
+                                                       "stale entries, missing ones, crashes that stopped")
+    sub.add_argument("path", type=Path, metavar="XFAIL_SETS_PY", help="projects/pt1/e2e_testing/xfail_sets.py")
+    sub.add_argument("--suite", type=Path, required=True, metavar="DIR",
+                     help="the directory holding torch_mlir_e2e_test (projects/pt1/python)")
+    sub.add_argument("--set", required=True, metavar="NAME", help="the expected failures, e.g. FX_IMPORTER_XFAIL_SET")
+    sub.add_argument("--crash-set", metavar="NAME", help="the tests not to run, e.g. FX_IMPORTER_CRASHING_SET")
+    sub.add_argument("report", type=Path, metavar="REPORT_JSON",
+                     help="a --report-json of the suite on one backend (with --run-crash-set to check the crash set)")
+    sub.add_argument("--backend", help="whose results to read (default: the report's only backend)")
+    sub.add_argument("--markdown", action="store_true", help="Markdown instead of plain text")
+    sub.add_argument("-o", "--output", type=Path, help="write the findings to this file instead of stdout")
+    sub.set_defaults(run=check_xfail_sets)
 
     sub = commands.add_parser("opinfo-stats", help="PyTorch's OpInfo database on this torch: ops, samples, "
                                                    "and what is not a case, by rule")
