@@ -94,8 +94,8 @@ def test_a_real_linalg_compile_failure_reproduces_from_the_bundle(tmp_path):
     """conv_backward/2d/groups2 fails to lower on the pinned torch-mlir: the bundle's torch-mlir-opt
     command and its repro.py both reproduce that error without the harness."""
     case = "conv_backward/2d/groups2"
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=linalg-on-tensors",
-                          f"--artifacts-dir={tmp_path}", "--artifacts=all",
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+                          "--backend=linalg-on-tensors", f"--artifacts-dir={tmp_path}", "--artifacts=all",
                           f"cases/conv_backward.py::{case}[linalg-on-tensors]"],
                          cwd=REPO, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-3000:]  # an expected failure (xfail/linalg-on-tensors.yaml)

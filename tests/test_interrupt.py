@@ -68,7 +68,7 @@ def start_hanging_run(project) -> tuple[subprocess.Popen, Path, list[int]]:
     env.pop("PYTEST_ADDOPTS", None)
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-v", "-p", "no:cacheprovider",
+            [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-v", "-p", "no:cacheprovider", "-n", "0",
              "--backend=hang-long", "--report-json=report.json"],
             cwd=project.path, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             # a shell's background job may ignore SIGINT, and Python then never raises KeyboardInterrupt

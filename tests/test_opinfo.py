@@ -135,9 +135,9 @@ def test_backends_take_what_opinfo_samples_give_them(tmp_path, backend, ops):
     """Harness bugs the OpInfo cases found, one backend each (in a pytest process of its own:
     torch_mlir is not imported into this one, test_packages needs it so)."""
     cases = [f"cases/opinfo.py::opinfo/{op}/default/float32/0[{backend}]" for op in ops]
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--backend={backend}",
-                          f"--report-json={tmp_path / 'r.json'}", *cases], cwd=REPO, capture_output=True, text=True,
-                         timeout=600)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+                          f"--backend={backend}", f"--report-json={tmp_path / 'r.json'}", *cases], cwd=REPO,
+                         capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:]
     results = json.loads((tmp_path / "r.json").read_text())["results"]
     assert [(r["outcome"], r["expected"]) for r in results] == [("passed", "pass")] * len(ops)
@@ -203,7 +203,7 @@ def test_a_sort_with_ties_passes_and_its_notes_say_how_indices_were_compared(man
 def test_the_bundle_of_an_opinfo_case_reproduces_it_without_the_harness(tmp_path, case):
     from harness.bundle_layout import bundle_path
 
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=eager",
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "--backend=eager",
                           f"--artifacts-dir={tmp_path}", "--artifacts=all", f"cases/opinfo.py::{case}[eager]"],
                          cwd=REPO, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:]

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e_support import E2EResult, python_path_env
+from e2e_support import E2EResult, python_path_env, serial_unless_told
 
 LINUX_PROC = Path("/proc/self/stat").exists()
 needs_proc = pytest.mark.skipif(not LINUX_PROC, reason="needs Linux /proc")
@@ -148,7 +148,8 @@ def start_pytest(project, *args: str, log_name: str = "run.log", new_session: bo
     out = open(project.path / log_name, "w")
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", *args],
+            [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider",
+             *serial_unless_told(args)],
             cwd=project.path, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=new_session, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     finally:
