@@ -126,7 +126,8 @@ def serial_unless_told(args: tuple[str, ...]) -> list[str]:
     """The harness runs on every core unless told otherwise (ini e2e_workers); the self-tests' runs
     are serial unless the test says -n, so their output and records are one process's."""
     told = any(a.startswith(("-n", "--numprocesses", "--dist", "-pno:xdist")) or a == "no:xdist" for a in args)
-    return [*args] if told else ["-n", "0", *args]
+    no_xdist = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD") and "xdist" not in args   # nothing to tell
+    return [*args] if told or no_xdist else ["-n", "0", *args]
 
 
 def run_pytest_with(python: Path, cwd: Path, *args: str, env: dict[str, str],
