@@ -258,11 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = commands.add_parser("import-xfail-sets", help="torch-mlir's xfail_sets.py as xfail/ and crash_sets/ "
                                                         "files of one backend, evaluated without running it")
-    sub.add_argument("path", type=Path, metavar="XFAIL_SETS_PY", help="projects/pt1/e2e_testing/xfail_sets.py")
-    sub.add_argument("--suite", type=Path, required=True, metavar="DIR",
-                     help="the directory holding torch_mlir_e2e_test (projects/pt1/python): the registered tests")
-    sub.add_argument("--set", required=True, metavar="NAME", help="the expected failures, e.g. FX_IMPORTER_XFAIL_SET")
-    sub.add_argument("--crash-set", metavar="NAME", help="the tests not to run, e.g. FX_IMPORTER_CRASHING_SET")
+    _xfail_sets_arguments(sub)
     sub.add_argument("--backend", required=True, help="whose files to write, e.g. linalg-on-tensors")
     sub.add_argument("--torch-version", help="the version the file's `if` blocks see (default: the installed torch)")
     sub.add_argument("--out", type=Path, default=Path("."), help="write OUT/xfail/ and OUT/crash_sets/ (default .)")
@@ -271,11 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = commands.add_parser("check-xfail-sets", help="torch-mlir's xfail_sets.py against a run of its suite: "
                                                        "stale entries, missing ones, crashes that stopped")
-    sub.add_argument("path", type=Path, metavar="XFAIL_SETS_PY", help="projects/pt1/e2e_testing/xfail_sets.py")
-    sub.add_argument("--suite", type=Path, required=True, metavar="DIR",
-                     help="the directory holding torch_mlir_e2e_test (projects/pt1/python)")
-    sub.add_argument("--set", required=True, metavar="NAME", help="the expected failures, e.g. FX_IMPORTER_XFAIL_SET")
-    sub.add_argument("--crash-set", metavar="NAME", help="the tests not to run, e.g. FX_IMPORTER_CRASHING_SET")
+    _xfail_sets_arguments(sub)
     sub.add_argument("report", type=Path, metavar="REPORT_JSON",
                      help="a --report-json of the suite on one backend (with --run-crash-set to check the crash set)")
     sub.add_argument("--backend", help="whose results to read (default: the report's only backend)")
@@ -309,6 +301,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the example database: known findings, replayed first (default .hypothesis-fuzz)")
     sub.set_defaults(run=fuzz)
     return parser
+
+
+def _xfail_sets_arguments(sub: argparse.ArgumentParser) -> None:
+    """The file, the suite and the two sets: what import-xfail-sets and check-xfail-sets both read."""
+    sub.add_argument("path", type=Path, metavar="XFAIL_SETS_PY", help="projects/pt1/e2e_testing/xfail_sets.py")
+    sub.add_argument("--suite", type=Path, required=True, metavar="DIR",
+                     help="the directory holding torch_mlir_e2e_test (projects/pt1/python): the registered tests")
+    sub.add_argument("--set", required=True, metavar="NAME", help="the expected failures, e.g. FX_IMPORTER_XFAIL_SET")
+    sub.add_argument("--crash-set", metavar="NAME", help="the tests not to run, e.g. FX_IMPORTER_CRASHING_SET")
 
 
 def main(argv: list[str] | None = None) -> int:
