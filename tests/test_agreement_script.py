@@ -10,6 +10,7 @@ segfaults on the module FAKE_SEGFAULT names.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -226,6 +227,12 @@ def test_a_runner_that_cannot_import_names_the_module_and_the_fix(tmp_path):
     assert line.endswith("; pip install multiprocess (torch-mlir's framework.py imports it)")
 
 
+# The runner half imports multiprocess, as upstream's framework.py does: the torch-mlir-suite extra.
+needs_multiprocess = pytest.mark.skipif(importlib.util.find_spec("multiprocess") is None,
+                                        reason="the runner side needs multiprocess (the torch-mlir-suite extra)")
+
+
+@needs_multiprocess
 @pytest.mark.timeout(240)
 def test_the_runner_and_the_harness_on_a_fake_checkout(tmp_path):
     checkout = fake_checkout(tmp_path / "tm")
@@ -275,6 +282,7 @@ def test_the_runner_and_the_harness_on_a_fake_checkout(tmp_path):
     assert "## runner-only failure" in markdown and "| AddModule_basic | Runtime error: RuntimeError" in markdown
 
 
+@needs_multiprocess
 @pytest.mark.timeout(120)
 def test_a_pool_process_that_dies_is_a_crash_of_the_runner_on_its_test(tmp_path):
     """The runner side alone (the hidden sub-command the script starts it with)."""
