@@ -1,29 +1,39 @@
 """What the harness adds on top of the compiler: pytest + isolation against a bare in-process loop.
 
 Runs the cases whose ids contain FILTER (the convolution-backward family by default; `opinfo`
-for the default OpInfo selection, forward and gradient) on one backend three ways, each in a
-fresh process, in one session so the numbers are comparable (the backend's crash-set cases are
-left out of all three: the harness does not attempt them, and they would kill the bare loop):
-  bare      one Python process: build, golden, compile, run, compare, case after case
-            (no pytest, no workers, no isolation; failures are caught and counted)
-  harness   pytest --backend=B -k conv_backward -n 0       (one worker, in the pytest process)
-  harness2  the same with -n 2                             (two pytest-xdist workers)
-and prints each wall time, the ratios harness/bare and harness2/bare, and the per-phase
-medians of the harness run (from its JSON report).
+for the default OpInfo selection, forward and gradient) on one backend four ways, each in a
+fresh process (the backend's crash-set cases are left out of all of them: the harness does not
+attempt them, and they would kill the bare loop):
+  bare         one Python process: build, golden, compile, run, compare, case after case
+               (no pytest, no workers, no isolation; failures are caught and counted)
+  one worker   pytest --backend=B -k FILTER -n 0    (one worker, beside the pytest process)
+  -n 2         the same with two pytest-xdist workers (each worker one compute thread)
+  -n 2, 2 thr  -n 2 with OMP_NUM_THREADS=2 in each worker: what the thread split is worth
+The four run in turn, --repeat times (the machine is shared: interleaving spreads its noise over
+all four), and the medians and their ratios to the bare loop's median are printed, then what the
+harness itself spends, from the last one-worker run's JSON report: the first case's wait for
+the worker's start-up, the median controller time per case (protocol and memory watch: a case's
+wall minus its phases), the time outside every case (pytest's start, collection, the report),
+and the cost of one memory-watch reading.
 
-    python benchmarks/overhead.py [--backend linalg-on-tensors] [--filter conv_backward]
+    python benchmarks/overhead.py [--backend linalg-on-tensors] [--filter conv_backward] [--repeat 3]
     python benchmarks/overhead.py --filter opinfo      # issue 12's target: at most 1.15x, and 0.6x with -n 2
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import timeit
 from pathlib import Path
+
+from harness.controller.pool import WATCH_INTERVAL
+from harness.controller.process_tree import ProcessTree
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,13 +64,34 @@ print(len(cases), failed)
 """
 
 
-def wall(command: list[str]) -> tuple[float, str]:
+def wall(command: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
     started = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env and {**os.environ, **env})
     elapsed = time.monotonic() - started
     if done.returncode not in (0, 1):  # 1: the bare loop or pytest saw failures; that is data
         sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     return elapsed, done.stdout
+
+
+def bare_loop(args: argparse.Namespace) -> float:
+    seconds, counts = wall([sys.executable, "-c", BARE_LOOP, str(ROOT), args.backend, args.filter])
+    if len(counts.split()) != 2:  # the loop itself broke (exit 1 is also an uncaught exception)
+        sys.exit(f"the bare loop printed no counts: {counts!r}; run it by hand to see why")
+    return seconds
+
+
+def harness_costs(report: Path, wall_s: float) -> str:
+    """What the harness spent beyond the phases of the cases, from a one-worker run's report (its
+    results are in the order they ran)."""
+    results = json.loads(report.read_text())["results"]
+    beyond = [r["duration_s"] - sum(r["phase_durations"].values()) for r in results]
+    outside = wall_s - sum(r["duration_s"] for r in results)
+    tree = ProcessTree(os.getpid())
+    reading_ms = timeit.timeit(tree.rss_mb, number=200) / 200 * 1000
+    return (f"the first case waited {beyond[0]:.2f} s for the worker's start-up; per case after it the "
+            f"controller spent a median {statistics.median(beyond[1:]) * 1000:.1f} ms (protocol, memory watch); "
+            f"outside the cases {outside:.1f} s (pytest's start, collection, report); one memory-watch "
+            f"reading {reading_ms:.2f} ms, every {WATCH_INTERVAL:g} s of a case")
 
 
 def phase_medians(report: Path) -> dict[str, float]:
@@ -75,22 +106,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="linalg-on-tensors")
     parser.add_argument("--filter", default="conv_backward", help="substring of the case ids to run")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the four runs (medians are quoted)")
     args = parser.parse_args()
-    bare, counts = wall([sys.executable, "-c", BARE_LOOP, str(ROOT), args.backend, args.filter])
-    if len(counts.split()) != 2:  # the loop itself broke (exit 1 is also an uncaught exception)
-        sys.exit(f"the bare loop printed no counts: {counts!r}; run it by hand to see why")
-    print(f"bare loop:           {bare:7.1f} s  (cases, failed: {counts.strip()})")
+    walls: dict[str, list[float]] = {name: [] for name in RUNS}
     with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "report.json"
-        pytest = [sys.executable, "-m", "pytest", "-q", f"--backend={args.backend}", "-k", args.filter,
-                  f"--report-json={report}"]
-        one, _ = wall(pytest + ["-n", "0"])
-        print(f"harness, 1 worker:   {one:7.1f} s  ratio {one / bare:.2f}")
-        two, _ = wall(pytest + ["-n", "2"])
-        print(f"harness, -n 2:       {two:7.1f} s  ratio {two / bare:.2f}")
+        one_worker, report = Path(tmp) / "one.json", Path(tmp) / "report.json"
+        pytest = [sys.executable, "-m", "pytest", "-q", f"--backend={args.backend}", "-k", args.filter]
+        for round_ in range(1, args.repeat + 1):
+            walls["bare"].append(bare_loop(args))
+            walls["one worker"].append(wall(pytest + ["-n", "0", f"--report-json={one_worker}"])[0])
+            walls["-n 2"].append(wall(pytest + ["-n", "2", f"--report-json={report}"])[0])
+            walls["-n 2, 2 thr"].append(wall(pytest + ["-n", "2"], env={"OMP_NUM_THREADS": "2"})[0])
+            print(f"round {round_}: " + ", ".join(f"{name} {w[-1]:.1f} s" for name, w in walls.items()), flush=True)
+        costs = harness_costs(one_worker, walls["one worker"][-1])
         medians = phase_medians(report)
-    print("per-phase medians (s, from the -n 2 run): "
+    bare = statistics.median(walls["bare"])
+    for name, seconds in walls.items():
+        median = statistics.median(seconds)
+        print(f"{name + ':':13} median {median:7.1f} s  ratio {median / bare:.2f}")
+    print(costs)
+    print("per-phase medians (s, from the last -n 2 run): "
           + ", ".join(f"{phase} {seconds:.3f}" for phase, seconds in medians.items()))
+
+
+RUNS = ("bare", "one worker", "-n 2", "-n 2, 2 thr")
 
 
 if __name__ == "__main__":

@@ -73,11 +73,24 @@ def installed_versions() -> dict[str, str]:
 
 
 class Runner:
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, start_worker: bool = False):
+        """start_worker: start the first worker as soon as the backends are known, so that it imports
+        torch and the backends while this process loads cases and expectations and pytest collects."""
         self.settings = settings
-        self.versions = installed_versions()
+        self._pool: WorkerPool | None = None
         configs = load_configs(settings.configs_dirs)
         self.configs = {name: select_backend(configs, name) for name in settings.backends}
+        if start_worker:
+            self.pool.start()
+        try:
+            self._load(configs)
+        except BaseException:  # a bad cases or expectations file: the worker must not outlive the error
+            self.close()
+            raise
+
+    def _load(self, configs: dict[str, BackendConfig]) -> None:
+        settings = self.settings
+        self.versions = installed_versions()
         modules = case_modules(settings.cases_dirs)
         self.module_cases = {path: load_case_module(path, settings.case_options) for path in modules}
         self.suite_notices: list[str] = []
@@ -90,7 +103,6 @@ class Runner:
         self.known_ids = sorted({i for path in modules for i in case_module_ids(path, settings.case_options)}
                                 | {c.id for c in self.all_cases})
         self.expectations = self._load_expectations(configs)
-        self._pool: WorkerPool | None = None
 
     def _add_cases_files(self) -> None:
         """--cases-file cases join the first case module of their family (collected with it), or,
