@@ -1,9 +1,22 @@
-"""Writing files that other processes may be reading."""
+"""Files: paths as the user would type them, and writing files that other processes may be reading."""
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
+
+
+def shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+def where(path: Path, node: Any) -> str:
+    """'file:line' for a mapping loaded by harness.inputs.yamlio.load_yaml, else just the file."""
+    line = getattr(node, "line", 0)
+    return f"{shown(path)}:{line}" if line else shown(path)
 
 
 def write_text_atomically(path: Path, text: str) -> None:

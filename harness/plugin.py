@@ -21,8 +21,7 @@ from harness.errors import HarnessInputError
 from harness.families import FAMILIES
 from harness.families.plugins import load_plugin_families
 from harness.families.torch_mlir_manifest import PACKAGE as TORCH_MLIR_PACKAGE
-from harness.files import write_text_atomically
-from harness.inputs.yamlio import shown
+from harness.files import shown, write_text_atomically
 from harness.outcomes import Expected, Verdict
 from harness.plugin_settings import check_report_paths, settings_from
 from harness.spec import Case
@@ -47,7 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(repeatable)")
     group.addoption("--run-crash-set", action="store_true", help="attempt crash-set cases instead of not running them")
     group.addoption("--case-timeout", type=float, metavar="SECONDS",
-                    help="per-case timeout when neither expectation, case nor backend config sets one")
+                    help="per-case timeout; an expectation entry's or a case's own timeout beats it, and it "
+                         "beats the backend config's default")
     group.addoption("--memory-limit", type=float, metavar="MIB",
                     help="a worker's resident memory limit (default 8192, or the config's memory_limit_mb)")
     group.addoption("--recycle-after", type=int, metavar="N", help="replace each worker after N cases")

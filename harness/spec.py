@@ -9,7 +9,7 @@ import dataclasses
 import json
 import math
 import re
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 _ID_PART = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -45,6 +45,16 @@ class Case:
     def from_json(cls, data: Mapping[str, Any]) -> "Case":
         return cls(id=data["id"], family=data["family"], params=data["params"],
                    tags=tuple(data.get("tags", ())), timeout=data.get("timeout"))
+
+
+def check_keys(given: Mapping[str, Any], allowed: Iterable[str], where: str = "", hint: str = "") -> None:
+    """ValueError "[where: ]unknown key 'x'; allowed keys are a, b, c[ hint]" when `given` has a key
+    not `allowed`: the one wording of every params, input, config and expectation check."""
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        keys = f"key {unknown[0]!r}" if len(unknown) == 1 else "keys " + ", ".join(repr(k) for k in unknown)
+        raise ValueError(f"{where + ': ' if where else ''}unknown {keys}; allowed keys are "
+                         f"{', '.join(sorted(allowed))}{' ' + hint if hint else ''}")
 
 
 DTYPES = ("float32", "float64", "float16", "bfloat16")   # the floating dtypes cases are written in

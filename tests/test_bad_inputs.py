@@ -253,9 +253,9 @@ BAD = [
         "--opinfo-dtypes=float8: use some of float32, float64, float16, bfloat16"),
     Bad("cases-file-unknown-key", "an unknown parameter",
         {"extra.yaml": f"- {BACKWARD}, strides: 2}}\n"}, ("--cases-file=extra.yaml",),
-        "extra.yaml:1: unknown key(s) ['strides'] for conv_backward: use only ['input_shape', 'weight_shape', "
-        "'stride', 'padding', 'dilation', 'output_padding', 'transposed', 'groups', 'output_mask', 'bias', "
-        "'unsized_grad_bias', 'dtype', 'dynamic_dims']."),
+        "extra.yaml:1: a conv_backward case: unknown key 'strides'; allowed keys are bias, dilation, dtype, "
+        "dynamic_dims, groups, input_shape, output_mask, output_padding, padding, stride, transposed, "
+        "unsized_grad_bias, weight_shape"),
     Bad("cases-file-missing-key", "a missing weight_shape",
         {"extra.yaml": "- {input_shape: [1, 2, 4, 4]}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: weight_shape is missing: give it as a list of positive ints (PyTorch weight layout)."),

@@ -170,3 +170,16 @@ def test_tolerance_is_the_one_given():
     g = w * 1.001
     assert check(out(g), out(w), tol=(1e-6, 1e-6)) is not None
     assert check(out(g), out(w), tol=(1e-2, 0.0)) is None
+
+
+def test_an_outputs_own_tolerance_merges_with_the_cases_component_by_component():
+    """Case dtype float32 at (rtol 1e-5, atol 1e-7); a float64 output whose own tolerance is
+    (1e-6, 1e-5): the looser rtol and the looser atol apply, 2e-5 at |want| = 1. A tuple max
+    would keep (1e-5, 1e-7), and reject this 1.5e-5 error."""
+    want = out(np.ones(4), "float64")
+    got = out(np.ones(4) + 1.5e-5, "float64")
+    tolerance_of = {"float64": (1e-6, 1e-5)}.get
+    assert compare([got], [want], "float32", (1e-5, 1e-7), {}, reference=[want], tolerance_of=tolerance_of) is None
+    too_far = out(np.ones(4) + 2.5e-5, "float64")
+    assert compare([too_far], [want], "float32", (1e-5, 1e-7), {}, reference=[want],
+                   tolerance_of=tolerance_of) is not None

@@ -102,8 +102,10 @@ def test_timeout_precedence(runner):
     assert case_timeout(case(5), slow, entry(None)) == 5       # then the case
     assert case_timeout(case(), slow, None) == 30              # then the backend config
     assert case_timeout(case(), plain, None) == DEFAULT_TIMEOUT == 60
-    assert case_timeout(case(), slow, None, 7.0) == 30         # the config beats --case-timeout
-    assert case_timeout(case(), plain, None, 7.0) == 7         # --case-timeout beats the default
+    assert case_timeout(case(), slow, None, 7.0) == 7          # --case-timeout beats the config's default
+    assert case_timeout(case(), plain, None, 7.0) == 7         # and the harness's
+    assert case_timeout(case(5), slow, None, 7.0) == 5         # the case's own beats --case-timeout
+    assert case_timeout(case(5), slow, entry(2), 7.0) == 2     # and the entry's beats them all
 
 
 def test_crash_set_case_is_not_run_and_no_worker_is_started(runner):

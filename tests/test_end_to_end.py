@@ -136,6 +136,16 @@ def test_hang_is_killed_near_its_timeout(fault_run):
     assert 3 <= record["duration_s"] < 20
 
 
+def test_case_timeout_on_the_command_line_beats_the_configs(e2e_project):
+    """The config says 60 s; --case-timeout=2 is what the user asked for."""
+    e2e_project.add_fake("fake-hang", "hang", "lower", "conv_backward/2d/tiny", timeout=60)
+    result = e2e_project.run("--backend=fake-hang", "-k", "conv_backward/2d/tiny[", "--case-timeout=2")
+    record = result.record("fake-hang", "conv_backward/2d/tiny")
+    assert record["outcome"] == "timed_out"
+    assert "timed out after 2 s in phase lower" in record["message"]
+    assert record["duration_s"] < 20
+
+
 def test_eager_and_print_flood_pass_everything(fault_run):
     for backend in ("eager", FLOOD):
         for case in TINY_IDS:

@@ -72,7 +72,7 @@ def test_module_case_ids_and_tags():
 
 @pytest.mark.parametrize("change, message", [
     ({"module": "models.Nested"}, "module must be 'package.module:attr'"),
-    ({"colour": 1}, "unknown key(s) colour: a module case takes"),
+    ({"colour": 1}, "a module case: unknown key 'colour'; allowed keys are dtype, init,"),
     ({"inputs": []}, "inputs must be a non-empty list"),
     ({"inputs": [{"shape": [2, -1]}]}, "inputs[0]: shape must be a list of non-negative ints"),
     ({"inputs": [{"shape": [2], "dtype": "float8"}]}, "inputs[0]: dtype 'float8' is not one of"),

@@ -19,7 +19,6 @@ Options:
   import_symbolic_shape_expressions
                           import the exported program's shape expressions, as those configs do (default false)
   opt_level, shared_libs  ExecutionEngine settings (default 2, none)
-  keep_ir                 keep each stage's IR text on the artifact (default false)
 """
 from __future__ import annotations
 
@@ -58,17 +57,8 @@ RUNTIME_VERIFICATION = "generate-runtime-verification"
 class MlirArtifact:
     jit: JitModule
     func_name: str
-    raw_ir: str | None = None      # right after FX import
-    torch_ir: str | None = None    # Torch backend IR
-    stage_irs: list = dataclasses.field(default_factory=list)  # after each to_linalg pipeline
-    llvm_ir: str | None = None     # LLVM dialect, as handed to the ExecutionEngine
     outputs: int = 0               # how many of the results are the program's own (the last ones)
     unsigned: list[int] = dataclasses.field(default_factory=list)  # results that are ui8 in Torch IR
-
-    @property
-    def linalg_ir(self) -> str | None:
-        """Linalg-on-Tensors: the output of the last to_linalg pipeline."""
-        return self.stage_irs[-1] if self.stage_irs else None
 
 
 def unsigned_results(torch_backend_ir: str, func_name: str) -> list[int]:
@@ -115,8 +105,6 @@ class MlirBackend(Backend):
         return [p for p in self.options["llvm_lowering_passes"] if verify or p.strip() != RUNTIME_VERIFICATION]
 
     def compile(self, program: Program, phase: PhaseSetter) -> MlirArtifact:
-        keep_ir = bool(self.options.get("keep_ir", False)) or self.bundle is not None
-        ir_text = str if keep_ir else (lambda m: None)
         func_name = symbol_name(program.name)
 
         phase(Phase.EXPORT)
@@ -129,22 +117,17 @@ class MlirBackend(Backend):
         # torch-mlir names its failure repro file (in the temp dir) after this attribute.
         with module.context:
             module.operation.attributes["torch.debug_module_name"] = ir.StringAttr.get(func_name)
-        raw_ir = ir_text(module)
         watched = [op for op in WATCHED_OPS if f'"{op}"' in _generic_asm(module)]
 
         phase(Phase.LOWER)
         self.run_stage(module, "torch-import", self.torch_backend_pipeline(),
                        "Lowering TorchFX IR -> Torch Backend IR")
-        torch_ir = ir_text(module)
         unsigned = unsigned_results(str(module), func_name)
         self.note_lowering_paths(module, watched)
         stages = self.options["to_linalg_pipelines"]
-        stage_irs = []
         for index, stage in enumerate(stages, 1):
             self.run_stage(module, "torch-backend" if index == 1 else f"to-linalg-stage{index - 1}", stage,
                            f"Lowering Torch Backend IR -> Linalg-on-Tensors, stage {index} of {len(stages)}")
-            if keep_ir:
-                stage_irs.append(str(module))
 
         self.note_linalg_ops(module)
 
@@ -153,11 +136,10 @@ class MlirBackend(Backend):
         if self.bundle is not None:
             self.bundle.stage("linalg-on-tensors", str(module), pipeline_of(passes), opt_runs_it=False)
         jit = JitModule(module, func_name, passes, opt_level=int(self.options.get("opt_level", 2)),
-                        shared_libs=self.options.get("shared_libs") or (), keep_ir=keep_ir)
+                        shared_libs=self.options.get("shared_libs") or ())
         if self.bundle is not None:
             self.bundle.stage("llvm", jit.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
-        return MlirArtifact(jit, func_name, raw_ir, torch_ir, stage_irs, jit.llvm_ir, user_output_count(exported),
-                            unsigned)
+        return MlirArtifact(jit, func_name, user_output_count(exported), unsigned)
 
     def run_stage(self, module: ir.Module, input_name: str, pipeline: str, description: str) -> None:
         """One pass pipeline on the module in place; with a bundle, its input IR is saved first."""

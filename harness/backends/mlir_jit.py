@@ -169,19 +169,18 @@ def _to_carrier(value: Any, elem: str) -> np.ndarray:
 class JitModule:
     """A Linalg-on-Tensors module lowered to LLVM and loaded into an ExecutionEngine.
 
-    `module` is lowered in place; with keep_ir=True `llvm_ir` holds the lowered IR text.
+    `module` is lowered in place; `llvm_ir` holds the lowered IR text (for a bundle).
     `shared_libs` go to the ExecutionEngine: the default pass list needs none (math functions
     resolve to libm, which the Python process has loaded).
     """
 
     def __init__(self, module: ir.Module, func_name: str, passes: Sequence[str],
-                 opt_level: int = 2, shared_libs: Sequence[str] = (), keep_ir: bool = False):
+                 opt_level: int = 2, shared_libs: Sequence[str] = ()):
         self.func_name = func_name
         self.arg_types, self.result_types = _entry_signature(module, func_name)
         run_pipeline(module, pipeline_of(passes), "Lowering Linalg-on-Tensors IR -> LLVM")
-        text = str(module)  # needed for the consume name; cheap next to JIT compiling
-        self.llvm_ir = text if keep_ir else None
-        consume_name = _consume_name(text, self.result_types)
+        self.llvm_ir = str(module)  # needed for the consume name; cheap next to JIT compiling
+        consume_name = _consume_name(self.llvm_ir, self.result_types)
         self._results: list[np.ndarray] | None = None
         self._callback = self._make_callback()  # must outlive the engine: kept on self
         self.engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs))

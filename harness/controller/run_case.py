@@ -16,22 +16,23 @@ DEFAULT_MEMORY_LIMIT_MB = 8192.0  # a runaway case becomes a crashed result, not
 
 
 def case_timeout(case: Case, config: BackendConfig, entry: Entry | None = None,
-                 fallback: float | None = None) -> float:
-    """The expectation entry's timeout, else the case's, else the backend config's, else `fallback`
-    (--case-timeout), else DEFAULT_TIMEOUT."""
-    for value in (entry and entry.timeout, case.timeout, config.timeout, fallback):
+                 given: float | None = None) -> float:
+    """The expectation entry's timeout, else the case's, else the one `given` on the command line
+    (--case-timeout), else the backend config's default, else DEFAULT_TIMEOUT: as pytest-timeout's
+    --timeout beats its ini value, the user's word beats a config's default."""
+    for value in (entry and entry.timeout, case.timeout, given, config.timeout):
         if value:
             return float(value)
     return DEFAULT_TIMEOUT
 
 
 def run_case(pool: WorkerPool, case: Case, config: BackendConfig, *, entry: Entry | None = None,
-             fallback_timeout: float | None = None, memory_limit_mb: float | None = DEFAULT_MEMORY_LIMIT_MB,
+             given_timeout: float | None = None, memory_limit_mb: float | None = DEFAULT_MEMORY_LIMIT_MB,
              bundle: Path | None = None, rerun: str = "") -> CaseResult:
     """Run the case in a worker; a crash, hang or memory overrun comes back as a CaseResult too.
     The config's memory_limit_mb wins over `memory_limit_mb` (--memory-limit)."""
     request = RunRequest(case=case.to_json(), backend=config.to_json(),
                          family=FAMILIES[case.family].worker_request(case.params),
                          bundle=BundleRequest(str(bundle), rerun) if bundle is not None else None)
-    return pool.run(request, case_timeout(case, config, entry, fallback_timeout),
+    return pool.run(request, case_timeout(case, config, entry, given_timeout),
                     config.memory_limit_mb or memory_limit_mb)

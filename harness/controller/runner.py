@@ -18,10 +18,10 @@ from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB, case_timeout, r
 from harness.controller.signature import signature
 from harness.errors import HarnessInputError
 from harness.families.torch_mlir_params import suite_cases
+from harness.files import shown
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.expectations import Expectations, load_expectations
 from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
-from harness.inputs.yamlio import shown
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate, version_text
 from harness.outcomes import Expected, Outcome, decide
@@ -146,7 +146,7 @@ class Runner:
         else:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
-            result = run_case(self.pool, case, config, entry=entry, fallback_timeout=self.settings.case_timeout,
+            result = run_case(self.pool, case, config, entry=entry, given_timeout=self.settings.case_timeout,
                               memory_limit_mb=self.settings.memory_limit_mb, bundle=bundle, rerun=rerun)
         phase = result.phase and result.phase.value
         verdict = decide(result.outcome, expected, result.phase, entry.phase if entry else None)

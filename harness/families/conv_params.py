@@ -31,7 +31,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any, Iterable, Mapping
 
-from harness.spec import Case
+from harness.spec import Case, check_keys
 
 DTYPES = ("float32", "float64", "float16", "bfloat16")
 BACKWARD_OUTPUTS = ("grad_input", "grad_weight", "grad_bias")
@@ -133,10 +133,8 @@ def shapes(params: Mapping[str, Any]) -> dict[str, list[int] | None]:
 def _unknown_keys(params: Mapping[str, Any], known: Iterable[str], family: str) -> None:
     if not isinstance(params, Mapping):
         raise ValueError(f"params must be a mapping of keys to values, got {type(params).__name__}.")
-    extra = sorted(set(params) - set(known))
-    if extra:
-        hint = " (output_mask is for conv_backward only)" if "output_mask" in extra and family == "conv_forward" else ""
-        raise ValueError(f"unknown key(s) {extra} for {family}{hint}: use only {list(known)}.")
+    hint = "(output_mask is for conv_backward only)" if "output_mask" in params and family == "conv_forward" else ""
+    check_keys(params, known, f"a {family} case", hint)
 
 
 def _validate_common(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping
 
-from harness.spec import Case
+from harness.spec import Case, check_keys
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
@@ -48,9 +48,7 @@ INPUT_KEYS = {"shape", "dtype", "values", "dynamic", *SPECIALS, *(k for d in DIS
 
 def validate(params: Mapping[str, Any]) -> dict:
     """The complete params (every key present); ValueError naming the key and the fix."""
-    unknown = sorted(set(params) - set(PARAM_KEYS))
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(unknown)}: a module case takes {', '.join(PARAM_KEYS)}")
+    check_keys(params, PARAM_KEYS, "a module case")
     module = params.get("module")
     if not (isinstance(module, str) and _is_import_path(module)):
         raise ValueError(f"module must be 'package.module:attr' (an nn.Module class or a function that "
@@ -81,9 +79,7 @@ def _input(index: int, spec: Any) -> dict:
     at = f"inputs[{index}]"
     if not isinstance(spec, dict):
         raise ValueError(f"{at} must be a mapping like {{shape: [2, 3], dtype: float32}}, not {spec!r}")
-    unknown = sorted(set(spec) - INPUT_KEYS)
-    if unknown:
-        raise ValueError(f"{at}: unknown key(s) {', '.join(unknown)}; an input takes {', '.join(sorted(INPUT_KEYS))}")
+    check_keys(spec, INPUT_KEYS, at)
     shape = spec.get("shape")
     if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
         raise ValueError(f"{at}: shape must be a list of non-negative ints like [2, 3], not {shape!r}")

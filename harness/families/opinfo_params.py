@@ -23,7 +23,7 @@ from typing import Any, Iterator, Mapping
 
 from harness.errors import HarnessInputError
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
-from harness.spec import DTYPES, Case, CaseOptions
+from harness.spec import DTYPES, Case, CaseOptions, check_keys
 
 MANIFEST_FORMAT = 4
 SIZE_CAP = 1_000_000     # elements over a sample's tensors; only grid_sampler_3d's 5 M sample is above it
@@ -43,9 +43,7 @@ PARAM_KEYS = {"op", "variant", "dtype", "sample_index", "fingerprint"}
 
 
 def validate(params: Mapping[str, Any]) -> dict:
-    unknown = sorted(set(params) - PARAM_KEYS)
-    if unknown:
-        raise ValueError(f"unknown opinfo parameter {unknown[0]!r}; allowed: {', '.join(sorted(PARAM_KEYS))}")
+    check_keys(params, PARAM_KEYS, "an opinfo case")
     op = params.get("op")
     if not isinstance(op, str) or not op:
         raise ValueError("opinfo cases need 'op', an OpInfo name such as 'abs' or 'nn.functional.conv2d'")

@@ -23,8 +23,8 @@ from typing import Any, Mapping
 from harness.errors import HarnessInputError
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
 from harness.families.torch_mlir_manifest import PACKAGE
-from harness.inputs.yamlio import shown
-from harness.spec import Case
+from harness.files import shown
+from harness.spec import Case, check_keys
 
 FAMILY = "torch_mlir"
 MANIFEST_FORMAT = 3
@@ -99,9 +99,7 @@ def _notice(suite: Path, failed: dict) -> str:
 
 
 def validate(params: Mapping[str, Any]) -> dict:
-    unknown = sorted(set(params) - set(PARAM_KEYS))
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(unknown)}: a torch_mlir case takes {', '.join(PARAM_KEYS)}")
+    check_keys(params, PARAM_KEYS, "a torch_mlir case")
     suite = params.get("suite")
     if not isinstance(suite, str) or not (Path(suite) / PACKAGE / "registry.py").is_file():
         raise ValueError(f"suite must be the directory holding {PACKAGE} (projects/pt1/python), not {suite!r}")

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.errors import HarnessInputError
-from harness.inputs.yamlio import check_keys, load_yaml, shown
+from harness.files import shown
+from harness.inputs.yamlio import check_keys, load_yaml
 from harness.installation.packages import default_module, locate
 from harness.spec import is_positive_finite
 

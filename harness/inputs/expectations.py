@@ -22,7 +22,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessInputError
-from harness.inputs.yamlio import check_keys, load_yaml, shown, where
+from harness.files import shown, where
+from harness.inputs.yamlio import check_keys, load_yaml
 from harness.outcomes import Expected, Phase
 from harness.spec import is_positive_finite
 

@@ -13,10 +13,9 @@ from typing import Any, Iterable
 
 from harness.errors import HarnessInputError
 from harness.families import FAMILIES
-from harness.inputs.yamlio import load_yaml, shown, where
+from harness.files import shown, where
+from harness.inputs.yamlio import load_yaml
 from harness.spec import Case, CaseOptions
-
-CASES_FILE_KEYS = {"name", "family", "tags", "timeout"}
 
 
 def case_modules(dirs: Iterable[Path]) -> list[Path]:

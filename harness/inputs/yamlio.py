@@ -1,14 +1,15 @@
 """Safe YAML loading that remembers the line of every mapping, for error messages; scalars as YAML text."""
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from harness import spec
 from harness.errors import HarnessInputError
+from harness.files import shown, where
 
 
 class LineDict(dict):
@@ -29,12 +30,6 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Lin
 _LineLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 _LineLoader.add_implicit_resolver("tag:yaml.org,2002:float",
                                   re.compile(r"^[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$"), list("-+0123456789"))
-
-
-def shown(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when inside it."""
-    relative = os.path.relpath(path)
-    return str(path) if relative.startswith("..") else relative
 
 
 def load_yaml(path: Path) -> Any:
@@ -59,17 +54,11 @@ def parse_yaml(text: str, path: Path) -> Any:
         raise HarnessInputError(shown(path), f"malformed YAML ({e})", "fix the syntax") from None
 
 
-def where(path: Path, node: Any) -> str:
-    """'file:line' for a mapping loaded by load_yaml, else just the file."""
-    line = getattr(node, "line", 0)
-    return f"{shown(path)}:{line}" if line else shown(path)
-
-
 def check_keys(path: Path, node: dict, allowed: set[str], required: set[str] = frozenset()) -> None:
-    unknown = sorted(set(node) - allowed)
-    if unknown:
-        raise HarnessInputError(where(path, node), f"unknown key {unknown[0]!r}",
-                                f"allowed keys are {', '.join(sorted(allowed))}")
+    try:
+        spec.check_keys(node, allowed)
+    except ValueError as e:
+        raise HarnessInputError(where(path, node), str(e)) from None
     missing = sorted(set(required) - set(node))
     if missing:
         raise HarnessInputError(where(path, node), f"missing required key {missing[0]!r}")

@@ -27,11 +27,10 @@ from harness.controller.runner import expectation_conditions
 from harness.controller.schedule import write_durations
 from harness.errors import HarnessInputError
 from harness.families.plugins import load_plugin_families
-from harness.files import write_text_atomically
+from harness.files import shown, write_text_atomically
 from harness.inputs.configs import load_configs
 from harness.inputs.expectations import load_expectations
 from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module
-from harness.inputs.yamlio import shown
 from harness.spec import CaseOptions
 from harness.tools import rundiff
 from harness.tools.expectation_update import proposals_for_report
@@ -295,7 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--against", metavar="OTHER_BACKEND",
                      help="differential mode: report configurations where the two backends' results differ")
     sub.add_argument("--case-timeout", type=float, metavar="SECONDS",
-                     help="per example and backend (default: the backend config's timeout, else 60)")
+                     help="per example and backend, in place of the backend config's timeout "
+                          "(default: the config's, else 60)")
     sub.add_argument("--configs-dir", type=Path, action="append", help="default: configs")
     sub.add_argument("--database-dir", type=Path, default=Path(".hypothesis-fuzz"),
                      help="the example database: known findings, replayed first (default .hypothesis-fuzz)")

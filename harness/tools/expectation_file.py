@@ -34,7 +34,8 @@ from ruamel.yaml.scalarstring import (
 from ruamel.yaml.tokens import CommentToken
 
 from harness.errors import HarnessInputError
-from harness.inputs.yamlio import parse_yaml, scalar_text, shown
+from harness.files import shown
+from harness.inputs.yamlio import parse_yaml, scalar_text
 from harness.tools.expectation_policy import Drop, Narrow, NewEntry, Operation, SetPhase, exact
 from harness.tools.yaml_comments import (
     Layout,

@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
 
 from harness.errors import HarnessInputError
-from harness.inputs.yamlio import flow_text, shown
+from harness.files import shown
+from harness.inputs.yamlio import flow_text
 from harness.outcomes import Outcome
 
 FAILED = frozenset(o.value for o in Outcome if o.is_failure and not o.is_crash)  # an xfail entry's business

@@ -27,9 +27,8 @@ from typing import Iterable, Mapping
 import yaml
 
 from harness.errors import HarnessInputError
-from harness.files import write_text_atomically
+from harness.files import shown, write_text_atomically
 from harness.inputs.expectations import load_expectations
-from harness.inputs.yamlio import shown
 from harness.tools.expectation_file import ExpectationFile
 from harness.tools.expectation_policy import make_plan
 

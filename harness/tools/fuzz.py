@@ -74,7 +74,7 @@ class FuzzOptions:
     time_budget: float | None = None       # seconds for the whole run (replay, search, shrinking)
     seed: int = 0
     against: str | None = None
-    case_timeout: float | None = None      # where the backend config sets no timeout (as --case-timeout)
+    case_timeout: float | None = None      # in place of the backend config's timeout (as --case-timeout)
     configs_dirs: list[Path] = dataclasses.field(default_factory=lambda: [Path("configs")])
     database_dir: Path | None = DATABASE_DIR   # None: no example database
     rootdir: Path = dataclasses.field(default_factory=Path.cwd)  # the workers' cwd and PYTHONPATH entry
@@ -180,7 +180,7 @@ class Fuzzer:
         case = case_for(self.family, params)
         results = {}
         for name, config in self.backends.items():
-            result = run_case(self.pool, case, config, fallback_timeout=self.options.case_timeout)
+            result = run_case(self.pool, case, config, given_timeout=self.options.case_timeout)
             phase = result.phase and result.phase.value
             results[name] = {"outcome": result.outcome.value, "phase": phase, "message": result.message,
                              "signature": signature(result.outcome.value, phase, result.message, result.frame)}

@@ -21,7 +21,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessInputError
-from harness.inputs.yamlio import shown
+from harness.files import shown
 
 SET_OPERATORS = {ast.BitOr: operator.or_, ast.Sub: operator.sub, ast.BitAnd: operator.and_, ast.BitXor: operator.xor}
 COMPARISONS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,

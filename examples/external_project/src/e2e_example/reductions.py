@@ -16,16 +16,14 @@ from math import prod
 from typing import Any, Mapping
 
 from harness.families.interface import Family
-from harness.spec import DTYPES, Case
+from harness.spec import DTYPES, Case, check_keys
 
 OPS = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "var")
 KEYS = ("op", "shape", "dims", "keepdim", "dtype")
 
 
 def validate(params: Mapping[str, Any]) -> dict:
-    unknown = sorted(set(params) - set(KEYS))
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(unknown)}: a reduction takes {', '.join(KEYS)}")
+    check_keys(params, KEYS, "a reduction")
     op, shape = params.get("op"), params.get("shape")
     if op not in OPS:
         raise ValueError(f"op {op!r} is not one of {', '.join(OPS)}")
