@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-CASE_MODULE = """from harness.families.opinfo_params import opinfo_case_ids, opinfo_cases
+CASE_MODULE = """from harness.families.opinfo.params import opinfo_case_ids, opinfo_cases
 FAMILIES = {families!r}
 def cases(options): return opinfo_cases(options, FAMILIES)
 def case_ids(options): return opinfo_case_ids(options, FAMILIES)

@@ -43,19 +43,21 @@ import yaml
 from pathlib import Path
 from harness.backend import create_backend
 from harness.inputs.configs import load_configs
-from harness.families import FAMILIES
+from harness.families.plugins import default_options, load_families
 from harness.worker.execute import execute
 from harness.inputs.registry import case_modules, load_case_module
 root = Path(sys.argv[1]); config = load_configs([root / "configs"])[sys.argv[2]]
 backend = create_backend(config.name, config.class_path, config.options)
-cases = [c for p in case_modules([root / "cases"]) for c in load_case_module(p) if sys.argv[3] in c.id]
+families = load_families([], root)
+cases = [c for p in case_modules([root / "cases"]) for c in load_case_module(p, default_options(families))
+         if sys.argv[3] in c.id]
 # The crash set's cases would kill this loop; the harness does not attempt them either.
 crash_set = [e["id"] for e in yaml.safe_load((root / "crash_sets" / f"{sys.argv[2]}.yaml").read_text()) or []]
 cases = [c for c in cases if not any(fnmatch.fnmatchcase(c.id, pattern) for pattern in crash_set)]
 failed = 0
 for case in cases:
     try:
-        family = FAMILIES[case.family].worker_request(case.params)
+        family = families[case.family].worker_request(case.params)
         outcome, _ = execute(case.to_json(), family, config.to_json(), backend, lambda phase: None)
         failed += outcome.value != "passed"
     except Exception:

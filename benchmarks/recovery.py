@@ -19,14 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.api import conv_forward_case
 from harness.controller.pool import WorkerPool
-from harness.families import FAMILIES
-from harness.families.conv_params import conv_forward_case
+from harness.families.conv import CONV_FORWARD
 from harness.protocol import RunRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = conv_forward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]).to_json()
-FAMILY = FAMILIES["conv_forward"].worker_request(CASE["params"])
+FAMILY = CONV_FORWARD.worker_request(CASE["params"])
 EAGER = {"name": "eager", "class": "harness.backends.eager:EagerBackend", "options": {}, "tolerances": {}}
 
 

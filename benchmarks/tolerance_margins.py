@@ -12,13 +12,15 @@ import argparse
 from pathlib import Path
 
 from harness.backend import create_backend
-from harness.families import FAMILIES
+from harness.families.interface import load_builder
+from harness.families.plugins import load_families
 from harness.inputs.configs import load_configs
 from harness.inputs.registry import case_modules, load_case_module
 from harness.worker.compare import normalised_error
 from harness.worker.execute import as_outputs, golden
 
 ROOT = Path(__file__).resolve().parent.parent
+FAMILIES = load_families([], ROOT)
 
 
 def worst_errors(config, cases) -> dict[str, tuple[float, str]]:
@@ -26,7 +28,7 @@ def worst_errors(config, cases) -> dict[str, tuple[float, str]]:
     worst: dict[str, tuple[float, str]] = {}
     for case in cases:
         family = FAMILIES[case.family]
-        built = family.load_builder()(case)
+        built = load_builder(family.worker_request(case.params))(case)
         try:
             artifact = backend.compile(built.program, lambda phase: None)
             got = as_outputs(built.program.output_names,

@@ -407,7 +407,7 @@ def check_input(args: argparse.Namespace) -> Path:
 
 def declared_tests(checkout: Path) -> list[str]:
     """Every test the suite's sources register (read with ast, as the harness's lister does: no torch)."""
-    from harness.families.torch_mlir_manifest import registrations
+    from harness.families.torch_mlir.manifest import registrations
 
     names = []
     for path in sorted((checkout / PT1 / "python" / PACKAGE / "test_suite").glob("*.py")):

@@ -1,13 +1,13 @@
 """Convolution-backward cases: `aten.convolution_backward(grad_output, input, weight, ...)`.
 
 Data only. Each row is (name, params); the params are the conv_backward schema of
-harness.families.conv_params, applied over a per-rank base (shapes N, C, *spatial). Ids read
+harness.families.conv.params, applied over a per-rank base (shapes N, C, *spatial). Ids read
 `conv_backward/<rank>d/<name>`, and `conv_backward/parity/<upstream name>` for the seven tests of
 torch-mlir's own suite (projects/pt1/python/torch_mlir_e2e_test/test_suite/backprop.py), kept
 with their exact upstream shapes. Structural tags (rank2, transposed, grouped, dynamic, ...) are
 derived from the params; the rows add only the tags that are not (parity, edge, slow, ...).
 """
-from harness.families.conv_params import conv_backward_case
+from harness.api import conv_backward_case
 
 F, T = False, True
 

@@ -1,11 +1,11 @@
 """Forward-convolution cases: `aten.convolution(input, weight, bias, ...)`.
 
 Data only: (name, params) rows over a per-rank base, params in the conv_forward schema of
-harness.families.conv_params. Ids read `conv_forward/<rank>d/<name>`; structural tags are derived
+harness.families.conv.params. Ids read `conv_forward/<rank>d/<name>`; structural tags are derived
 from the params. A backend that fails a conv_backward case but passes the matching forward case
 points at the backward lowering rather than at convolution itself.
 """
-from harness.families.conv_params import conv_forward_case
+from harness.api import conv_forward_case
 
 F, T = False, True
 

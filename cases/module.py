@@ -1,8 +1,8 @@
-"""nn.Module cases: a module from cases/models, its inputs described as data (harness.families.module_params).
+"""nn.Module cases: a module from cases/models, its inputs described as data (harness.families.module.params).
 
 Ids read `module/<name>`. The same description works in a --cases-file entry with `family: module`.
 """
-from harness.families.module_params import module_case
+from harness.api import module_case
 
 BLOCKS = "cases.models.blocks"
 FEATURES = [{"shape": [4, 16]}]

@@ -1,10 +1,13 @@
 """Files: paths as the user would type them, and writing files that other processes may be reading."""
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from harness.errors import HarnessInputError
 
 
 def shown(path: Path) -> str:
@@ -38,3 +41,12 @@ def _umask() -> int:
     os.umask(mask)
     return mask
 
+
+@contextlib.contextmanager
+def writing(path: Path):
+    """An output that cannot be written is bad input too (a missing directory, say), not a traceback."""
+    try:
+        yield
+    except OSError as e:
+        raise HarnessInputError(str(path), f"cannot be written ({e.strerror or e})",
+                                "check that its directory exists and is writable") from None

@@ -18,12 +18,10 @@ from harness.controller.bundles import remove_empty_folders
 from harness.controller.runner import Runner
 from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
-from harness.families import FAMILIES
-from harness.families.plugins import load_plugin_families
-from harness.families.torch_mlir_manifest import PACKAGE as TORCH_MLIR_PACKAGE
+from harness.families.plugins import entry_point_families, load_families
 from harness.files import shown, write_text_atomically
 from harness.outcomes import Expected, Verdict
-from harness.plugin_settings import check_report_paths, settings_from
+from harness.plugin_settings import add_family_options, check_report_paths, settings_from
 from harness.spec import Case
 from harness.views.json_report import build_report
 from harness.views.terminal import terminal_lines
@@ -69,18 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--durations-from", metavar="PATH",
                     help="run the longest cases first, by the durations in this JSON report or pytest-split "
                          "durations file (default under xdist: the --report-json file of the last run, if any)")
-    group.addoption("--opinfo-samples", metavar="first|all|N",
-                    help="OpInfo samples per op and dtype: the first (default), all, or the first N")
-    group.addoption("--opinfo-dtypes", metavar="DTYPE[,DTYPE...]",
-                    help="dtypes of the OpInfo cases (default float32; also float64, float16, bfloat16)")
-    group.addoption("--torch-mlir-suite", metavar="DIR",
-                    help="run torch-mlir's e2e suite from a checkout: DIR holds the torch_mlir_e2e_test package "
-                         "(projects/pt1/python); its tests are cases torch_mlir/<TestName> (marker torch_mlir)")
     parser.addini("e2e_backends", "default backends", type="args", default=["linalg-on-tensors"])
-    parser.addini("e2e_torch_mlir_suite", "torch-mlir's e2e suite to run (as --torch-mlir-suite)", type="paths",
-                  default=[])
-    parser.addini("e2e_opinfo_samples", "OpInfo samples per op and dtype (first, all, N)", default="first")
-    parser.addini("e2e_opinfo_dtypes", "dtypes of the OpInfo cases", type="args", default=["float32"])
     parser.addini("e2e_cases_dirs", "directories of case modules", type="paths", default=[])
     parser.addini("e2e_families", "case families of this project, one per line: package.module:NAME or "
                   "path/to/file.py:NAME (a Family or a list of them)", type="linelist", default=[])
@@ -89,6 +76,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("e2e_crash_sets_dir", "directory of crash_sets/<backend>.yaml files", default="crash_sets")
     parser.addini("e2e_workers", "pytest-xdist workers when no -n is given: auto (one per core), or N; 0 runs "
                   "serially", default="auto")
+    with contextlib.suppress(HarnessInputError):   # a broken entry point is one error line, in pytest_configure
+        add_family_options(parser, entry_point_families())
 
 
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
@@ -111,12 +100,13 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 def pytest_configure(config: pytest.Config) -> None:
     try:
-        load_plugin_families(config.getini("e2e_families"), Path(config.rootpath))   # before the case modules
-        runner = Runner(settings_from(config), start_worker=_runs_cases(config))
+        families = load_families(config.getini("e2e_families"), Path(config.rootpath))   # before the case modules
+        runner = Runner(settings_from(config, families), families, start_worker=_runs_cases(config))
     except HarnessInputError as e:
         raise pytest.UsageError(str(e)) from None
+    _collect_discovered(config, runner)
     config.addinivalue_line("markers", "e2e: an end-to-end case run through a backend")
-    for marker in sorted({m for family in FAMILIES.values() for m in family.markers}):
+    for marker in sorted({m for family in families.values() for m in family.markers}):
         config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
     config.stash[RUNNER] = runner
     config.stash[DURATIONS] = _durations(config)   # before this run's report replaces the last one
@@ -160,13 +150,23 @@ def _durations(config: pytest.Config) -> dict[str, float]:
     return {}
 
 
+def _collect_discovered(config: pytest.Config, runner: Runner) -> None:
+    """The folders of the cases a family discovered join the paths pytest collects, so that they
+    are collected wherever the run starts (unless a path given already holds them)."""
+    here = Path(config.invocation_params.dir)
+    collected = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    for folder in dict.fromkeys(path.parent for path in runner.module_cases if path not in runner.case_module_paths):
+        if not any(folder == path or path in folder.parents for path in collected):
+            config.args.append(str(folder))
+            collected.append(folder)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector):
-    """The torch-mlir suite's package directories as plain directories: a Package would import
-    test_suite/__init__.py (which needs torch_mlir._version, and torch) into the pytest process."""
+    """The directories a family asks to be plain (harness.families.interface.Discovery.plain_dirs):
+    collected without importing their __init__.py, which a Package would do."""
     runner = parent.config.stash.get(RUNNER, None)
-    suite = runner.settings.torch_mlir_suite if runner is not None else None
-    if suite is not None and (path == suite / TORCH_MLIR_PACKAGE or suite / TORCH_MLIR_PACKAGE in path.parents):
+    if runner is not None and any(path == d or d in path.parents for d in runner.plain_dirs):
         return pytest.Dir.from_parent(parent, path=path)
     return None
 
@@ -206,10 +206,10 @@ class CaseItem(pytest.Item):
     def __init__(self, *, case: Case, backend: str, **kwargs):
         super().__init__(**kwargs)
         self.case, self.backend = case, backend
-        for marker in ("e2e", *(m for m in FAMILIES[case.family].markers if m in case.tags)):
+        runner = self.config.stash[RUNNER]
+        for marker in ("e2e", *(m for m in runner.families[case.family].markers if m in case.tags)):
             self.add_marker(_mark(marker))
         self.extra_keyword_matches.update(case.tags)  # `-k transposed` selects by tag
-        runner = self.config.stash[RUNNER]
         self.add_marker(_timeout_mark(runner.timeout(case, backend) + OUTER_GUARD_SLACK))
         self.record: dict | None = None
 

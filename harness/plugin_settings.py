@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, Mapping
 
 import pytest
 from packaging.version import InvalidVersion, Version
 
 from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB
 from harness.controller.runner import Settings
-from harness.families.torch_mlir_manifest import PACKAGE as TORCH_MLIR_PACKAGE
-from harness.families.torch_mlir_params import check_suite_dir
-from harness.spec import CaseOptions, is_positive_finite
+from harness.families.interface import Family, Option
+from harness.families.plugins import declared_options, resolve
+from harness.spec import is_positive_finite
 
 
-def settings_from(config: pytest.Config) -> Settings:
+def settings_from(config: pytest.Config, families: Mapping[str, Family]) -> Settings:
     root, here = Path(config.rootpath), Path(config.invocation_params.dir)  # ini paths vs CLI paths
     names = [n.strip() for opt in (config.getoption("backend") or config.getini("e2e_backends"))
              for n in opt.split(",") if n.strip()]
@@ -50,32 +51,27 @@ def settings_from(config: pytest.Config) -> Settings:
         # default once it holds half the memory limit, before a case pays for the growth.
         recycle_rss_mb=config.getoption("recycle_rss") or memory_limit / 2,
         assumed_versions=_assumed_versions(config.getoption("assume_version")),
-        case_options=_case_options(config), torch_mlir_suite=_torch_mlir_suite(config, here))
+        family_options=family_options(config, families))
 
 
-def _case_options(config: pytest.Config) -> CaseOptions:
-    dtypes = _as_list(config.getoption("opinfo_dtypes")) or config.getini("e2e_opinfo_dtypes")
-    try:
-        return CaseOptions(
-            opinfo_samples=config.getoption("opinfo_samples") or config.getini("e2e_opinfo_samples"),
-            opinfo_dtypes=tuple(d.strip() for option in dtypes for d in option.split(",") if d.strip()))
-    except ValueError as e:
-        raise pytest.UsageError(str(e)) from None
+def add_family_options(parser: pytest.Parser, families: Mapping[str, Family]) -> None:
+    """Each option the families declare, as a command-line option and an ini key."""
+    group = parser.getgroup("e2e")
+    for option in declared_options(families):
+        group.addoption(f"--{option.name}", dest=option.dest, metavar=option.metavar, help=option.help)
+        parser.addini(option.ini, f"{option.help} (as --{option.name})", default="")
 
 
-def _torch_mlir_suite(config: pytest.Config, here: Path) -> Path | None:
-    """The suite directory (command line, else ini), checked; its test_suite directory joins the
-    paths pytest collects, so that its modules are collected wherever the run starts."""
-    option, ini = config.getoption("torch_mlir_suite"), config.getini("e2e_torch_mlir_suite")
-    if not option and not ini:
-        return None
-    suite = check_suite_dir(here / option if option else ini[0], "--torch-mlir-suite" if option else
-                            "e2e_torch_mlir_suite")
-    test_suite = suite / TORCH_MLIR_PACKAGE / "test_suite"
-    collected = [(here / arg.split("::")[0]).resolve() for arg in config.args]
-    if not any(test_suite == path or path in test_suite.parents for path in collected):
-        config.args.append(str(test_suite))
-    return suite
+def family_options(config: pytest.Config, families: Mapping[str, Family]) -> dict[str, Any]:
+    """The families' options, each from the command line, else the ini, else its default; checked."""
+    here, root = Path(config.invocation_params.dir), Path(config.rootpath)
+    return {option.dest: resolve(option, config.getoption(option.dest), _ini(config, option), here, root)
+            for option in declared_options(families)}
+
+
+def _ini(config: pytest.Config, option: Option) -> str | None:
+    value = config.getini(option.ini)
+    return " ".join(value) if isinstance(value, list) else (value or None)
 
 
 def _assumed_versions(values: list[str]) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """A case is plain data: an id, the family that builds it, JSON-able params, tags, a timeout.
 
 Specs are created and validated in the pytest process, which never imports torch; the worker
-turns a spec into a module and inputs with the family's `build` function (see harness.families).
+turns a spec into a program and inputs with its family's builder (harness.families.interface).
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def is_positive_finite(value: Any) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    id: str                        # "conv_backward/2d/stride2_pad1": family/…/name, glob-friendly
-    family: str                    # key in harness.families.FAMILIES
+    id: str                        # "<family>/<section>/<name>": slash-separated, glob-friendly
+    family: str                    # the name of the Family that builds it
     params: Mapping[str, Any]      # JSON-able; the family's schema
     tags: tuple[str, ...] = ()
     timeout: float | None = None   # seconds; overrides the backend default
@@ -58,24 +58,3 @@ def check_keys(given: Mapping[str, Any], allowed: Iterable[str], where: str = ""
 
 
 DTYPES = ("float32", "float64", "float16", "bfloat16")   # the floating dtypes cases are written in
-
-
-@dataclasses.dataclass(frozen=True)
-class CaseOptions:
-    """What a case module's `cases(options)` may depend on (the plugin's and the CLI's options)."""
-
-    opinfo_samples: str = "first"            # --opinfo-samples: first, all, or N per op and dtype
-    opinfo_dtypes: tuple[str, ...] = ("float32",)   # --opinfo-dtypes
-
-    def __post_init__(self) -> None:
-        samples = self.opinfo_samples
-        if not (samples in ("first", "all") or (samples.isdigit() and int(samples) > 0)):
-            raise ValueError(f"--opinfo-samples={samples}: use first, all, or a positive number")
-        if not self.opinfo_dtypes or any(d not in DTYPES for d in self.opinfo_dtypes):
-            raise ValueError(f"--opinfo-dtypes={','.join(self.opinfo_dtypes)}: use some of {', '.join(DTYPES)}")
-
-    def takes_sample(self, index: int) -> bool:
-        """Whether --opinfo-samples selects a case's sample `index` (0-based, per op and dtype)."""
-        if self.opinfo_samples == "all":
-            return True
-        return index < (1 if self.opinfo_samples == "first" else int(self.opinfo_samples))

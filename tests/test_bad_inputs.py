@@ -31,9 +31,13 @@ BACKWARD = "{input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]"  # a good ca
 ARGPARSE = "argparse"
 INI = "[pytest]\ntestpaths = cases\ne2e_backends = eager\n"   # the project's pytest.ini, to add a key to
 TAKEN_FAMILY = """\
-from harness.families import opinfo_params
-from harness.families.interface import Family, no_reductions
+from harness.api import Family, no_reductions
+from harness.families.opinfo import params as opinfo_params
 FAMILY = Family("opinfo", opinfo_params.validate, "x:y", no_reductions, opinfo_params.derive_tags)
+"""
+OPTIONED_FAMILY = """\
+from harness.api import Family, Option
+FAMILY = Family("mine", dict, "x:y", options=(Option("mine-size", "how big"),))
 """
 
 
@@ -232,6 +236,13 @@ BAD = [
         {"pytest.ini": f"{INI}e2e_families = mine.py:FAMILY\n", "mine.py": TAKEN_FAMILY}, (),
         "e2e_families entry 'mine.py:FAMILY': family 'opinfo' is already registered (built in, or by another "
         "package); rename the family"),
+    Bad("families-ini-with-options", "an `e2e_families` family that declares options",
+        {"pytest.ini": f"{INI}e2e_families = mine.py:FAMILY\n", "mine.py": OPTIONED_FAMILY}, (),
+        "e2e_families entry 'mine.py:FAMILY': family 'mine' declares options, which pytest must know before it "
+        "reads the ini; register the family through an entry point"),
+    Bad("ini-opinfo-samples", "ini `e2e_opinfo_samples` that is not first, all or a number",
+        {"pytest.ini": f"{INI}e2e_opinfo_samples = 0\n"}, (),
+        "e2e_opinfo_samples = 0: use first, all, or a positive number"),
     Bad("cases-file-opinfo-unknown-op", "an OpInfo op the installed torch does not have",
         {"extra.yaml": "- {family: opinfo, op: absx, sample_index: 0}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: torch 2.13.0+cpu has no OpInfo 'absx'; did you mean abs?"),
@@ -253,7 +264,7 @@ BAD = [
         "--opinfo-dtypes=float8: use some of float32, float64, float16, bfloat16"),
     Bad("cases-file-unknown-key", "an unknown parameter",
         {"extra.yaml": f"- {BACKWARD}, strides: 2}}\n"}, ("--cases-file=extra.yaml",),
-        "extra.yaml:1: a conv_backward case: unknown key 'strides'; allowed keys are bias, dilation, dtype, "
+        "extra.yaml:1: unknown key 'strides'; allowed keys are bias, dilation, dtype, "
         "dynamic_dims, groups, input_shape, output_mask, output_padding, padding, stride, transposed, "
         "unsized_grad_bias, weight_shape"),
     Bad("cases-file-missing-key", "a missing weight_shape",
@@ -282,7 +293,7 @@ BAD = [
         "conv_backward/cases_file/same: two cases share this id; rename one (ids must be unique)"),
     # ---------------------------------------------------------------- case modules
     Bad("case-module-bad-case", "a case module declaring a bad case",
-        {"cases/broken.py": "from harness.families.conv_params import conv_forward_case\n"
+        {"cases/broken.py": "from harness.api import conv_forward_case\n"
                             "CASES = [conv_forward_case('x', input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 9, 9])]\n"},
         (), "cases/broken.py: conv_forward/2d/x: input_shape [1, 2, 4, 4] with kernel [9, 9], stride [1, 1], "
             "padding [0, 0], dilation [1, 1] gives output spatial size [-4, -4]: the dilated kernel does not fit "

@@ -7,10 +7,14 @@ import textwrap
 import pytest
 from e2e_support import REPO, TINY_IDS
 
+from harness.api import conv_backward_case
 from harness.errors import HarnessInputError
-from harness.families.conv_params import conv_backward_case, validate_backward, validate_forward
+from harness.families.conv.params import validate_backward, validate_forward
+from harness.families.plugins import load_families
 from harness.inputs.registry import case_modules, check_unique, load_case_module, load_cases_file
 from harness.spec import Case
+
+FAMILY_TABLE = load_families([], REPO)
 
 
 def write(tmp_path, name, text):
@@ -21,7 +25,7 @@ def write(tmp_path, name, text):
 
 def error(path) -> str:
     with pytest.raises(HarnessInputError) as info:
-        load_cases_file(path)
+        load_cases_file(path, FAMILY_TABLE)
     return str(info.value)
 
 
@@ -54,7 +58,7 @@ def test_case_module_without_cases_list(tmp_path):
 
 def test_case_module_with_a_bad_declaration_names_the_file_and_the_case(tmp_path):
     path = write(tmp_path, "bad.py", """\
-        from harness.families.conv_params import conv_backward_case
+        from harness.api import conv_backward_case
         CASES = [conv_backward_case("odd", input_shape=[1, 3, 4, 4], weight_shape=[2, 1, 3, 3], groups=2)]
         """)
     with pytest.raises(HarnessInputError) as info:
@@ -96,7 +100,7 @@ def test_yaml_cases_file(tmp_path):
           input_shape: [1, 2, 5]
           weight_shape: [3, 2, 3]
         """)
-    first, second = load_cases_file(path)
+    first, second = load_cases_file(path, FAMILY_TABLE)
     assert first.id == "conv_backward/cases_file/grouped_from_issue"
     assert first.family == "conv_backward"
     assert first.params == validate_backward({"input_shape": [2, 4, 8, 8], "weight_shape": [6, 2, 3, 3],
@@ -111,14 +115,14 @@ def test_json_cases_file(tmp_path):
     path = tmp_path / "sets.json"
     path.write_text(json.dumps([{"name": "j", "input_shape": [1, 2, 4, 4], "weight_shape": [2, 2, 3, 3],
                                  "output_mask": [True, False, False]}]))
-    (case,) = load_cases_file(path)
+    (case,) = load_cases_file(path, FAMILY_TABLE)
     assert case.id == "conv_backward/cases_file/j"
     assert case.params["output_mask"] == [True, False, False]
 
 
 def test_names_are_slugged_into_one_id_part(tmp_path):
     path = write(tmp_path, "s.yaml", "- {name: 'a/b c', input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]}\n")
-    assert load_cases_file(path)[0].id == "conv_backward/cases_file/a_b_c"
+    assert load_cases_file(path, FAMILY_TABLE)[0].id == "conv_backward/cases_file/a_b_c"
 
 
 def test_a_json_report_is_a_cases_file(tmp_path):
@@ -130,7 +134,7 @@ def test_a_json_report_is_a_cases_file(tmp_path):
         {"case": "conv_backward/2d/tiny_stride2", "backend": "eager", "params": bwd}]}
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
-    cases = load_cases_file(path)
+    cases = load_cases_file(path, FAMILY_TABLE)
     assert [(c.id, c.family, c.params) for c in cases] == [
         ("conv_forward/cases_file/2d_tiny", "conv_forward", fwd),
         ("conv_backward/cases_file/2d_tiny_stride2", "conv_backward", bwd)]
@@ -194,7 +198,7 @@ def test_tags_must_be_a_list(tmp_path):
 def test_cases_file_cases_get_the_structural_tags(tmp_path):
     path = write(tmp_path, "t.yaml", "- {input_shape: [1, 2, 5, 5], weight_shape: [2, 2, 3, 3], stride: 2, "
                                      "tags: [mine]}\n")
-    (case,) = load_cases_file(path)
+    (case,) = load_cases_file(path, FAMILY_TABLE)
     module_case = conv_backward_case("x", input_shape=[1, 2, 5, 5], weight_shape=[2, 2, 3, 3], stride=2)
     assert {"rank2", "strided", "static"} <= set(module_case.tags)
     assert case.tags == module_case.tags + ("mine", "cases_file")
@@ -228,7 +232,7 @@ def test_cases_files_run_end_to_end(e2e_project):
         TINY_IDS + ["conv_backward/cases_file/mine_0", "conv_forward/cases_file/from_json"])
 
     # The report just written is a cases file too: its params come back unchanged.
-    again = load_cases_file(e2e_project.path / "report.json")
+    again = load_cases_file(e2e_project.path / "report.json", FAMILY_TABLE)
     assert sorted(json.dumps(c.params, sort_keys=True) for c in again) == \
         sorted(json.dumps(r["params"], sort_keys=True) for r in result.results)
 
@@ -242,7 +246,7 @@ def test_cases_file_selected_with_k(e2e_project):
 
 
 def test_cases_file_family_without_a_case_module_joins_the_first_module(e2e_project):
-    e2e_project.write("cases/tiny.py", "from harness.families.conv_params import conv_backward_case\n"
+    e2e_project.write("cases/tiny.py", "from harness.api import conv_backward_case\n"
                       "CASES = [conv_backward_case('only', input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3])]\n")
     e2e_project.write("fwd.yaml", "- {family: conv_forward, input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]}\n")
     result = e2e_project.run("--cases-file=fwd.yaml", "--collect-only", "-q", report=None)

@@ -12,6 +12,7 @@ from e2e_support import REPO, TINY_CASES, python_path_env
 
 from harness.controller.run_case import DEFAULT_TIMEOUT, case_timeout
 from harness.controller.runner import Runner, Settings
+from harness.families.plugins import load_families
 from harness.inputs.expectations import Entry
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.spec import Case
@@ -30,12 +31,13 @@ def test_controller_modules_do_not_import_torch():
         import harness.inputs.expectations, harness.inputs.configs, harness.inputs.registry, harness.families
         from harness.inputs.registry import case_modules, load_case_module
         from harness.controller.runner import Runner, Settings
+        from harness.families.plugins import load_families
         root = Path({str(REPO)!r})
         cases = [c for m in case_modules([root / "cases"]) for c in load_case_module(m)]
         runner = Runner(Settings(rootdir=root, backends=["eager"], cases_dirs=[root / "cases"],
                                  configs_dirs=[root / "configs"], xfail_dir=root / "xfail",
                                  crash_sets_dir=root / "crash_sets", cases_files=[], run_crash_set=False,
-                                 case_timeout=None))
+                                 case_timeout=None), load_families([], root))
         for case in runner.all_cases:
             runner.timeout(case, "eager")
         print(json.dumps({{"cases": len(cases), "torch": sorted(m for m in sys.modules
@@ -85,7 +87,7 @@ def runner(tmp_path) -> Runner:
                         configs_dirs=[tmp_path / "configs"], xfail_dir=tmp_path / "xfail",
                         crash_sets_dir=tmp_path / "crash_sets", cases_files=[], run_crash_set=False,
                         case_timeout=None)
-    return Runner(settings)
+    return Runner(settings, load_families([], REPO))
 
 
 def case(timeout=None) -> Case:

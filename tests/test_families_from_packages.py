@@ -5,12 +5,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import pytest
 from e2e_support import REPO, run_pytest_with
 from venvs import harness_wheel, pip_install, unactivated_env, venv_with_harness
 
+from harness.errors import HarnessInputError
+from harness.families import plugins
+
 SCALED_FAMILY = '''\
 """A family of this project: x * scale. Pure Python; its builder lives in scaled_torch.py."""
-from harness.families.interface import Family
+from harness.api import Family
 
 
 def validate(params):
@@ -26,8 +30,7 @@ FAMILY = Family("scaled", validate, builder="scaled_torch:build", reduction_size
 SCALED_TORCH = '''\
 import torch
 
-from harness.backend import Program
-from harness.families.interface import Built
+from harness.api import Built, Program
 
 
 class Scale(torch.nn.Module):
@@ -48,7 +51,7 @@ def build(case):
 '''
 SCALED_CASES = '''\
 from families.scaled import validate
-from harness.spec import Case
+from harness.api import Case
 
 CASES = [Case(id="scaled/double", family="scaled", params=validate({"scale": 2}), tags=("scaled", "positive"))]
 '''
@@ -94,3 +97,20 @@ def test_the_example_project_installed_with_the_wheel_runs_its_family_module_cas
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     assert check.stdout.strip() == "ok: 1 expectation entries of 8 backends match the 8 cases"
+
+
+def test_without_the_built_in_entry_points_one_line_says_to_reinstall(monkeypatch):
+    """A checkout pulled past a new built-in family, its editable install not redone."""
+    monkeypatch.setattr(plugins, "_from_entry_points", None)
+    monkeypatch.setattr(plugins.importlib.metadata, "entry_points", lambda group: [])
+    with pytest.raises(HarnessInputError, match=r"none of torch-backend-e2e's built-in families is installed .*"
+                                                r"; pip install -e \. again in the checkout"):
+        plugins.entry_point_families()
+
+
+def test_the_built_in_families_come_from_the_entry_points():
+    points = {p.name: p.value for p in plugins.importlib.metadata.entry_points(group=plugins.ENTRY_POINT_GROUP)
+              if p.dist and p.dist.name == plugins.DISTRIBUTION}
+    assert points == {name: f"harness.families.{name}:FAMILIES" for name in ("conv", "module", "opinfo", "torch_mlir")}
+    assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "module", "opinfo",
+                                                      "opinfo_grad", "torch_mlir"]

@@ -16,14 +16,16 @@ from e2e_support import REPO, python_path_env
 from hypothesis import HealthCheck, given, settings
 
 from harness.controller.pool import WorkerPool
-from harness.families import FAMILIES
-from harness.families.conv_params import out_channels, output_spatial
+from harness.families.conv import fuzz, fuzz_space, fuzz_text
+from harness.families.conv.fuzz_space import FUZZ_FAMILIES as FAMILIES
+from harness.families.conv.params import out_channels, output_spatial
+from harness.families.plugins import load_families
 from harness.inputs.configs import load_configs
 from harness.inputs.expectations import load_expectations
 from harness.inputs.registry import load_cases_file
-from harness.tools import fuzz, fuzz_space
 from harness.tools.cli import main
-from harness.views import fuzz_text
+
+FAMILY_TABLE = load_families([], REPO)
 
 PLANTED = "fuzz-planted"
 GROUPED = "RuntimeError: planted: grouped convolution with N groups is not supported"
@@ -138,7 +140,7 @@ def test_planted_bugs_are_two_findings_each_shrunk_to_the_minimal_configuration(
     # The cases-file entries load as the very cases that were fuzzed ...
     cases_file = tmp_path / "bug.yaml"
     cases_file.write_text(grouped["cases_file_entry"] + transposed["cases_file_entry"])
-    loaded = load_cases_file(cases_file)
+    loaded = load_cases_file(cases_file, FAMILY_TABLE)
     assert [(c.id, dict(c.params)) for c in loaded] == [(grouped["case"], grouped["minimal_params"]),
                                                         (transposed["case"], transposed["minimal_params"])]
     assert "\n  groups: 2\n" in grouped["cases_file_entry"]

@@ -1,4 +1,4 @@
-"""Module cases: an nn.Module by import path plus its inputs as data (harness.families.module_params).
+"""Module cases: an nn.Module by import path plus its inputs as data (harness.families.module.params).
 
 Unit tests of the params and of the worker-side build, then a bug report written as a --cases-file
 entry, run end to end on eager and on a backend that gets one output wrong.
@@ -13,8 +13,9 @@ import pytest
 import torch
 from e2e_support import Project
 
-from harness.families.module_params import module_case, validate
-from harness.families.module_torch import build
+from harness.api import module_case
+from harness.families.module.build import build
+from harness.families.module.params import validate
 from harness.spec import Case
 
 MODELS = '''\
@@ -72,7 +73,7 @@ def test_module_case_ids_and_tags():
 
 @pytest.mark.parametrize("change, message", [
     ({"module": "models.Nested"}, "module must be 'package.module:attr'"),
-    ({"colour": 1}, "a module case: unknown key 'colour'; allowed keys are dtype, init,"),
+    ({"colour": 1}, "unknown key 'colour'; allowed keys are dtype, init,"),
     ({"inputs": []}, "inputs must be a non-empty list"),
     ({"inputs": [{"shape": [2, -1]}]}, "inputs[0]: shape must be a list of non-negative ints"),
     ({"inputs": [{"shape": [2], "dtype": "float8"}]}, "inputs[0]: dtype 'float8' is not one of"),

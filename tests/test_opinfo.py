@@ -16,10 +16,11 @@ import pytest
 import yaml
 
 from harness.backend import create_backend
-from harness.families import FAMILIES, opinfo_params
-from harness.families.opinfo_params import case_id, exclusions, load_manifests, samples
+from harness.families.opinfo import OPINFO, OPINFO_GRAD
+from harness.families.opinfo import params as opinfo_params
+from harness.families.opinfo.params import case_id, exclusions, load_manifests, samples
 from harness.outcomes import Outcome
-from harness.spec import Case, CaseOptions
+from harness.spec import Case
 from harness.worker.compare import Output, compare
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,7 +43,7 @@ def run(case: Case, backend: str) -> tuple[Outcome, str, dict]:
 
     config = load_configs([REPO / "configs"])[backend].to_json()
     instance = create_backend(backend, config["class"], config.get("options", {}))
-    family = FAMILIES[case.family].worker_request(case.params)
+    family = {f.name: f for f in (OPINFO, OPINFO_GRAD)}[case.family].worker_request(case.params)
     outcome, message = execute(case.to_json(), family, config, instance, lambda phase: None)
     return outcome, message, instance.notes
 
@@ -66,19 +67,20 @@ def test_the_manifest_lists_every_float32_sample_of_op_db(manifest):
 
 
 def test_selection_takes_the_first_n_samples_per_op():
-    options = CaseOptions(opinfo_samples="3")
-    assert [options.takes_sample(k) for k in range(5)] == [True, True, True, False, False]
-    assert CaseOptions().takes_sample(0) and not CaseOptions().takes_sample(1)
-    assert CaseOptions(opinfo_samples="all").takes_sample(10_000)
+    three = opinfo_params.parse_samples("3")
+    assert [opinfo_params.takes_sample(three, k) for k in range(5)] == [True, True, True, False, False]
+    first = opinfo_params.parse_samples(opinfo_params.DEFAULT_SAMPLES)
+    assert opinfo_params.takes_sample(first, 0) and not opinfo_params.takes_sample(first, 1)
+    assert opinfo_params.takes_sample(opinfo_params.parse_samples("all"), 10_000)
     with pytest.raises(ValueError, match="use first, all, or a positive number"):
-        CaseOptions(opinfo_samples="0")
+        opinfo_params.parse_samples("0")
 
 
 def test_a_sample_is_the_same_in_a_fresh_worker_process(manifest):
     """Workers run with PYTHONHASHSEED=0 as the manifest writer does: meshgrid's set order holds."""
     want = {(op["name"], op["variant"]): op["samples"]["float32"][1] for op in manifest["ops"]
             if op["name"] in ("meshgrid", "abs") and len(op["samples"].get("float32", ())) > 1}
-    code = ("import json, sys; from harness.families.opinfo_manifest import op_table, samples, fingerprint\n"
+    code = ("import json, sys; from harness.families.opinfo.manifest import op_table, samples, fingerprint\n"
             "keys = json.loads(sys.argv[1])\n"
             "print(json.dumps([fingerprint(next(samples(op_table()[tuple(k)], 'float32', 1))) for k in keys]))")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(list(want))], capture_output=True, text=True,
@@ -88,7 +90,7 @@ def test_a_sample_is_the_same_in_a_fresh_worker_process(manifest):
 
 
 def test_the_rules_file_names_real_ops_with_a_reason(manifest):
-    rules = yaml.safe_load((REPO / "harness" / "families" / "opinfo_rules.yaml").read_text())
+    rules = yaml.safe_load((REPO / "harness" / "families" / "opinfo" / "rules.yaml").read_text())
     names = [(op["name"], op["variant"]) for op in manifest["ops"]]
     import fnmatch
     for rule in rules:

@@ -7,9 +7,9 @@ import signal
 import pytest
 from e2e_support import REPO
 
+from harness.api import conv_forward_case
 from harness.controller.pool import WorkerPool
-from harness.families import FAMILIES
-from harness.families.conv_params import conv_forward_case
+from harness.families.conv import CONV_FORWARD
 from harness.protocol import RunRequest
 
 CASE = conv_forward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]).to_json()
@@ -19,7 +19,7 @@ HANG = {"name": "hang", "class": "fake_backends:FaultyBackend", "tolerances": {}
 
 
 def request(backend: dict) -> RunRequest:
-    return RunRequest(case=CASE, backend=backend, family=FAMILIES["conv_forward"].worker_request(CASE["params"]))
+    return RunRequest(case=CASE, backend=backend, family=CONV_FORWARD.worker_request(CASE["params"]))
 
 
 class Interrupted(Exception):

@@ -7,7 +7,7 @@ import pytest
 from packaging.version import Version
 
 from harness.errors import HarnessInputError
-from harness.tools.xfail_sets_import import SetsFile, expectation_text, import_sets
+from harness.families.torch_mlir.xfail_sets_import import SetsFile, expectation_text, import_sets
 
 TORCH = Version("2.13.0")
 

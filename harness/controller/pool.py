@@ -72,10 +72,10 @@ def thread_share() -> int:
 class Worker:
     """One worker process, its pipes and the tail of its output."""
 
-    def __init__(self, rootdir: Path, preload: list[dict]):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(rootdir), os.environ.get("PYTHONPATH")])),
-                   PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", HARNESS_WORKER_PRELOAD=json.dumps(preload),
-                   PYTHONHASHSEED="0")  # as the OpInfo manifest was written: a set's order is the same there
+    def __init__(self, rootdir: Path, preload: list[dict], env: dict[str, str] | None = None):
+        env = {**os.environ, **(env or {}),   # what the families' builders need (Family.worker_env)
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(rootdir), os.environ.get("PYTHONPATH")])),
+               "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1", "HARNESS_WORKER_PRELOAD": json.dumps(preload)}
         env.setdefault("OMP_NUM_THREADS", str(thread_share()))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
@@ -219,8 +219,9 @@ class WorkerPool:
     """Runs cases one at a time in a reusable worker, with a spare started after the first loss."""
 
     def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None,
-                 preload: list[dict] = ()):
+                 preload: list[dict] = (), env: dict[str, str] | None = None):
         self.rootdir = Path(rootdir)
+        self.env = dict(env or {})            # set in every worker, beside the harness's own variables
         self.preload = list(preload)          # backend specs every worker creates before it is ready
         self.recycle_after = recycle_after    # cases per worker; None: no limit
         self.recycle_rss_mb = recycle_rss_mb  # resident MiB after which a worker is replaced
@@ -290,7 +291,7 @@ class WorkerPool:
             return False
 
     def _new_worker(self) -> Worker:
-        return Worker(self.rootdir, self.preload)
+        return Worker(self.rootdir, self.preload, self.env)
 
     def _recycle_if_due(self, worker: Worker) -> None:
         worker.cases += 1

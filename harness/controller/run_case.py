@@ -3,9 +3,9 @@ memory limit, used by the pytest plugin's runner and by the fuzzer alike."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from harness.controller.pool import WorkerPool
-from harness.families import FAMILIES
 from harness.inputs.configs import BackendConfig
 from harness.inputs.expectations import Entry
 from harness.protocol import BundleRequest, CaseResult, RunRequest
@@ -26,13 +26,14 @@ def case_timeout(case: Case, config: BackendConfig, entry: Entry | None = None,
     return DEFAULT_TIMEOUT
 
 
-def run_case(pool: WorkerPool, case: Case, config: BackendConfig, *, entry: Entry | None = None,
+def run_case(pool: WorkerPool, case: Case, family: Any, config: BackendConfig, *, entry: Entry | None = None,
              given_timeout: float | None = None, memory_limit_mb: float | None = DEFAULT_MEMORY_LIMIT_MB,
              bundle: Path | None = None, rerun: str = "") -> CaseResult:
     """Run the case in a worker; a crash, hang or memory overrun comes back as a CaseResult too.
-    The config's memory_limit_mb wins over `memory_limit_mb` (--memory-limit)."""
+    `family`: the case's harness.families.interface.Family. The config's memory_limit_mb wins over
+    `memory_limit_mb` (--memory-limit)."""
     request = RunRequest(case=case.to_json(), backend=config.to_json(),
-                         family=FAMILIES[case.family].worker_request(case.params),
+                         family=family.worker_request(case.params),
                          bundle=BundleRequest(str(bundle), rerun) if bundle is not None else None)
     return pool.run(request, case_timeout(case, config, entry, given_timeout),
                     config.memory_limit_mb or memory_limit_mb)

@@ -9,6 +9,7 @@ import platform
 import shutil
 import time
 from pathlib import Path
+from typing import Any, Mapping
 
 from harness import native_stacks
 from harness.bundle_layout import bundle_path
@@ -17,7 +18,8 @@ from harness.controller.pool import WorkerPool
 from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB, case_timeout, run_case
 from harness.controller.signature import signature
 from harness.errors import HarnessInputError
-from harness.families.torch_mlir_params import suite_cases
+from harness.families.interface import Family
+from harness.families.plugins import worker_env
 from harness.files import shown
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.expectations import Expectations, load_expectations
@@ -27,7 +29,7 @@ from harness.installation.packages import locate, version_text
 from harness.outcomes import Expected, Outcome, decide
 from harness.protocol import CaseResult
 from harness.record import Record, repro_command
-from harness.spec import Case, CaseOptions
+from harness.spec import Case
 
 
 @dataclasses.dataclass
@@ -47,8 +49,9 @@ class Settings:
     recycle_after: int | None = None    # cases per worker before it is replaced
     recycle_rss_mb: float | None = None # resident MiB after a case beyond which the worker is replaced
     assumed_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # --assume-version NAME=VERSION
-    case_options: CaseOptions = CaseOptions()  # what case modules' cases(options) see (--opinfo-samples, ...)
-    torch_mlir_suite: Path | None = None  # --torch-mlir-suite: the directory holding torch_mlir_e2e_test
+    # The families' options by dest name (harness.families.plugins.resolve): what case modules'
+    # cases(options) and the families' discover(options) see.
+    family_options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def expectation_conditions(configs: dict[str, BackendConfig], assumed: dict[str, str] | None = None,
@@ -73,10 +76,12 @@ def installed_versions() -> dict[str, str]:
 
 
 class Runner:
-    def __init__(self, settings: Settings, start_worker: bool = False):
-        """start_worker: start the first worker as soon as the backends are known, so that it imports
-        torch and the backends while this process loads cases and expectations and pytest collects."""
+    def __init__(self, settings: Settings, families: Mapping[str, Family], start_worker: bool = False):
+        """`families`: the run's family table (harness.families.plugins.load_families). start_worker:
+        start the first worker as soon as the backends are known, so that it imports torch and the
+        backends while this process loads cases and expectations and pytest collects."""
         self.settings = settings
+        self.families = dict(families)
         self._pool: WorkerPool | None = None
         configs = load_configs(settings.configs_dirs)
         self.configs = {name: select_backend(configs, name) for name in settings.backends}
@@ -91,16 +96,22 @@ class Runner:
     def _load(self, configs: dict[str, BackendConfig]) -> None:
         settings = self.settings
         self.versions = installed_versions()
+        options = settings.family_options
         modules = case_modules(settings.cases_dirs)
-        self.module_cases = {path: load_case_module(path, settings.case_options) for path in modules}
-        self.suite_notices: list[str] = []
-        if settings.torch_mlir_suite is not None:   # its tests, collected under their test_suite modules
-            suite_files, self.suite_notices = suite_cases(settings.torch_mlir_suite)
-            self.module_cases.update(suite_files)
+        self.case_module_paths = set(modules)   # the rest of module_cases' files are discovered ones
+        self.module_cases = {path: load_case_module(path, options) for path in modules}
+        self.discovered_notices: list[str] = []
+        self.plain_dirs: list[Path] = []   # collected as plain directories (harness.families.interface.Discovery)
+        for family in self.families.values():
+            found = family.discover(options) if family.discover else None
+            if found is not None:
+                self.module_cases.update(found.cases)
+                self.discovered_notices += found.notices
+                self.plain_dirs += found.plain_dirs
         self._add_cases_files()
         check_unique(self.all_cases)
         # What expectation entries may name: every case of the modules, selected or not
-        self.known_ids = sorted({i for path in modules for i in case_module_ids(path, settings.case_options)}
+        self.known_ids = sorted({i for path in modules for i in case_module_ids(path, options)}
                                 | {c.id for c in self.all_cases})
         self.expectations = self._load_expectations(configs)
 
@@ -112,7 +123,7 @@ class Runner:
             for case in cases:
                 homes.setdefault(case.family, cases)
         first = next(iter(self.module_cases.values()), None)
-        for case in (c for f in self.settings.cases_files for c in load_cases_file(f)):
+        for case in (c for f in self.settings.cases_files for c in load_cases_file(f, self.families)):
             home = homes.get(case.family, first)
             if home is None:
                 raise HarnessInputError(case.id, "there is no case module to collect it with",
@@ -146,7 +157,8 @@ class Runner:
         else:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
-            result = run_case(self.pool, case, config, entry=entry, given_timeout=self.settings.case_timeout,
+            result = run_case(self.pool, case, self.families[case.family], config, entry=entry,
+                              given_timeout=self.settings.case_timeout,
                               memory_limit_mb=self.settings.memory_limit_mb, bundle=bundle, rerun=rerun)
         phase = result.phase and result.phase.value
         verdict = decide(result.outcome, expected, result.phase, entry.phase if entry else None)
@@ -179,7 +191,8 @@ class Runner:
     def pool(self) -> WorkerPool:
         if self._pool is None:
             self._pool = WorkerPool(self.settings.rootdir, self.settings.recycle_after, self.settings.recycle_rss_mb,
-                                    preload=[config.to_json() for config in self.configs.values()])
+                                    preload=[config.to_json() for config in self.configs.values()],
+                                    env=worker_env(self.families))
         return self._pool
 
     def backend_environment(self) -> dict:
@@ -192,7 +205,7 @@ class Runner:
 
     def notices(self) -> list[str]:
         """What this run cannot do or decided for the user, one line each, for the run's summary."""
-        notes = list(self.suite_notices)
+        notes = list(self.discovered_notices)
         if native_stacks.PY_SPY is None:
             notes.append("native stacks unavailable: py-spy not found beside this Python or on PATH "
                          "(pip install py-spy); hangs and crashes are reported without their native frame")

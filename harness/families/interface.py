@@ -1,58 +1,132 @@
-"""What a case family provides: the public interface a new family implements, ours or another
-project's, without touching the controller or the worker.
+"""The family seam: everything a case family provides, ours or another project's. The built-in
+families (harness/families/<family>/) plug in here exactly as an outside package does, through
+the entry-point group `torch_backend_e2e.families` (harness.families.plugins).
 
-A family has two halves that live in different processes:
+A family's module-level `FAMILIES` (a Family or a list of them) is what its entry point names.
+Each extension point below says when it is called and on which side:
 
-* In the pytest process, which never imports torch (import-linter keeps it so), three pure
-  functions of a case's JSON-able params:
-    - `validate(params) -> dict`: normalise the params (defaults filled, scalars broadcast) and
-      raise ValueError with a message that says what to change; the normalised dict is what the
-      report and `--cases-file` show.
-    - `reduction_sizes(params) -> {output name: terms summed into each element}`: how the float64
-      comparison scales its tolerance per output (sqrt of the reduction length); 1 for none.
-    - `derive_tags(params) -> [tag, ...]`: structural tags, which are pytest keywords (`-k grouped`).
-* In a worker, the builder named by `builder` ("package.module:function", imported there only):
-  `build(case: harness.spec.Case) -> Built`, with the program a backend compiles
-  (harness.backend.Program: module, example inputs, dynamic shapes, output names) and every input
-  set to run it on (the first being the example inputs). The program's module returns a tuple of
-  tensors (or Python scalars), one per output name, and offers `repro_source()`: the module as a
-  standalone class `Model`, for a bundle's repro.py. Outputs that are not floating tensors of the
-  case's dtype, and outputs that cannot be compared by value, are described by `Built`'s
-  `reference`, `float64_golden`, `unchecked`, `tolerance` and `selects`.
-* A case module lists its cases as `CASES`, or, when they depend on options, as a function
-  `cases(options: harness.spec.CaseOptions) -> list[Case]`, with `case_ids(options)` giving every
-  id an expectation entry may name (a superset of the selected cases).
+* the controller side is the pytest process and `python -m harness`: it never imports torch,
+  so everything a Family holds directly is pure Python;
+* the worker side is a worker process (harness.worker): only `builder` is imported there.
 
-The built-in families are listed in harness.families; another package's register through an
-entry point or the ini key `e2e_families` (harness.families.plugins). Case modules then declare
-cases with `family=<name>`. A worker never looks a family up: it gets `worker_request(params)`.
+Case params are JSON-able. Whatever else a family puts in them, the harness reads one key:
+`dtype`, the case's floating dtype (one of harness.spec.DTYPES), which picks the backend's
+tolerance; `case()` checks that `validate` returns it (a family whose outputs have dtypes of
+their own names the dtype their tolerance is at, float32 when nominal).
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
-from typing import Any, Callable, Mapping
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
 
 from harness.backend import Program, load_object
+from harness.spec import DTYPES, Case
+
+PROGRAM_KINDS = ("torch",)   # harness.backend.Program: an nn.Module, its example inputs, its dynamic shapes
 
 
 @dataclasses.dataclass(frozen=True)
-class Family:
-    name: str
-    validate: Callable[[Mapping[str, Any]], dict]              # raises ValueError on bad params
-    builder: str                                               # "package.module:function", worker-only
-    reduction_sizes: Callable[[Mapping[str, Any]], dict]       # output name -> terms summed per element
-    derive_tags: Callable[[Mapping[str, Any]], list]           # structural tags of normalised params
-    markers: tuple[str, ...] = ()                              # tags that are pytest markers too (-m opinfo)
+class Option:
+    """A command-line option and its ini key, declared by a family (controller side, read once
+    at start-up). `name` "opinfo-samples" is `--opinfo-samples`, ini `e2e_opinfo_samples`, and
+    `options["opinfo_samples"]` in what the family's case modules and hooks receive."""
 
-    def worker_request(self, params: Mapping[str, Any]) -> dict:
-        """What a worker needs of this family for one case (it never imports the registry, so a
-        family from another package needs no registration there): the builder and the reductions."""
-        return {"builder": self.builder, "reduction_sizes": self.reduction_sizes(params)}
+    name: str
+    help: str
+    default: str | None = None    # as it would be typed; None: the value is None unless given
+    metavar: str = "VALUE"
+    # The text as typed (for a path option, the path it names, resolved) -> its value. A ValueError
+    # says what to write instead; the harness prefixes it with where the value came from.
+    parse: Callable[[Any], Any] = str
+    path: bool = False            # relative to the working directory when typed, to the rootdir in the ini
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+    @property
+    def ini(self) -> str:
+        return f"e2e_{self.dest}"
+
+
+@dataclasses.dataclass
+class Discovery:
+    """Cases a family found outside the case modules (a checkout's suite), at start-up."""
+
+    cases: dict[Path, list[Case]]                   # collected under these files (which pytest must collect)
+    notices: list[str] = dataclasses.field(default_factory=list)  # one line each in the run's summary
+    # Directories under which pytest must not import a package's __init__.py (a suite's, which
+    # would import torch into the pytest process): they are collected as plain directories.
+    plain_dirs: list[Path] = dataclasses.field(default_factory=list)
 
 
 def no_reductions(params: Mapping[str, Any]) -> dict:
     """`reduction_sizes` of a family whose outputs sum nothing the harness knows of (1 per element)."""
     return {}
+
+
+def no_tags(params: Mapping[str, Any]) -> list:
+    return []
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    name: str
+    # Controller side, per case (making a case, reading a cases file or a report): the complete
+    # params, defaults filled; ValueError with one sentence naming the key and the fix.
+    validate: Callable[[Mapping[str, Any]], dict]
+    # Worker side: "package.module:function", imported in a worker only; build(case) -> Built.
+    builder: str
+    # Controller side, per case run: output name -> terms summed into each element (the float
+    # comparison's tolerance grows with the square root of it); 1 for an output not named.
+    reduction_sizes: Callable[[Mapping[str, Any]], dict] = no_reductions
+    # Controller side, per case: structural tags of validated params (pytest keywords: -k grouped).
+    derive_tags: Callable[[Mapping[str, Any]], list] = no_tags
+    markers: tuple[str, ...] = ()      # tags that are pytest markers too (-m opinfo)
+    program: str = "torch"             # the kind of program `builder` builds (PROGRAM_KINDS)
+    # Controller side, when the plugin or the command line is set up (before any case module is
+    # read): the options and ini keys this family reads. Only entry-point families may declare
+    # them (pytest reads the command line before the ini's `e2e_families` are loaded).
+    options: tuple[Option, ...] = ()
+    # Controller side, once at start-up, after the options are read: cases from outside the case
+    # modules (None when there are none to find, e.g. its option is not given).
+    discover: Callable[[Mapping[str, Any]], Discovery | None] | None = None
+    # Controller side, when `python -m harness` builds its parser: add this family's subcommands;
+    # each sets `run=function(args)` (returning an exit status or None) with set_defaults.
+    commands: Callable[[argparse._SubParsersAction], None] | None = None
+    # Worker side, at a worker's start: environment variables its builder needs (the same for
+    # every family of the run; two families asking different values is an error).
+    worker_env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # A cases-file entry without `family:` belongs to the family marked default (at most one).
+    default: bool = False
+
+    def __post_init__(self) -> None:
+        if self.program not in PROGRAM_KINDS:
+            raise ValueError(f"family {self.name}: program {self.program!r} is not one of {', '.join(PROGRAM_KINDS)}")
+
+    def case(self, name: str, params: Mapping[str, Any], *, tags: Iterable[str] = (),
+             timeout: float | None = None, errors_named: bool = True) -> Case:
+        """The Case `<family>/<name>`: params validated, structural tags derived, then `tags`.
+        ValueError says what is wrong, after the case id unless not `errors_named` (a cases file's
+        errors name its file and line instead). The one way every family makes a case."""
+        case_id = f"{self.name}/{name}"
+        try:
+            normalised = self.validate(params)
+            if normalised.get("dtype") not in DTYPES:
+                raise ValueError(f"the family's validate gave dtype {normalised.get('dtype')!r}, not one of "
+                                 f"{', '.join(DTYPES)} (every case names the dtype its tolerance is at)")
+            derived = list(self.derive_tags(normalised))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{case_id}: {e}" if errors_named else str(e)) from None
+        return Case(id=case_id, family=self.name, params=normalised,
+                    tags=tuple(dict.fromkeys(derived + [t for t in tags if t])), timeout=timeout)
+
+    def worker_request(self, params: Mapping[str, Any]) -> dict:
+        """What a worker needs of this family for one case (it never loads the family table, so a
+        family from another package needs no registration there): the builder and the reductions."""
+        return {"builder": self.builder, "reduction_sizes": self.reduction_sizes(params)}
 
 
 def load_builder(request: Mapping[str, Any]) -> Callable[[Any], "Built"]:
@@ -62,7 +136,10 @@ def load_builder(request: Mapping[str, Any]) -> Callable[[Any], "Built"]:
 
 @dataclasses.dataclass
 class Built:
-    """What a family's builder returns, in a worker."""
+    """What a family's builder returns, in a worker: the program a backend compiles and every
+    input set to run it on (the first being the program's example inputs). The program's module
+    returns a tuple of tensors (or Python scalars), one per output name, and offers
+    `repro_source()`: the module as a standalone class `Model`, for a bundle's repro.py."""
 
     program: Program
     input_sets: list[tuple]     # input_sets[0] is program.example_inputs

@@ -1,14 +1,17 @@
-"""Families from other packages, registered beside the built-in ones (pytest process only).
+"""The family table: every family of the run, loaded in the controller (never in a worker).
 
 Two ways in, both naming an object that is a harness.families.interface.Family or a list of them:
 
-* an entry point of group `torch_backend_e2e.families` in the package's metadata, e.g. in its
-  pyproject.toml: `[project.entry-points."torch_backend_e2e.families"]  reductions = "mypkg.families:FAMILIES"`;
+* an entry point of group `torch_backend_e2e.families` in a package's metadata, e.g. in its
+  pyproject.toml: `[project.entry-points."torch_backend_e2e.families"]  reductions = "mypkg.families:FAMILIES"`.
+  The built-in families are entry points of torch-backend-e2e itself.
 * a line of the ini key `e2e_families`: `mypkg.families:FAMILIES`, or a file relative to the
-  rootdir, `families/mine.py:FAMILIES` (the rootdir is on the import path, as in a worker).
+  rootdir, `families/mine.py:FAMILIES` (the rootdir is on the import path, as in a worker). Such a
+  family is loaded after pytest has read the command line, so it may not declare options.
 
 The objects are loaded in the pytest process, which never imports torch: the module that defines a
 family holds its pure half only, and its `builder` names the torch half, imported in a worker.
+The options families declare are read here too (`declared_options`, `resolve`).
 """
 from __future__ import annotations
 
@@ -18,26 +21,102 @@ import importlib.util
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from harness.errors import HarnessInputError
-from harness.families import FAMILIES
-from harness.families.interface import Family
+from harness.families.interface import Family, Option
 
 ENTRY_POINT_GROUP = "torch_backend_e2e.families"
 INI_KEY = "e2e_families"
+DISTRIBUTION = "torch-backend-e2e"   # whose entry points are the built-in families
+
+_from_entry_points: dict[str, Family] | None = None   # loaded once per process
 
 
-def load_plugin_families(entries: Iterable[str], rootdir: Path) -> None:
-    """Register every entry point's families, then every ini entry's."""
-    for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        distribution = point.dist.name if point.dist else "an unknown distribution"
-        where = f"entry point {point.name} = {point.value} of {distribution} (group {ENTRY_POINT_GROUP})"
-        _register(_loaded(point.load, where, f"fix {distribution} or uninstall it"), where)
-    for entry in entries:
+def entry_point_families() -> dict[str, Family]:
+    """The families of every installed package's entry points, the built-in ones first."""
+    global _from_entry_points
+    if _from_entry_points is None:
+        points = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
+                        key=lambda p: (_distribution(p) != DISTRIBUTION, _distribution(p), p.name))
+        if not any(_distribution(p) == DISTRIBUTION for p in points):
+            raise HarnessInputError(f"entry points of group {ENTRY_POINT_GROUP}",
+                                    f"none of {DISTRIBUTION}'s built-in families is installed (an install older "
+                                    "than them, or the source tree on the path alone)",
+                                    "pip install -e . again in the checkout (or install the package)")
+        table: dict[str, Family] = {}
+        for point in points:
+            where = f"entry point {point.name} = {point.value} of {_distribution(point)} (group {ENTRY_POINT_GROUP})"
+            _register(table, _loaded(point.load, where, f"fix {_distribution(point)} or uninstall it"), where)
+        _from_entry_points = table
+    return dict(_from_entry_points)
+
+
+def load_families(ini_entries: Iterable[str], rootdir: Path) -> dict[str, Family]:
+    """The entry points' families, then the ini entries' (e2e_families; `--family` of the CLI)."""
+    table = entry_point_families()
+    for entry in ini_entries:
         where = f"{INI_KEY} entry {entry!r}"
-        _register(_loaded(lambda entry=entry: _import_entry(entry, rootdir), where, "fix the entry or the module"),
-                  where)
+        families = _loaded(lambda entry=entry: _import_entry(entry, rootdir), where, "fix the entry or the module")
+        for family in families:
+            if family.options:
+                raise HarnessInputError(where, f"family {family.name!r} declares options, which pytest must know "
+                                        "before it reads the ini", "register the family through an entry point")
+        _register(table, families, where)
+    defaults = [name for name, family in table.items() if family.default]
+    if len(defaults) > 1:
+        raise HarnessInputError("case families", f"{', '.join(defaults)} are all marked default",
+                                "mark at most one (it takes cases-file entries without `family:`)")
+    return table
+
+
+def declared_options(families: Mapping[str, Family]) -> list[Option]:
+    """Every option the families declare, once each (two different options of one name are an error)."""
+    options: dict[str, Option] = {}
+    for family in families.values():
+        for option in family.options:
+            if options.setdefault(option.name, option) is not option:
+                raise HarnessInputError(f"family {family.name}", f"option --{option.name} is declared by another "
+                                        "family too", "rename one of them")
+    return list(options.values())
+
+
+def resolve(option: Option, typed: str | None, ini: str | None, here: Path, root: Path) -> Any:
+    """The option's value: typed on the command line (paths relative to `here`), else in the ini
+    (relative to `root`), else its default; None when none is given. Bad text: one error line."""
+    if typed is not None:
+        text, source, base = typed, f"--{option.name}={typed}", here
+    elif ini:
+        text, source, base = ini, f"{option.ini} = {ini}", root
+    else:
+        text, source, base = option.default, f"--{option.name}'s default {option.default}", root
+    if text is None:
+        return None
+    try:
+        return option.parse(base / text if option.path else text)
+    except ValueError as e:
+        raise HarnessInputError(source, str(e)) from None
+
+
+def default_options(families: Mapping[str, Family], root: Path | None = None) -> dict[str, Any]:
+    """Every declared option at its default (what a case module sees outside pytest)."""
+    root = root or Path.cwd()
+    return {o.dest: resolve(o, None, None, root, root) for o in declared_options(families)}
+
+
+def worker_env(families: Mapping[str, Family]) -> dict[str, str]:
+    """The environment the families' builders need in every worker."""
+    env: dict[str, str] = {}
+    for family in families.values():
+        for name, value in family.worker_env.items():
+            if env.setdefault(name, value) != value:
+                raise HarnessInputError(f"family {family.name}", f"its workers need {name}={value}, another "
+                                        f"family's need {name}={env[name]}", "run the two families separately")
+    return env
+
+
+def _distribution(point: importlib.metadata.EntryPoint) -> str:
+    return point.dist.name if point.dist else "an unknown distribution"
 
 
 def _import_entry(entry: str, rootdir: Path) -> Any:
@@ -84,11 +163,11 @@ def _loaded(load: Callable[[], Any], where: str, fix: str) -> list[Family]:
     return list(families)
 
 
-def _register(families: list[Family], where: str) -> None:
+def _register(table: dict[str, Family], families: list[Family], where: str) -> None:
     for family in families:
-        if FAMILIES.get(family.name) is family:   # loaded before in this process (pytester, a second session)
+        if table.get(family.name) is family:   # the same object twice (an ini entry naming an entry point's)
             continue
-        if family.name in FAMILIES:
+        if family.name in table:
             raise HarnessInputError(where, f"family {family.name!r} is already registered (built in, or by "
                                     "another package)", "rename the family")
-        FAMILIES[family.name] = family
+        table[family.name] = family

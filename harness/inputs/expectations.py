@@ -1,7 +1,7 @@
 """Expected failures (xfail/<backend>.yaml) and cases not to attempt (crash_sets/<backend>.yaml).
 
 Each file is a YAML list of entries:
-  - id: conv_backward/2d/transposed*     # exact case id or fnmatch glob
+  - id: <family>/2d/transposed*         # exact case id or fnmatch glob
     reason: why it fails                  # required
     issue: https://...                    # optional
     phase: lower                          # optional: the phase that must fail

@@ -9,13 +9,12 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from harness.errors import HarnessInputError
-from harness.families import FAMILIES
 from harness.files import shown, where
 from harness.inputs.yamlio import load_yaml
-from harness.spec import Case, CaseOptions
+from harness.spec import Case
 
 
 def case_modules(dirs: Iterable[Path]) -> list[Path]:
@@ -23,22 +22,23 @@ def case_modules(dirs: Iterable[Path]) -> list[Path]:
     return [p for d in dirs for p in sorted(Path(d).glob("*.py")) if not p.name.startswith("_")]
 
 
-def load_case_module(path: Path, options: CaseOptions | None = None) -> list[Case]:
-    """The cases of a case module: its CASES list, or what its `cases(options)` returns."""
+def load_case_module(path: Path, options: Mapping[str, Any] | None = None) -> list[Case]:
+    """The cases of a case module: its CASES list, or what its `cases(options)` returns (`options`:
+    every option the families declare, by dest name: `--my-option` is options["my_option"])."""
     module = _import(path)
     source = getattr(module, "cases", None)
-    cases = source(options or CaseOptions()) if callable(source) else getattr(module, "CASES", None)
+    cases = source(options or {}) if callable(source) else getattr(module, "CASES", None)
     if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
         raise HarnessInputError(shown(path), "a case module must define CASES, a list of harness.spec.Case, "
                                 "or a function cases(options) that returns one")
     return list(cases)  # a copy: the module is cached, and runners add --cases-file cases to the list
 
 
-def case_module_ids(path: Path, options: CaseOptions | None = None) -> list[str]:
+def case_module_ids(path: Path, options: Mapping[str, Any] | None = None) -> list[str]:
     """Every id an expectation entry may name in this module: its `case_ids(options)`, else its cases'."""
     source = getattr(_import(path), "case_ids", None)
     if callable(source):
-        return list(source(options or CaseOptions()))
+        return list(source(options or {}))
     return [case.id for case in load_case_module(path, options)]
 
 
@@ -61,7 +61,7 @@ def _import(path: Path):
     return module
 
 
-def load_cases_file(path: Path) -> list[Case]:
+def load_cases_file(path: Path, families: Mapping[str, Any]) -> list[Case]:
     """Cases from a YAML or JSON list of parameter sets (the report's `params` schema)."""
     path = Path(path)
     if path.suffix == ".json":
@@ -81,28 +81,29 @@ def load_cases_file(path: Path) -> list[Case]:
                    for case, params in by_case.items()]
     if not isinstance(entries, list) or not entries:
         raise HarnessInputError(shown(path), "a cases file must be a non-empty list of parameter sets")
-    return [case_from_entry(path, i, entry) for i, entry in enumerate(entries)]
+    return [case_from_entry(path, i, entry, families) for i, entry in enumerate(entries)]
 
 
-def case_from_entry(path: Path, index: int, entry: Any) -> Case:
+def case_from_entry(path: Path, index: int, entry: Any, families: Mapping[str, Any]) -> Case:
+    """One entry of a cases file as a case of its family (`families`: the run's harness.families.interface
+    Family objects by name; the one marked default takes an entry without `family:`)."""
     at = where(path, entry) if isinstance(entry, dict) else f"{shown(path)} entry {index + 1}"
     if not isinstance(entry, dict):
         raise HarnessInputError(at, "each entry must be a mapping of parameters")
     entry = dict(entry)
-    family = entry.pop("family", "conv_backward")
-    if family not in FAMILIES:
-        raise HarnessInputError(at, f"unknown family {family!r}", f"use one of {', '.join(sorted(FAMILIES))}")
+    default = next((name for name, family in families.items() if family.default), None)
+    family = entry.pop("family", default)
+    if family not in families:
+        raise HarnessInputError(at, f"unknown family {family!r}" if family else "no family given",
+                                f"use one of {', '.join(sorted(families))}")
     name = str(entry.pop("name", f"{_slug(path.stem)}_{index}"))
     extra_tags = entry.pop("tags", [])
     if not isinstance(extra_tags, list) or not all(isinstance(t, str) for t in extra_tags):
         raise HarnessInputError(at, f"tags must be a list of strings, not {extra_tags!r}", "write tags: [a, b]")
-    extra_tags = extra_tags + ["cases_file"]
     timeout = entry.pop("timeout", None)
     try:
-        params = FAMILIES[family].validate(entry)
-        tags = tuple(dict.fromkeys(FAMILIES[family].derive_tags(params) + extra_tags))
-        return Case(id=f"{family}/cases_file/{_slug(name)}", family=family, params=params,
-                    tags=tags, timeout=timeout)
+        return families[family].case(f"cases_file/{_slug(name)}", entry, tags=extra_tags + ["cases_file"],
+                                     timeout=timeout, errors_named=False)
     except (ValueError, TypeError) as e:
         raise HarnessInputError(at, str(e)) from None
 

@@ -1,5 +1,5 @@
 """A module case: a module of this package, its input described as data."""
-from harness.families.module_params import module_case
+from harness.api import module_case
 
 LOGITS = [{"shape": [3, 10], "values": "normal", "std": 4.0}]
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any, Mapping
 
-from harness.families.interface import Family
-from harness.spec import DTYPES, Case, check_keys
+from harness.api import DTYPES, Case, Family, check_keys
 
 OPS = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "var")
 KEYS = ("op", "shape", "dims", "keepdim", "dtype")
@@ -53,10 +52,9 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
 
 def reduction_case(name: str, **params: Any) -> Case:
     """A validated case with id `reductions/<op>/<name>`."""
-    normalised = validate(params)
-    return Case(id=f"reductions/{normalised['op']}/{name}", family="reductions", params=normalised,
-                tags=tuple(derive_tags(normalised)))
+    return REDUCTIONS.case(f"{params.get('op')}/{name}", params)
 
 
-FAMILIES = [Family(name="reductions", validate=validate, builder="e2e_example.reductions_torch:build",
-                   reduction_sizes=reduction_sizes, derive_tags=derive_tags)]
+REDUCTIONS = Family(name="reductions", validate=validate, builder="e2e_example.reductions_torch:build",
+                    reduction_sizes=reduction_sizes, derive_tags=derive_tags)
+FAMILIES = [REDUCTIONS]

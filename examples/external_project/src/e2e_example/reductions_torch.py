@@ -5,9 +5,7 @@ import zlib
 
 import torch
 
-from harness.backend import Program
-from harness.families.interface import Built
-from harness.spec import Case
+from harness.api import Built, Case, Program
 
 
 class Reduce(torch.nn.Module):

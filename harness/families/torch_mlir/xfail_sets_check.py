@@ -17,8 +17,8 @@ import dataclasses
 from pathlib import Path
 
 from harness.errors import HarnessInputError
+from harness.families.torch_mlir.xfail_sets_import import Origin, _torch_version, import_sets
 from harness.outcomes import Outcome
-from harness.tools.xfail_sets_import import Origin, _torch_version, import_sets
 
 FAMILY_PREFIX = "torch_mlir/"
 
@@ -122,7 +122,7 @@ def check_command(args) -> str:
     """python -m harness check-xfail-sets: the findings as text (or Markdown), whatever they are."""
     import json
 
-    from harness.families.torch_mlir_params import check_suite_dir, load_manifest
+    from harness.families.torch_mlir.params import check_suite_dir, load_manifest
 
     suite = check_suite_dir(args.suite, "--suite")
     try:

@@ -4,11 +4,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from harness.families.conv.fuzz_space import cases_file_entry, entry_text
+from harness.families.conv.fuzz_text import outcome_text
 from harness.spec import Case
 from harness.tools.expectation_file import new_entries_text
 from harness.tools.expectation_policy import CRASHED, NewEntry
-from harness.tools.fuzz_space import cases_file_entry, entry_text
-from harness.views.fuzz_text import outcome_text
 
 MESSAGE_CHARS = 600               # of a finding's first failing message kept in the JSON output
 

@@ -1,13 +1,13 @@
 """Torch-side builders of the OpInfo families (imported in worker processes only).
 
 A case is one sample of PyTorch's OpInfo database: `(op, variant, dtype, sample_index)`, found
-with harness.families.opinfo_manifest and checked against the fingerprint its params carry.
+with harness.families.opinfo.manifest and checked against the fingerprint its params carry.
 
 * `build_forward(case)`: the sample as a module whose `forward` takes the sample's tensors (the
   leaves of its flattened `(input, args, kwargs)`; everything else stays a constant) and returns
   the op's output leaves.
 * `build_gradient(case)`: the vector-Jacobian product of those outputs with seeded cotangents.
-Comparison settings measured per op are read from opinfo_rules.yaml.
+Comparison settings measured per op are read from rules.yaml.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from torch.utils import _pytree as pytree
 
 from harness.backend import Program
 from harness.families.interface import Built
-from harness.families.opinfo_manifest import cpu_dtypes, fingerprint, is_random, leaves_of, op_table, samples
+from harness.families.opinfo.manifest import cpu_dtypes, fingerprint, is_random, leaves_of, op_table, samples
 from harness.families.torch_outputs import output_names
 from harness.spec import Case
 
@@ -232,12 +232,12 @@ def build_gradient(case: Case) -> Built:
     return built
 
 
-RULES_FILE = Path(__file__).with_name("opinfo_rules.yaml")
+RULES_FILE = Path(__file__).with_name("rules.yaml")
 
 
 @functools.cache
 def comparison_rules() -> list[dict]:
-    """harness/families/opinfo_rules.yaml: per-op comparison settings, measured."""
+    """harness/families/opinfo/rules.yaml: per-op comparison settings, measured."""
     import yaml
 
     return yaml.safe_load(RULES_FILE.read_text(encoding="utf-8")) or []
@@ -257,7 +257,7 @@ def _apply_rules(built: Built, family: str, op: str, variant: str, dtype: str) -
         if "tolerance" in rule:
             built.tolerance = (float(rule["tolerance"]["rtol"]), float(rule["tolerance"]["atol"]))
             built.notes["tolerance"] = (f"rtol={built.tolerance[0]:g}, atol={built.tolerance[1]:g} "
-                                        f"(harness/families/opinfo_rules.yaml: {rule['reason']})")
+                                        f"(harness/families/opinfo/rules.yaml: {rule['reason']})")
 
 
 def _apply_selections(built: Built, sample, position: int, case: Case) -> None:

@@ -249,7 +249,7 @@ def expectation_text(entries: dict[str, Origin], header: list[str]) -> str:
 
 def import_command(args) -> None:
     """python -m harness import-xfail-sets: write the two files, then say what was left out and why."""
-    from harness.families.torch_mlir_params import check_suite_dir, load_manifest
+    from harness.families.torch_mlir.params import check_suite_dir, load_manifest
     from harness.inputs.configs import load_configs
 
     suite = check_suite_dir(args.suite, "--suite")

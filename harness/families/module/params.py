@@ -1,6 +1,6 @@
 """The module family's pure half: a case is an `nn.Module` named by import path plus its inputs as data.
 
-Runs in the pytest process, which never imports torch; harness.families.module_torch builds the
+Runs in the pytest process, which never imports torch; harness.families.module.build builds the
 module and the inputs in a worker. The params, all JSON-able (a case module's `module_case(...)`
 and a `--cases-file` entry with `family: module` take the same keys):
 
@@ -28,9 +28,9 @@ output, named by its path (`output`, `output0`, `logits`, `hidden.1`). Ids read 
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
-from harness.spec import Case, check_keys
+from harness.spec import check_keys
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
@@ -48,7 +48,7 @@ INPUT_KEYS = {"shape", "dtype", "values", "dynamic", *SPECIALS, *(k for d in DIS
 
 def validate(params: Mapping[str, Any]) -> dict:
     """The complete params (every key present); ValueError naming the key and the fix."""
-    check_keys(params, PARAM_KEYS, "a module case")
+    check_keys(params, PARAM_KEYS)
     module = params.get("module")
     if not (isinstance(module, str) and _is_import_path(module)):
         raise ValueError(f"module must be 'package.module:attr' (an nn.Module class or a function that "
@@ -206,14 +206,3 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
     if any(s in i for i in params["inputs"] for s in SPECIALS):
         tags.append("nonfinite")
     return tags
-
-
-def module_case(name: str, module: str, inputs: Iterable[Mapping[str, Any]], *, tags: Iterable[str] = (),
-                timeout: float | None = None, **params: Any) -> Case:
-    """A validated module Case with id `module/<name>` (ValueError on bad params, naming the case)."""
-    try:
-        normalised = validate({"module": module, "inputs": list(inputs), **params})
-    except ValueError as e:
-        raise ValueError(f"module/{name}: {e}") from None
-    return Case(id=f"module/{name}", family="module", params=normalised,
-                tags=tuple(dict.fromkeys(derive_tags(normalised) + list(tags))), timeout=timeout)

@@ -2,7 +2,7 @@
 
 A case is one OpInfo sample: params `op`, `variant` ("" for none), `dtype`, `sample_index` and
 `fingerprint` (the sample's shapes, dtypes, strides and a hash of its values, as
-harness.families.opinfo_manifest.fingerprint writes it; optional in a cases file, checked when given).
+harness.families.opinfo.manifest.fingerprint writes it; optional in a cases file, checked when given).
 Ids read `opinfo/<op>/<variant or "default">/<dtype>/<k>` (`opinfo_grad/...` for gradients).
 
 The cases come from a manifest that a worker-side script writes once per torch installation
@@ -23,7 +23,7 @@ from typing import Any, Iterator, Mapping
 
 from harness.errors import HarnessInputError
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
-from harness.spec import DTYPES, Case, CaseOptions, check_keys
+from harness.spec import DTYPES, Case, check_keys
 
 MANIFEST_FORMAT = 4
 SIZE_CAP = 1_000_000     # elements over a sample's tensors; only grid_sampler_3d's 5 M sample is above it
@@ -43,7 +43,7 @@ PARAM_KEYS = {"op", "variant", "dtype", "sample_index", "fingerprint"}
 
 
 def validate(params: Mapping[str, Any]) -> dict:
-    check_keys(params, PARAM_KEYS, "an opinfo case")
+    check_keys(params, PARAM_KEYS)
     op = params.get("op")
     if not isinstance(op, str) or not op:
         raise ValueError("opinfo cases need 'op', an OpInfo name such as 'abs' or 'nn.functional.conv2d'")
@@ -205,7 +205,7 @@ def _parsed(path: Path) -> dict:
 
 def _write(directory: Path, key: str, dtypes: list[str]) -> None:
     try:
-        run_lister("harness.families.opinfo_manifest", [str(directory), key, *dtypes],
+        run_lister("harness.families.opinfo.manifest", [str(directory), key, *dtypes],
                    f"PyTorch's OpInfo samples ({', '.join(dtypes)}) into {directory}", "15 s per torch installation",
                    MANIFEST_TIMEOUT_S, env=dict(os.environ, PYTHONHASHSEED="0"))
     except ManifestError as e:
@@ -215,21 +215,52 @@ def _write(directory: Path, key: str, dtypes: list[str]) -> None:
 
 # ------------------------------------------------------------------------------------- case sources
 
-def manifests_for(options: CaseOptions) -> dict[str, dict]:
+DEFAULT_SAMPLES, DEFAULT_DTYPES = "first", "float32"   # the options' defaults (a case module run outside pytest)
+
+
+def parse_samples(text: str) -> str:
+    """--opinfo-samples: first, all, or a positive number of samples per op and dtype."""
+    text = str(text).strip()
+    if not (text in ("first", "all") or (text.isdigit() and int(text) > 0)):
+        raise ValueError("use first, all, or a positive number")
+    return text
+
+
+def parse_dtypes(text: str) -> tuple[str, ...]:
+    """--opinfo-dtypes: a comma (or space) separated list of DTYPES."""
+    dtypes = tuple(d for d in str(text).replace(",", " ").split())
+    if not dtypes or any(d not in DTYPES for d in dtypes):
+        raise ValueError(f"use some of {', '.join(DTYPES)}")
+    return dtypes
+
+
+def takes_sample(samples_option: str, index: int) -> bool:
+    """Whether --opinfo-samples selects a case's sample `index` (0-based, per op and dtype)."""
+    if samples_option == "all":
+        return True
+    return index < (1 if samples_option == "first" else int(samples_option))
+
+
+def manifests_for(dtypes: tuple[str, ...]) -> dict[str, dict]:
     try:
-        return load_manifests(tuple(options.opinfo_dtypes))
+        return load_manifests(tuple(dtypes))
     except (ManifestError, OSError) as e:
         raise HarnessInputError("opinfo cases", str(e),
                                 f"set TORCH_BACKEND_E2E_CACHE to a writable directory (now {cache_dir()})"
                                 if isinstance(e, OSError) else "") from None
 
 
-def opinfo_cases(options: CaseOptions, families: tuple[str, ...]) -> list[Case]:
+def opinfo_cases(options: Mapping[str, Any], families: tuple[str, ...]) -> list[Case]:
     """The selected samples of the installed torch's op_db as cases (a case module's `cases`)."""
     return [Case(s.id, s.family, s.params, tuple(s.tags))
-            for s in samples(manifests_for(options), families) if options.takes_sample(s.index)]
+            for s in samples(manifests_for(_dtypes(options)), families)
+            if takes_sample(options.get("opinfo_samples") or DEFAULT_SAMPLES, s.index)]
 
 
-def opinfo_case_ids(options: CaseOptions, families: tuple[str, ...]) -> list[str]:
+def opinfo_case_ids(options: Mapping[str, Any], families: tuple[str, ...]) -> list[str]:
     """Every sample's id for the selected dtypes (a case module's `case_ids`)."""
-    return [s.id for s in samples(manifests_for(options), families)]
+    return [s.id for s in samples(manifests_for(_dtypes(options)), families)]
+
+
+def _dtypes(options: Mapping[str, Any]) -> tuple[str, ...]:
+    return options.get("opinfo_dtypes") or parse_dtypes(DEFAULT_DTYPES)

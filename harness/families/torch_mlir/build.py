@@ -23,7 +23,7 @@ from torch.utils import _pytree as pytree
 
 from harness.backend import Program
 from harness.families.interface import Built
-from harness.families.torch_mlir_manifest import import_registry, import_test_module
+from harness.families.torch_mlir.manifest import import_registry, import_test_module
 from harness.families.torch_outputs import output_leaves, output_names
 from harness.spec import Case
 

@@ -3,7 +3,7 @@
     python -m harness fuzz --backend=NAME [--family=conv_backward|conv_forward] [--max-examples=N]
                            [--time-budget=SECONDS] [--seed=S] [--out=findings.json] [--against=OTHER]
 
-The configurations come from harness.tools.fuzz_space (`conv_configs`).
+The configurations come from harness.families.conv.fuzz_space (`conv_configs`).
 
 Every example is a `harness.spec.Case` built from the cases-file entry it is reported as (id
 `<family>/cases_file/fuzz_<hash of its params>`, the id a pasted entry gets, so the inputs are
@@ -52,10 +52,9 @@ from harness.controller.pool import WorkerPool
 from harness.controller.run_case import run_case
 from harness.controller.signature import signature
 from harness.errors import HarnessInputError
-from harness.families import FAMILIES
+from harness.families.conv.fuzz_findings import Evaluation, Group, finding
+from harness.families.conv.fuzz_space import FUZZ_FAMILIES, canonical, case_for, conv_configs, describe, size_order
 from harness.inputs.configs import load_configs, select_backend
-from harness.tools.fuzz_findings import Evaluation, Group, finding
-from harness.tools.fuzz_space import FUZZ_FAMILIES, canonical, case_for, conv_configs, describe, size_order
 
 DEFAULT_MAX_EXAMPLES = 100        # search length when neither --max-examples nor --time-budget is given
 UNBOUNDED_EXAMPLES = 100_000      # search length when only the time budget ends it
@@ -180,7 +179,8 @@ class Fuzzer:
         case = case_for(self.family, params)
         results = {}
         for name, config in self.backends.items():
-            result = run_case(self.pool, case, config, given_timeout=self.options.case_timeout)
+            result = run_case(self.pool, case, FUZZ_FAMILIES[self.family], config,
+                              given_timeout=self.options.case_timeout)
             phase = result.phase and result.phase.value
             results[name] = {"outcome": result.outcome.value, "phase": phase, "message": result.message,
                              "signature": signature(result.outcome.value, phase, result.message, result.frame)}
@@ -241,7 +241,7 @@ class Fuzzer:
         known = sorted(self.database.fetch(FINDINGS_KEY))
         for value in known:
             try:
-                params = FAMILIES[self.family].validate(json.loads(value))
+                params = FUZZ_FAMILIES[self.family].validate(json.loads(value))
             except (ValueError, TypeError):
                 self.database.delete(FINDINGS_KEY, value)  # written by another version: drop it
                 continue

@@ -1,8 +1,8 @@
 """Worker-side half of the OpInfo manifest: PyTorch's op_db, its samples, their fingerprints.
 
-`python -m harness.families.opinfo_manifest DIR KEY DTYPE...` writes DIR/KEY-DTYPE.json for each
+`python -m harness.families.opinfo.manifest DIR KEY DTYPE...` writes DIR/KEY-DTYPE.json for each
 dtype: every op's properties and the fingerprint of each sample, which the pytest process
-(harness.families.opinfo_params) collects from without importing torch. Sample k is taken alone
+(harness.families.opinfo.params) collects from without importing torch. Sample k is taken alone
 with `itertools.islice` (op_db reseeds before each sample, so it is the same values in every
 process run with PYTHONHASHSEED=0), made with requires_grad for an op that supports autograd, as
 PyTorch's gradient tests make it.
@@ -22,7 +22,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from harness import spec
-from harness.families import opinfo_params
+from harness.families.opinfo import params as opinfo_params
 
 DTYPES = {name: getattr(torch, name) for name in spec.DTYPES}
 SIZE_CAP = opinfo_params.SIZE_CAP
@@ -76,7 +76,7 @@ def _constant_text(value: Any) -> str:
 
 
 def exclusion(sample) -> str | None:
-    """The rule that keeps a sample out of the cases (harness.families.opinfo_params.RULES), if any."""
+    """The rule that keeps a sample out of the cases (harness.families.opinfo.params.RULES), if any."""
     tensors = [leaf for leaf in leaves_of(sample)[0] if isinstance(leaf, torch.Tensor)]
     if any(t.layout != torch.strided for t in tensors):
         return "sparse"
@@ -108,7 +108,7 @@ def is_random(op, sample) -> bool:
 
 def write_manifests(directory: Path, key: str, dtypes: list[str]) -> None:
     """Every op's samples, one manifest per dtype (directory/<key>-<dtype>.json), as
-    harness.families.opinfo_params reads them."""
+    harness.families.opinfo.params reads them."""
     ops = []
     for (name, variant), op in op_table().items():
         entry = {"name": name, "variant": variant, "autograd": bool(op.supports_autograd),
@@ -153,5 +153,5 @@ def _only_cuda(op) -> bool:
     return onlyCUDA in op.decorators
 
 
-if __name__ == "__main__":  # python -m harness.families.opinfo_manifest DIRECTORY KEY DTYPE...
+if __name__ == "__main__":  # python -m harness.families.opinfo.manifest DIRECTORY KEY DTYPE...
     write_manifests(Path(sys.argv[1]), sys.argv[2], sys.argv[3:])

@@ -31,7 +31,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any, Iterable, Mapping
 
-from harness.spec import Case, check_keys
+from harness.spec import check_keys
 
 DTYPES = ("float32", "float64", "float16", "bfloat16")
 BACKWARD_OUTPUTS = ("grad_input", "grad_weight", "grad_bias")
@@ -134,7 +134,7 @@ def _unknown_keys(params: Mapping[str, Any], known: Iterable[str], family: str) 
     if not isinstance(params, Mapping):
         raise ValueError(f"params must be a mapping of keys to values, got {type(params).__name__}.")
     hint = "(output_mask is for conv_backward only)" if "output_mask" in params and family == "conv_forward" else ""
-    check_keys(params, known, f"a {family} case", hint)
+    check_keys(params, known, hint=hint)
 
 
 def _validate_common(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -299,31 +299,3 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
         tags.append(p["dtype"])
     tags.append("dynamic" if p["dynamic_dims"] else "static")
     return tags
-
-
-# --------------------------------------------------------------------------- terse declarations
-
-def _make_case(family: str, validate, name: str, section: str | None, tags: Iterable[str],
-               timeout: float | None, params: dict[str, Any]) -> Case:
-    try:
-        normal = validate(params)
-    except ValueError as e:
-        shape = params.get("input_shape")
-        where = section or (f"{len(shape) - 2}d" if isinstance(shape, (list, tuple)) else "?")
-        raise ValueError(f"{family}/{where}/{name}: {e}") from None
-    section = section or f"{len(normal['input_shape']) - 2}d"
-    all_tags = derive_tags(normal) + [t for t in tags if t]
-    return Case(id=f"{family}/{section}/{name}", family=family, params=normal,
-                tags=tuple(dict.fromkeys(all_tags)), timeout=timeout)
-
-
-def conv_backward_case(name: str, *, section: str | None = None, tags: Iterable[str] = (),
-                       timeout: float | None = None, **params: Any) -> Case:
-    """A validated conv_backward Case with id `conv_backward/<section or '<rank>d'>/<name>`."""
-    return _make_case("conv_backward", validate_backward, name, section, tags, timeout, params)
-
-
-def conv_forward_case(name: str, *, section: str | None = None, tags: Iterable[str] = (),
-                      timeout: float | None = None, **params: Any) -> Case:
-    """A validated conv_forward Case with id `conv_forward/<section or '<rank>d'>/<name>`."""
-    return _make_case("conv_forward", validate_forward, name, section, tags, timeout, params)

@@ -1,6 +1,6 @@
 """Worker-side half of the torch-mlir suite adapter: import the suite, list its registered tests.
 
-`python -m harness.families.torch_mlir_manifest SUITE_DIR OUT.json` imports torch-mlir's registry
+`python -m harness.families.torch_mlir.manifest SUITE_DIR OUT.json` imports torch-mlir's registry
 from SUITE_DIR (the directory holding the `torch_mlir_e2e_test` package, `projects/pt1/python` in a
 checkout), then each test_suite module on its own, as `register_all_tests()` would but without
 running test_suite/__init__.py, which needs `torch_mlir._version` (a source build's file; the
@@ -108,5 +108,5 @@ def write_manifest(suite_dir: str, out: Path) -> None:
     out.write_text(json.dumps({"tests": tests, "failed_modules": failed}, indent=1) + "\n", encoding="utf-8")
 
 
-if __name__ == "__main__":  # python -m harness.families.torch_mlir_manifest SUITE_DIR OUT.json
+if __name__ == "__main__":  # python -m harness.families.torch_mlir.manifest SUITE_DIR OUT.json
     write_manifest(sys.argv[1], Path(sys.argv[2]))

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from harness.backend import Program
-from harness.families import conv_params
+from harness.families.conv import params as conv_params
 from harness.families.interface import Built
 from harness.spec import Case
 

@@ -7,7 +7,7 @@ the case `torch_mlir/<TestName>`, collected under its test_suite module's file, 
 annotated with a -1 size) and `dtype` (float32, nominal: each output is compared at its own
 dtype). Tags: the module's name, `torch_mlir`, and `dynamic`.
 
-The tests are listed by harness.families.torch_mlir_manifest in a subprocess, once per content of
+The tests are listed by harness.families.torch_mlir.manifest in a subprocess, once per content of
 the suite's Python files (cached like the OpInfo manifest); a module that fails to import is one
 notice naming it and its missing package.
 """
@@ -22,9 +22,9 @@ from typing import Any, Mapping
 
 from harness.errors import HarnessInputError
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
-from harness.families.torch_mlir_manifest import PACKAGE
+from harness.families.torch_mlir.manifest import PACKAGE
 from harness.files import shown
-from harness.spec import Case, check_keys
+from harness.spec import check_keys
 
 FAMILY = "torch_mlir"
 MANIFEST_FORMAT = 3
@@ -32,12 +32,20 @@ MANIFEST_TIMEOUT_S = 600
 PARAM_KEYS = ("suite", "test", "module", "dynamic", "dtype")
 
 
-def check_suite_dir(suite: Path, option: str) -> Path:
-    """The suite directory, or one error line saying what a suite directory holds."""
+def suite_dir(suite: Path) -> Path:
+    """The suite directory (the option's value), or ValueError saying what a suite directory holds."""
     if not (suite / PACKAGE / "registry.py").is_file() or not (suite / PACKAGE / "test_suite").is_dir():
-        raise HarnessInputError(f"{option}={shown(suite)}", f"holds no {PACKAGE} package (registry.py and test_suite/)",
-                                "pass the directory that holds it: projects/pt1/python in a torch-mlir checkout")
+        raise ValueError(f"holds no {PACKAGE} package (registry.py and test_suite/); pass the directory that "
+                         "holds it: projects/pt1/python in a torch-mlir checkout")
     return suite.resolve()
+
+
+def check_suite_dir(suite: Path, option: str) -> Path:
+    """suite_dir, its problem as one error line naming the option."""
+    try:
+        return suite_dir(suite)
+    except ValueError as e:
+        raise HarnessInputError(f"{option}={shown(suite)}", str(e)) from None
 
 
 def manifest_key(suite: Path) -> str:
@@ -57,7 +65,7 @@ def load_manifest(suite: Path, directory: Path | None = None) -> dict:
         if path.exists() and not _missing_now_present(_read(path)):
             return _read(path)
         try:
-            run_lister("harness.families.torch_mlir_manifest", [str(suite), str(path)],
+            run_lister("harness.families.torch_mlir.manifest", [str(suite), str(path)],
                        f"the tests of torch-mlir's e2e suite in {shown(suite)}", "10 s per content of the suite",
                        MANIFEST_TIMEOUT_S)
         except ManifestError as e:
@@ -78,15 +86,14 @@ def _missing_now_present(manifest: dict) -> bool:
                for m in manifest["failed_modules"])
 
 
-def suite_cases(suite: Path) -> tuple[dict[Path, list[Case]], list[str]]:
-    """The suite's cases by test_suite file, and one notice per module that did not import."""
+def suite_tests(suite: Path) -> tuple[dict[Path, list[dict]], list[str]]:
+    """The suite's tests (name, params, timeout) by test_suite file, and one notice per module that
+    did not import."""
     manifest = load_manifest(suite)
-    by_file: dict[Path, list[Case]] = {}
+    by_file: dict[Path, list[dict]] = {}
     for test in manifest["tests"]:
-        params = _params(suite, test)
-        case = Case(id=f"{FAMILY}/{test['name']}", family=FAMILY, params=params, tags=tuple(derive_tags(params)),
-                    timeout=test["timeout"])
-        by_file.setdefault(suite / PACKAGE / "test_suite" / f"{test['module']}.py", []).append(case)
+        by_file.setdefault(suite / PACKAGE / "test_suite" / f"{test['module']}.py", []).append(
+            {"name": test["name"], "params": _params(suite, test), "timeout": test["timeout"]})
     notices = [_notice(suite, failed) for failed in manifest["failed_modules"]]
     return by_file, notices
 
@@ -99,7 +106,7 @@ def _notice(suite: Path, failed: dict) -> str:
 
 
 def validate(params: Mapping[str, Any]) -> dict:
-    check_keys(params, PARAM_KEYS, "a torch_mlir case")
+    check_keys(params, PARAM_KEYS)
     suite = params.get("suite")
     if not isinstance(suite, str) or not (Path(suite) / PACKAGE / "registry.py").is_file():
         raise ValueError(f"suite must be the directory holding {PACKAGE} (projects/pt1/python), not {suite!r}")

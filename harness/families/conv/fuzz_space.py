@@ -17,12 +17,12 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.families import FAMILIES
+from harness.families.conv import CONV_BACKWARD, CONV_FORWARD
 from harness.inputs.registry import case_from_entry
 from harness.inputs.yamlio import flow_text, scalar_text
 from harness.spec import Case
 
-FUZZ_FAMILIES = ("conv_backward", "conv_forward")
+FUZZ_FAMILIES = {family.name: family for family in (CONV_BACKWARD, CONV_FORWARD)}
 
 # Strategy bounds: small enough for about a second per example on an MLIR backend.
 MAX_BATCH = 2
@@ -101,7 +101,7 @@ def conv_configs(family: str = "conv_backward"):
         if family == "conv_backward":
             params["output_mask"] = draw(st.sampled_from(MASKS_WITH_BIAS if params["bias"] else MASKS_WITHOUT_BIAS))
         params["dtype"] = draw(st.sampled_from(DTYPE_CHOICES))
-        return FAMILIES[family].validate(params)
+        return FUZZ_FAMILIES[family].validate(params)
 
     return configs()
 
@@ -123,7 +123,7 @@ def cases_file_entry(family: str, params: Mapping[str, Any]) -> dict[str, Any]:
 
 def case_for(family: str, params: Mapping[str, Any]) -> Case:
     """The Case a --cases-file holding `cases_file_entry(family, params)` gives (same id, params, tags)."""
-    return case_from_entry(Path("fuzz"), 0, cases_file_entry(family, params))
+    return case_from_entry(Path("fuzz"), 0, cases_file_entry(family, params), FUZZ_FAMILIES)
 
 def entry_text(entry: Mapping[str, Any], comment: str = "") -> str:
     lines = [comment] if comment else []

@@ -1,0 +1,39 @@
+"""The convolution families: `conv_backward` (aten.convolution_backward, the flagship) and
+`conv_forward`, their case constructors, and `python -m harness fuzz`.
+
+Pure Python (the pytest process imports it); the builders live in .build, imported in workers.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from harness.families.conv import params
+from harness.families.conv.commands import add_commands
+from harness.families.interface import Family
+from harness.spec import Case
+
+CONV_BACKWARD = Family(
+    name="conv_backward", validate=params.validate_backward, builder="harness.families.conv.build:build_backward",
+    derive_tags=params.derive_tags, reduction_sizes=params.backward_reduction_sizes,
+    commands=add_commands, default=True)   # a cases-file entry without `family:` is a conv_backward case
+CONV_FORWARD = Family(
+    name="conv_forward", validate=params.validate_forward, builder="harness.families.conv.build:build_forward",
+    derive_tags=params.derive_tags, reduction_sizes=params.forward_reduction_sizes)
+FAMILIES = [CONV_BACKWARD, CONV_FORWARD]
+
+
+def conv_backward_case(name: str, *, section: str | None = None, tags: Iterable[str] = (),
+                       timeout: float | None = None, **case_params: Any) -> Case:
+    """A validated conv_backward Case with id `conv_backward/<section or '<rank>d'>/<name>`."""
+    return CONV_BACKWARD.case(f"{section or _rank(case_params)}/{name}", case_params, tags=tags, timeout=timeout)
+
+
+def conv_forward_case(name: str, *, section: str | None = None, tags: Iterable[str] = (),
+                      timeout: float | None = None, **case_params: Any) -> Case:
+    """A validated conv_forward Case with id `conv_forward/<section or '<rank>d'>/<name>`."""
+    return CONV_FORWARD.case(f"{section or _rank(case_params)}/{name}", case_params, tags=tags, timeout=timeout)
+
+
+def _rank(case_params: dict) -> str:
+    shape = case_params.get("input_shape")
+    return f"{len(shape) - 2}d" if isinstance(shape, (list, tuple)) else "?"

@@ -1,0 +1,56 @@
+"""The torch_mlir family's subcommands: torch-mlir's xfail_sets.py imported as expectation files,
+and checked against a run of the suite."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.files import write_text_atomically, writing
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    sub = commands.add_parser("import-xfail-sets", help="torch-mlir's xfail_sets.py as xfail/ and crash_sets/ "
+                                                        "files of one backend, evaluated without running it")
+    _xfail_sets_arguments(sub)
+    sub.add_argument("--backend", required=True, help="whose files to write, e.g. linalg-on-tensors")
+    sub.add_argument("--torch-version", help="the version the file's `if` blocks see (default: the installed torch)")
+    sub.add_argument("--out", type=Path, default=Path("."), help="write OUT/xfail/ and OUT/crash_sets/ (default .)")
+    sub.add_argument("--force", action="store_true", help="replace existing files")
+    sub.set_defaults(run=import_xfail_sets)
+
+    sub = commands.add_parser("check-xfail-sets", help="torch-mlir's xfail_sets.py against a run of its suite: "
+                                                       "stale entries, missing ones, crashes that stopped")
+    _xfail_sets_arguments(sub)
+    sub.add_argument("report", type=Path, metavar="REPORT_JSON",
+                     help="a --report-json of the suite on one backend (with --run-crash-set to check the crash set)")
+    sub.add_argument("--backend", help="whose results to read (default: the report's only backend)")
+    sub.add_argument("--markdown", action="store_true", help="Markdown instead of plain text")
+    sub.add_argument("-o", "--output", type=Path, help="write the findings to this file instead of stdout")
+    sub.set_defaults(run=check_xfail_sets)
+
+
+def _xfail_sets_arguments(sub: argparse.ArgumentParser) -> None:
+    """The file, the suite and the two sets: what import-xfail-sets and check-xfail-sets both read."""
+    sub.add_argument("path", type=Path, metavar="XFAIL_SETS_PY", help="projects/pt1/e2e_testing/xfail_sets.py")
+    sub.add_argument("--suite", type=Path, required=True, metavar="DIR",
+                     help="the directory holding torch_mlir_e2e_test (projects/pt1/python): the registered tests")
+    sub.add_argument("--set", required=True, metavar="NAME", help="the expected failures, e.g. FX_IMPORTER_XFAIL_SET")
+    sub.add_argument("--crash-set", metavar="NAME", help="the tests not to run, e.g. FX_IMPORTER_CRASHING_SET")
+
+
+def import_xfail_sets(args: argparse.Namespace) -> None:
+    from harness.families.torch_mlir.xfail_sets_import import import_command
+
+    import_command(args)
+
+
+def check_xfail_sets(args: argparse.Namespace) -> None:
+    """Which entries of torch-mlir's sets a run found stale or missing (exit status 0 whatever it finds)."""
+    from harness.families.torch_mlir.xfail_sets_check import check_command
+
+    text = check_command(args)
+    if args.output is None:
+        print(text, end="")
+    else:
+        with writing(args.output):
+            write_text_atomically(args.output, text)
