@@ -41,7 +41,7 @@ BARE_LOOP = """
 import fnmatch, sys, time
 import yaml
 from pathlib import Path
-from harness.backend import create_backend
+from harness.backend import CaseContext, create_backend
 from harness.inputs.configs import load_configs
 from harness.families.plugins import default_options, load_families
 from harness.worker.execute import execute
@@ -58,7 +58,7 @@ failed = 0
 for case in cases:
     try:
         family = families[case.family].worker_request(case.params)
-        outcome, _ = execute(case.to_json(), family, config.to_json(), backend, lambda phase: None)
+        outcome, _ = execute(case.to_json(), family, config.to_json(), backend, CaseContext(lambda phase: None))
         failed += outcome.value != "passed"
     except Exception:
         failed += 1

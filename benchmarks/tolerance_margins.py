@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.backend import create_backend
+from harness.backend import CaseContext, create_backend
 from harness.families.interface import load_builder
 from harness.families.plugins import load_families
 from harness.inputs.configs import load_configs
@@ -30,9 +30,10 @@ def worst_errors(config, cases) -> dict[str, tuple[float, str]]:
         family = FAMILIES[case.family]
         built = load_builder(family.worker_request(case.params))(case)
         try:
-            artifact = backend.compile(built.program, lambda phase: None)
+            context = CaseContext(lambda phase: None)
+            artifact = backend.compile(built.program, context)
             got = as_outputs(built.program.output_names,
-                             backend.run(artifact, built.input_sets[0], lambda phase: None))
+                             backend.run(artifact, built.input_sets[0], context))
         except Exception:  # noqa: BLE001 - failing cases have no numbers to calibrate with
             continue
         sizes = family.reduction_sizes(case.params)

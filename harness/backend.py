@@ -21,6 +21,17 @@ PhaseSetter = Callable[[Phase], None]
 
 
 @dataclasses.dataclass
+class CaseContext:
+    """One case as a backend sees it, new for every case (as lit hands each test to its format's
+    `execute`): the backend says which phase the case is in, notes facts for the report, and
+    records each stage's input in the bundle."""
+
+    enter: PhaseSetter   # enter(Phase.LOWER): the case is in that phase now (a crash or hang is blamed on it)
+    notes: dict[str, Any] = dataclasses.field(default_factory=dict)  # JSON-able; kept even when the case fails
+    bundle: Any = None   # harness.worker.bundle.Bundle with --artifacts-dir (the IR of each stage), else None
+
+
+@dataclasses.dataclass
 class Program:
     """What a backend compiles: torch objects, built in the worker."""
 
@@ -100,16 +111,12 @@ class Backend:
     def __init__(self, name: str, options: Mapping[str, Any]):
         self.name = name
         self.options = dict(options)
-        self.notes: dict[str, Any] = {}  # facts about the current case for the report (JSON-able);
-                                         # emptied before each case, kept even when it fails
-        self.bundle = None               # the current case's harness.worker.bundle.Bundle, or None:
-                                         # with --artifacts-dir, record each stage's input IR in it
 
-    def compile(self, program: Program, phase: PhaseSetter) -> Any:
+    def compile(self, program: Program, case: CaseContext) -> Any:
         """Return an artifact that `run` accepts. Raise to report a compile error."""
         raise NotImplementedError
 
-    def run(self, artifact: Any, inputs: Sequence[Any], phase: PhaseSetter) -> Sequence[Any]:
+    def run(self, artifact: Any, inputs: Sequence[Any], case: CaseContext) -> Sequence[Any]:
         """Run the artifact on torch tensors; return a sequence of tensors or numpy arrays."""
         raise NotImplementedError
 

@@ -96,15 +96,15 @@ class FaultyBackend(Backend):
         return (fnmatch.fnmatchcase(program.name, self.options.get("only", "*"))
                 and self.options.get("phase", "compile") == phase_name)
 
-    def compile(self, program, phase):
+    def compile(self, program, case):
         for name in ("export", "import", "lower", "compile"):
-            phase(Phase(name))
+            case.enter(Phase(name))
             if self._armed(program, name) and self.options["fault"] in FAULTS:
                 FAULTS[self.options["fault"]]()
         return program
 
-    def run(self, program, inputs, phase):
-        phase(Phase.RUN)
+    def run(self, program, inputs, case):
+        case.enter(Phase.RUN)
         if self._armed(program, "run") and self.options["fault"] in FAULTS:
             FAULTS[self.options["fault"]]()
         with torch.no_grad():
@@ -207,26 +207,26 @@ class RandomFaultBackend(Backend):
         phase = ON_REQUEST_FAULTS[kind] if kind in ON_REQUEST_FAULTS else RANDOM_FAULTS[kind][1]
         return kind, phase
 
-    def _inject(self, program, phase_name: str) -> None:
+    def _inject(self, program, phase_name: str, case) -> None:
         kind, phase = self._fault(program)
         if phase != phase_name:
             return
         if kind.startswith("big_flood"):
-            _big_flood(program.name, int(self.options.get("flood_bytes", FLOOD_BYTES)), self.notes)
+            _big_flood(program.name, int(self.options.get("flood_bytes", FLOOD_BYTES)), case.notes)
             if kind == "big_flood_abort":
                 FAULTS["abort"]()
         elif kind in RANDOM_ACTIONS:
             RANDOM_ACTIONS[kind](program.name)
 
-    def compile(self, program, phase):
+    def compile(self, program, case):
         for name in ("export", "import", "lower", "compile"):
-            phase(Phase(name))
-            self._inject(program, name)
+            case.enter(Phase(name))
+            self._inject(program, name, case)
         return program
 
-    def run(self, program, inputs, phase):
-        phase(Phase.RUN)
-        self._inject(program, "run")
+    def run(self, program, inputs, case):
+        case.enter(Phase.RUN)
+        self._inject(program, "run", case)
         with torch.no_grad():
             outputs = program.module(*inputs)
         if self._fault(program)[0] == "wrong_values":

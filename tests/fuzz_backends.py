@@ -14,18 +14,18 @@ from harness.outcomes import Phase
 
 
 class PlantedBugBackend(Backend):
-    def compile(self, program, phase):
-        phase(Phase.EXPORT)
+    def compile(self, program, case):
+        case.enter(Phase.EXPORT)
         stride, padding, dilation, transposed, output_padding, groups = program.module.geometry
-        phase(Phase.LOWER)
+        case.enter(Phase.LOWER)
         if transposed:
             raise RuntimeError("planted: failed to legalize operation 'fake.conv_transpose'")
-        phase(Phase.COMPILE)
+        case.enter(Phase.COMPILE)
         if groups > 1:
             raise RuntimeError(f"planted: grouped convolution with {groups} groups is not supported")
         return program
 
-    def run(self, program, inputs, phase):
-        phase(Phase.RUN)
+    def run(self, program, inputs, case):
+        case.enter(Phase.RUN)
         with torch.no_grad():
             return program.module(*inputs)

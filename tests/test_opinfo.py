@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-from harness.backend import create_backend
+from harness.backend import CaseContext, create_backend
 from harness.families.opinfo import OPINFO, OPINFO_GRAD
 from harness.families.opinfo import params as opinfo_params
 from harness.families.opinfo.params import case_id, exclusions, load_manifests, samples
@@ -44,8 +44,9 @@ def run(case: Case, backend: str) -> tuple[Outcome, str, dict]:
     config = load_configs([REPO / "configs"])[backend].to_json()
     instance = create_backend(backend, config["class"], config.get("options", {}))
     family = {f.name: f for f in (OPINFO, OPINFO_GRAD)}[case.family].worker_request(case.params)
-    outcome, message = execute(case.to_json(), family, config, instance, lambda phase: None)
-    return outcome, message, instance.notes
+    context = CaseContext(lambda phase: None)
+    outcome, message = execute(case.to_json(), family, config, instance, context)
+    return outcome, message, context.notes
 
 
 # ------------------------------------------------------------------------------------ manifest

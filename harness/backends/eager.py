@@ -8,12 +8,12 @@ from harness.outcomes import Phase
 
 
 class EagerBackend(Backend):
-    def compile(self, program: Program, phase) -> Program:
-        phase(Phase.COMPILE)
+    def compile(self, program: Program, case) -> Program:
+        case.enter(Phase.COMPILE)
         return program
 
-    def run(self, artifact: Program, inputs, phase):
-        phase(Phase.RUN)
+    def run(self, artifact: Program, inputs, case):
+        case.enter(Phase.RUN)
         with torch.no_grad():
             return artifact.module(*inputs)
 

@@ -50,7 +50,7 @@ import torch._inductor.config
 from torch._inductor import cpp_builder
 from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
-from harness.backend import STANDALONE_SCRIPTS, Backend, PhaseSetter, Program, Standalone
+from harness.backend import STANDALONE_SCRIPTS, Backend, CaseContext, Program, Standalone
 from harness.outcomes import Phase
 
 
@@ -91,22 +91,22 @@ class InductorBackend(Backend):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)  # read by Inductor at each cache access
         torch._inductor.config.compile_threads = int(self.options.get("compile_threads", 1))
 
-    def compile(self, program: Program, phase: PhaseSetter):
+    def compile(self, program: Program, case: CaseContext):
         torch._dynamo.reset()
-        phase(Phase.EXPORT)
+        case.enter(Phase.EXPORT)
         inputs = [t.detach() for t in program.example_inputs]  # new tensor objects to mark
         for tensor, dims in zip(inputs, dynamic_dims(program)):
             for dim in dims:
                 torch._dynamo.mark_dynamic(tensor, dim)
 
         def inner_compile(*args, **kwargs):
-            phase(Phase.COMPILE)
+            case.enter(Phase.COMPILE)
             return compile_fx_inner(*args, **kwargs)
 
         def backend(graph, example_inputs):
-            phase(Phase.LOWER)
+            case.enter(Phase.LOWER)
             compiled = compile_fx(graph, example_inputs, inner_compile=inner_compile)
-            phase(Phase.RUN)
+            case.enter(Phase.RUN)
             return compiled
 
         module = torch.compile(program.graph_module(), backend=backend, fullgraph=True)
@@ -114,8 +114,8 @@ class InductorBackend(Backend):
             module(*inputs)
         return module
 
-    def run(self, artifact, inputs: Sequence[Any], phase: PhaseSetter):
-        phase(Phase.RUN)
+    def run(self, artifact, inputs: Sequence[Any], case: CaseContext):
+        case.enter(Phase.RUN)
         with torch.no_grad(), torch.compiler.set_stance("fail_on_recompile"):
             return artifact(*inputs)
 

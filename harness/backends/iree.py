@@ -32,7 +32,7 @@ import torch
 from iree.compiler import CompilerToolError, compile_str, ir
 from iree.compiler.extras.fx_importer import FxImporter
 
-from harness.backend import Backend, PhaseSetter, Program, export_program, own_outputs, user_output_count
+from harness.backend import Backend, CaseContext, Program, export_program, own_outputs, user_output_count
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
 
@@ -87,23 +87,23 @@ class IreeBackend(Backend):
         self.flags = list(self.options.get("flags") or [])
         self._config = None  # the runtime driver and device: created once per worker
 
-    def compile(self, program: Program, phase: PhaseSetter):
-        phase(Phase.EXPORT)
+    def compile(self, program: Program, case: CaseContext):
+        case.enter(Phase.EXPORT)
         # torch.export gives training IR, where in-place ops (masked_fill_, copy_) stay; the FX
         # importer wants a functional program. An empty table functionalises and decomposes nothing:
         # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
         exported = export_program(program).run_decompositions({})
 
-        phase(Phase.IMPORT)
+        case.enter(Phase.IMPORT)
         importer = FxImporter(context=ir.Context())
         importer.import_frozen_program(exported, func_name="main")
         torch_ir = str(importer.module_op)
 
-        phase(Phase.LOWER)
+        case.enter(Phase.LOWER)
         input_ir = iree_compile(torch_ir, input_type="torch", target_backends=self.targets,
                                 extra_args=["--compile-to=input", *self.flags])
 
-        phase(Phase.COMPILE)
+        case.enter(Phase.COMPILE)
         vmfb = iree_compile(input_ir, target_backends=self.targets,
                             extra_args=["--compile-from=input", *self.flags])
         if self._config is None:
@@ -112,8 +112,8 @@ class IreeBackend(Backend):
         context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
         return context.modules.module["main"], user_output_count(exported), _unsigned_outputs(exported)
 
-    def run(self, artifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
-        phase(Phase.RUN)
+    def run(self, artifact, inputs: Sequence[Any], case: CaseContext) -> list:
+        case.enter(Phase.RUN)
         function, count, unsigned = artifact
         results = function(*[to_numpy(t) for t in inputs])
         if results is None:   # a function without results

@@ -35,7 +35,7 @@ from torch_mlir import ir
 from harness.backend import (
     STANDALONE_SCRIPTS,
     Backend,
-    PhaseSetter,
+    CaseContext,
     Program,
     Standalone,
     export_program,
@@ -104,13 +104,13 @@ class MlirBackend(Backend):
         verify = bool(self.options.get("runtime_verification", True))
         return [p for p in self.options["llvm_lowering_passes"] if verify or p.strip() != RUNTIME_VERIFICATION]
 
-    def compile(self, program: Program, phase: PhaseSetter) -> MlirArtifact:
+    def compile(self, program: Program, case: CaseContext) -> MlirArtifact:
         func_name = symbol_name(program.name)
 
-        phase(Phase.EXPORT)
+        case.enter(Phase.EXPORT)
         exported = export_program(program, strict=bool(self.options.get("strict_export", False)))
 
-        phase(Phase.IMPORT)
+        case.enter(Phase.IMPORT)
         module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name,
                                                  import_symbolic_shape_expressions=bool(
                                                      self.options.get("import_symbolic_shape_expressions", False)))
@@ -119,51 +119,38 @@ class MlirBackend(Backend):
             module.operation.attributes["torch.debug_module_name"] = ir.StringAttr.get(func_name)
         watched = [op for op in WATCHED_OPS if f'"{op}"' in _generic_asm(module)]
 
-        phase(Phase.LOWER)
-        self.run_stage(module, "torch-import", self.torch_backend_pipeline(),
+        case.enter(Phase.LOWER)
+        self.run_stage(case, module, "torch-import", self.torch_backend_pipeline(),
                        "Lowering TorchFX IR -> Torch Backend IR")
         unsigned = unsigned_results(str(module), func_name)
-        self.note_lowering_paths(module, watched)
+        note_lowering_paths(case.notes, module, watched)
         stages = self.options["to_linalg_pipelines"]
         for index, stage in enumerate(stages, 1):
-            self.run_stage(module, "torch-backend" if index == 1 else f"to-linalg-stage{index - 1}", stage,
+            self.run_stage(case, module, "torch-backend" if index == 1 else f"to-linalg-stage{index - 1}", stage,
                            f"Lowering Torch Backend IR -> Linalg-on-Tensors, stage {index} of {len(stages)}")
 
-        self.note_linalg_ops(module)
+        note_linalg_ops(case.notes, module)
 
-        phase(Phase.COMPILE)
+        case.enter(Phase.COMPILE)
         passes = self.llvm_lowering_passes()
-        if self.bundle is not None:
-            self.bundle.stage("linalg-on-tensors", str(module), pipeline_of(passes), opt_runs_it=False)
+        if case.bundle is not None:
+            case.bundle.stage("linalg-on-tensors", str(module), pipeline_of(passes), opt_runs_it=False)
         jit = JitModule(module, func_name, passes, opt_level=int(self.options.get("opt_level", 2)),
                         shared_libs=self.options.get("shared_libs") or ())
-        if self.bundle is not None:
-            self.bundle.stage("llvm", jit.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
+        if case.bundle is not None:
+            case.bundle.stage("llvm", jit.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
         return MlirArtifact(jit, func_name, user_output_count(exported), unsigned)
 
-    def run_stage(self, module: ir.Module, input_name: str, pipeline: str, description: str) -> None:
+    def run_stage(self, case: CaseContext, module: ir.Module, input_name: str, pipeline: str,
+                  description: str) -> None:
         """One pass pipeline on the module in place; with a bundle, its input IR is saved first."""
         pipeline = f"builtin.module({pipeline})"
-        if self.bundle is not None:
-            self.bundle.stage(input_name, str(module), pipeline)
+        if case.bundle is not None:
+            case.bundle.stage(input_name, str(module), pipeline)
         run_pipeline(module, pipeline, description)
 
-    def note_lowering_paths(self, module: ir.Module, ops: list[str]) -> None:
-        """For each imported op: does the Torch backend IR still have it (it reaches the backend
-        whole: the direct path) or did torch-mlir decompose it (convolution_backward: into
-        forward convolutions)?"""
-        text = _generic_asm(module)
-        for op in ops:
-            self.notes[op] = "direct" if f'"{op}"' in text else "decomposed"
-
-    def note_linalg_ops(self, module: ir.Module) -> None:
-        """How many linalg.generic and named convolution ops the Linalg IR has."""
-        names = Counter(re.findall(r'"(linalg\.[\w.]+)"', _generic_asm(module)))
-        self.notes["linalg.generic"] = names["linalg.generic"]
-        self.notes["linalg named convolutions"] = sum(n for op, n in names.items() if "conv" in op)
-
-    def run(self, artifact: MlirArtifact, inputs: Sequence[Any], phase: PhaseSetter) -> list:
-        phase(Phase.RUN)
+    def run(self, artifact: MlirArtifact, inputs: Sequence[Any], case: CaseContext) -> list:
+        case.enter(Phase.RUN)
         results = artifact.jit(inputs)  # Linalg integers are signless: uint8 comes back as int8
         results = [r.view(np.uint8) if i in artifact.unsigned else r for i, r in enumerate(results)]
         return own_outputs(results, artifact.outputs)
@@ -178,3 +165,19 @@ class MlirBackend(Backend):
             "import_symbolic_shape_expressions": bool(self.options.get("import_symbolic_shape_expressions", False)),
             "pipelines": [self.torch_backend_pipeline(), *self.options["to_linalg_pipelines"],
                           ",".join(self.llvm_lowering_passes())]})   # Torch backend, Linalg, LLVM
+
+
+def note_lowering_paths(notes: dict, module: ir.Module, ops: list[str]) -> None:
+    """For each imported op: does the Torch backend IR still have it (it reaches the backend
+    whole: the direct path) or did torch-mlir decompose it (convolution_backward: into
+    forward convolutions)?"""
+    text = _generic_asm(module)
+    for op in ops:
+        notes[op] = "direct" if f'"{op}"' in text else "decomposed"
+
+
+def note_linalg_ops(notes: dict, module: ir.Module) -> None:
+    """How many linalg.generic and named convolution ops the Linalg IR has."""
+    names = Counter(re.findall(r'"(linalg\.[\w.]+)"', _generic_asm(module)))
+    notes["linalg.generic"] = names["linalg.generic"]
+    notes["linalg named convolutions"] = sum(n for op, n in names.items() if "conv" in op)

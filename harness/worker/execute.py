@@ -1,12 +1,12 @@
 """One case on one backend, inside a worker: build, golden, compile, run, compare."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 
-from harness.backend import Program
+from harness.backend import CaseContext, Program
 from harness.families.interface import load_builder
 from harness.outcomes import Outcome, Phase
 from harness.spec import Case
@@ -14,18 +14,18 @@ from harness.worker.compare import DEFAULT_TOLERANCES, Output, compare, looser
 from harness.worker.repro import versions_of, write_repro
 
 
-def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any,
-            phase: Callable[[Phase], None], rerun: str = "") -> tuple[Outcome, str]:
+def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, context: CaseContext,
+            rerun: str = "") -> tuple[Outcome, str]:
     """Return (outcome, message); exceptions propagate and are attributed to the current phase.
-    `family` is the case family's Family.worker_request. With a bundle on the backend, the case's
-    inputs and repro.py are written before compiling."""
+    `family` is the case family's Family.worker_request; `context` this case's, handed to the
+    backend. With a bundle in it, the case's inputs and repro.py are written before compiling."""
     case = Case.from_json(case_json)
     built = load_builder(family)(case)
     dtype = case.params["dtype"]
     tolerance = looser(_tolerance(backend_spec, dtype), built.tolerance or (0.0, 0.0))  # an op's own may be looser
     reductions = family["reduction_sizes"]
-    if backend.bundle is not None:
-        write_repro(backend.bundle, case_json, built.program, built.input_sets, backend, tolerance,
+    if context.bundle is not None:
+        write_repro(context.bundle, case_json, built.program, built.input_sets, backend, tolerance,
                     reductions, rerun, versions_of(backend))
     names = built.program.output_names
     references = [as_outputs(names, r) for r in built.reference] if built.reference else None
@@ -35,17 +35,17 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any,
         goldens = [golden(built.program, inputs) for inputs in built.input_sets]
     else:
         goldens = references
-    backend.notes.update(built.notes)
+    context.notes.update(built.notes)
     if built.unchecked:
-        backend.notes["values_not_compared"] = "; ".join(f"{name}: {why}" for name, why in built.unchecked.items())
+        context.notes["values_not_compared"] = "; ".join(f"{name}: {why}" for name, why in built.unchecked.items())
     if built.selects:
-        backend.notes["indices_compared_by_value"] = ", ".join(built.selects) + (
+        context.notes["indices_compared_by_value"] = ", ".join(built.selects) + (
             ": by the input's values they select (ties make indices ambiguous)")
-    artifact = backend.compile(built.program, phase)
+    artifact = backend.compile(built.program, context)
     for index, (inputs, want) in enumerate(zip(built.input_sets, goldens)):
-        phase(Phase.RUN)
-        got = as_outputs(names, backend.run(artifact, inputs, phase))
-        phase(Phase.COMPARE)
+        context.enter(Phase.RUN)
+        got = as_outputs(names, backend.run(artifact, inputs, context))
+        context.enter(Phase.COMPARE)
         problem = compare(got, want, dtype, tolerance, reductions, reference=references and references[index],
                           unchecked=built.unchecked, tolerance_of=lambda d: _tolerance(backend_spec, d),
                           selections={name: (_to_output("source", inputs[position]).values, dim)

@@ -7,7 +7,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.backend import create_backend
+from harness.backend import CaseContext, create_backend
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 from harness.protocol import CaseResult, Message, PhaseEvent, RunRequest
 from harness.worker.bundle import Bundle
@@ -47,18 +47,18 @@ class Session:
         backend = None
         first_use = request.backend["name"] not in self.reported
         bundle = request.bundle
+        context = CaseContext(clock.enter)   # this case's alone: nothing of it outlives the case
         try:
+            context.bundle = Bundle(Path(bundle.path)) if bundle else None
             backend = self.backend(request.backend)
-            backend.notes = {}
-            backend.bundle = Bundle(Path(bundle.path)) if bundle else None
-            outcome, message = self.execute(request.case, request.family, request.backend, backend, clock.enter,
+            outcome, message = self.execute(request.case, request.family, request.backend, backend, context,
                                             bundle.rerun if bundle else "")
         except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
             outcome, message = outcome_for_exception(clock.phase), describe(e)
         clock.stop()
         result = CaseResult(outcome=outcome, phase=None if outcome is Outcome.PASSED else clock.phase,
                             message=message[:MESSAGE_LIMIT], durations=clock.durations,
-                            notes=getattr(backend, "notes", {}))
+                            notes=context.notes)
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
             result.versions = _versions(backend)
             self.reported.add(backend.name)
