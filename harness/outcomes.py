@@ -28,11 +28,32 @@ class Outcome(str, enum.Enum):
 
 
 class Expected(str, enum.Enum):
-    """What the expectation files say should happen."""
+    """What the expectation files say should happen. An expected failure names the file that
+    says so: its folder (xfail/<backend>.yaml, crash_sets/<backend>.yaml) and how a message
+    calls it."""
 
-    PASS = "pass"
-    XFAIL = "xfail"
-    CRASH = "crash"
+    # value, label, the folder of its files, the file as a message names it
+    PASS = "pass", "expected to pass", None, None
+    XFAIL = "xfail", "expected failure", "xfail", "the xfail file"
+    CRASH = "crash", "in the crash set", "crash_sets", "the crash set"
+
+    def __new__(cls, value: str, label: str, folder: str | None, file_title: str | None):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label
+        member.folder = folder            # None: no file says "pass"
+        member.file_title = file_title
+        return member
+
+    @property
+    def other(self) -> "Expected":
+        """The other expectation file's kind: where a case that now crashes (or only fails) moves."""
+        return {Expected.XFAIL: Expected.CRASH, Expected.CRASH: Expected.XFAIL}[self]
+
+    @classmethod
+    def files(cls) -> tuple["Expected", ...]:
+        """The kinds that have files: xfail, then the crash set."""
+        return cls.XFAIL, cls.CRASH
 
 
 class Verdict(str, enum.Enum):

@@ -22,6 +22,7 @@ from harness.families.plugins import entry_point_families, load_families
 from harness.files import shown, write_text_atomically
 from harness.outcomes import Expected, Verdict
 from harness.plugin_settings import add_family_options, check_report_paths, settings_from
+from harness.record import Record
 from harness.spec import Case
 from harness.views.json_report import build_report
 from harness.views.terminal import terminal_lines
@@ -318,7 +319,7 @@ class ResultReporter:
         ids = runner.known_ids
         found: dict[Path, str] = {}
         for backend in runner.configs:
-            mine = [r for r in records if r["backend"] == backend]
+            mine = [Record.from_json(r) for r in records if r["backend"] == backend]
             if mine:
                 found.update(propose(mine, *runner.expectation_files(backend), case_ids=ids,
                                      versions=runner.conditions))

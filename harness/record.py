@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from typing import Any
+from typing import Any, Mapping
 
 from harness.installation.executables import python_command
 from harness.outcomes import Expected, Outcome, Verdict
@@ -36,9 +36,22 @@ class Record:
             data[key] = data[key].value
         return data
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Record":
+        """A record of a JSON report (one written before a key existed reads with its default)."""
+        return cls(case=data["case"], backend=data["backend"], nodeid=data.get("nodeid", ""),
+                   params=dict(data.get("params") or {}), tags=list(data.get("tags") or []),
+                   outcome=Outcome(data["outcome"]), phase=data.get("phase"),
+                   expected=Expected(data.get("expected", Expected.PASS.value)),
+                   verdict=Verdict(data.get("verdict", Verdict.OK.value)), duration_s=data.get("duration_s", 0.0),
+                   message=data.get("message") or "", expectation_source=data.get("expectation_source"),
+                   phase_durations=dict(data.get("phase_durations") or {}), notes=dict(data.get("notes") or {}),
+                   signature=data.get("signature"), artifacts=data.get("artifacts"),
+                   backend_versions=dict(data.get("backend_versions") or {}))
 
-def repro_command(record: dict) -> str:
+
+def repro_command(record: Mapping[str, Any]) -> str:
     """The command that runs this one result again, from the repository root (naming the
     interpreter: a shell that activated no venv runs it too)."""
-    crash_set = " --run-crash-set" if record["expected"] == "crash" else ""
+    crash_set = " --run-crash-set" if record["expected"] == Expected.CRASH else ""
     return f"{python_command()} -m pytest --backend={record['backend']}{crash_set} {shlex.quote(record['nodeid'])}"

@@ -141,7 +141,7 @@ BAD = [
         "configs/broken.yaml: timeout must be a positive, finite number of seconds, not 0"),
     Bad("config-tolerance-dtype", "a tolerance for an unknown dtype",
         {"configs/broken.yaml": "name: broken\nclass: a:B\ntolerances: {int8: {rtol: 1, atol: 1}}\n"}, (),
-        "configs/broken.yaml: tolerance for unknown dtype 'int8'; use one of float64, float32, float16, bfloat16"),
+        "configs/broken.yaml: tolerance for unknown dtype 'int8'; use one of float32, float64, float16, bfloat16"),
     Bad("config-tolerance-missing-atol", "a tolerance without atol",
         {"configs/broken.yaml": "name: broken\nclass: a:B\ntolerances: {float32: {rtol: 1}}\n"}, (),
         "configs/broken.yaml:3: missing required key 'atol'"),

@@ -15,6 +15,7 @@ import pytest
 from harness.errors import HarnessInputError
 from harness.inputs.expectations import load_expectations
 from harness.outcomes import Expected, Outcome, Phase, decide
+from harness.record import Record
 from harness.tools.expectation_update import apply, propose
 
 BACKEND = "be"
@@ -106,7 +107,7 @@ class Project:
         return records
 
     def propose(self, records, **kw):
-        return propose(records, self.xfail, self.crash, **kw)
+        return propose([Record.from_json(r) for r in records], self.xfail, self.crash, **kw)
 
     def text(self, which: str) -> str:
         return (self.xfail if which == "xfail" else self.crash).read_text()
@@ -445,6 +446,7 @@ def test_a_record_naming_a_changed_file_is_refused(project):
 def test_records_of_another_file_are_not_judged_here(project, tmp_path):
     records = project.simulate(world(conv_backward__2d__transposed_b=("passed", None)))
     other = Project(tmp_path / "elsewhere")
+    records = [Record.from_json(r) for r in records]
     assert propose(records, tmp_path / "elsewhere" / "xfail" / "be.yaml", other.crash)  # xfail/be.yaml: same
     renamed = Project(tmp_path / "renamed")
     (tmp_path / "renamed" / "xfail" / "be.yaml").rename(tmp_path / "renamed" / "xfail" / "other.yaml")

@@ -6,6 +6,7 @@ import itertools
 import pytest
 
 from harness.outcomes import COMPILE_PHASES, Expected, Outcome, Phase, Verdict, decide, outcome_for_exception
+from harness.record import Record
 
 OUT, E, V = Outcome, Expected, Verdict
 OK, FAIL, XPASS, SKIP = V.OK, V.UNEXPECTED_FAILURE, V.UNEXPECTED_PASS, V.SKIPPED
@@ -104,3 +105,21 @@ def test_each_outcome_and_verdict_carries_its_labels_and_kind():
     assert all(o.label and o.title for o in Outcome) and Outcome.COMPILE_ERROR.label == "compile"
     assert {v.value for v in Verdict if v.is_unexpected} == {"unexpected_failure", "unexpected_pass"}
     assert Outcome("crashed") is Outcome.CRASHED and Outcome.CRASHED == "crashed"  # still the JSON strings
+
+
+def test_expected_names_its_file_and_the_other_one():
+    assert [(k.folder, k.file_title) for k in Expected.files()] == [("xfail", "the xfail file"),
+                                                                     ("crash_sets", "the crash set")]
+    assert Expected.XFAIL.other is Expected.CRASH and Expected.CRASH.other is Expected.XFAIL
+    assert Expected.PASS.folder is None and Expected("crash") is Expected.CRASH == "crash"
+
+
+def test_a_record_reads_back_from_its_json():
+    record = Record(case="conv_backward/2d/x", backend="be", nodeid="cases/c.py::conv_backward/2d/x[be]",
+                    params={"dtype": "float32"}, tags=["rank2"], outcome=OUT.CRASHED, phase="lower",
+                    expected=Expected.CRASH, verdict=Verdict.OK, duration_s=1.5, message="boom",
+                    expectation_source="crash_sets/be.yaml:3", phase_durations={"lower": 1.4}, notes={"a": 1},
+                    signature="SIGSEGV in f", artifacts="artifacts/x", backend_versions={"torch": "2"})
+    assert Record.from_json(record.to_json()) == record
+    older = {k: v for k, v in record.to_json().items() if k not in ("signature", "artifacts", "backend_versions")}
+    assert Record.from_json(older).signature is None   # a report written before the key existed

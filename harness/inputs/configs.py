@@ -14,9 +14,8 @@ from harness.errors import HarnessInputError
 from harness.files import shown
 from harness.inputs.yamlio import check_keys, load_yaml
 from harness.installation.packages import default_module, locate
-from harness.spec import is_positive_finite
+from harness.spec import DTYPES, is_positive_finite
 
-DTYPES = ("float64", "float32", "float16", "bfloat16")
 CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "memory_limit_mb",
                "requires", "install"}
 TOLERANCE_KEYS = {"rtol", "atol"}

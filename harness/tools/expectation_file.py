@@ -1,6 +1,6 @@
 """One expectation file, edited with ruamel.yaml's round-trip mode: a Plan's operations carried out.
 
-    file = ExpectationFile.read(path, "xfail", backend)
+    file = ExpectationFile.read(path, Expected.XFAIL, backend)
     file.entries                                  # what the policy reads (the harness loader's view)
     text = file.render(changes, added, origins)   # origins: the file that moved entries come from
 
@@ -36,6 +36,7 @@ from ruamel.yaml.tokens import CommentToken
 from harness.errors import HarnessInputError
 from harness.files import shown
 from harness.inputs.yamlio import parse_yaml, scalar_text
+from harness.outcomes import Expected
 from harness.tools.expectation_policy import Drop, Narrow, NewEntry, Operation, SetPhase, exact
 from harness.tools.yaml_comments import (
     Layout,
@@ -48,12 +49,14 @@ from harness.tools.yaml_comments import (
 )
 
 LINE_WIDTH = 100   # reasons longer than this become folded `>-` blocks
-FILE_HEADERS = {"xfail": "# Expected failures of {backend}; see README.md, Expectations.\n",
-                "crash": "# Cases {backend} must not attempt (they crash or hang); see README.md, Expectations.\n"}
+FILE_HEADERS = {
+    Expected.XFAIL: "# Expected failures of {backend}; see README.md, Expectations.\n",
+    Expected.CRASH: "# Cases {backend} must not attempt (they crash or hang); see README.md, Expectations.\n",
+}
 
 
 class ExpectationFile:
-    def __init__(self, path: Path, kind: str, backend: str, text: str, exists: bool):
+    def __init__(self, path: Path, kind: Expected, backend: str, text: str, exists: bool):
         self.path, self.kind, self.backend, self.text, self.exists = path, kind, backend, text, exists
         self.lines = text.splitlines(keepends=True)
         self.entries = self._entries()
@@ -71,7 +74,7 @@ class ExpectationFile:
         self.anchors = set(_anchors(self.root))
 
     @classmethod
-    def read(cls, path: Path, kind: str, backend: str) -> "ExpectationFile":
+    def read(cls, path: Path, kind: Expected, backend: str) -> "ExpectationFile":
         if not path.exists():
             return cls(path, kind, backend, "", exists=False)
         try:

@@ -1,6 +1,6 @@
 """What --update-expectations changes, decided from a run's records: a plan of operations per file.
 
-    plan = make_plan(records, {"xfail": xfail_file, "crash": crash_file}, backend, case_ids)
+    plan = make_plan(records, {Expected.XFAIL: xfail_file, Expected.CRASH: crash_file}, backend, case_ids)
 
 No YAML here: each file is seen through its `path` and its `entries` (the harness loader's
 mappings, which know their line); harness.tools.expectation_file carries the plan out.
@@ -43,14 +43,11 @@ from typing import Any, Iterable, Protocol, Sequence
 from harness.errors import HarnessInputError
 from harness.files import shown
 from harness.inputs.yamlio import flow_text
-from harness.outcomes import Outcome
+from harness.outcomes import Expected, Outcome
+from harness.record import Record
 
-FAILED = frozenset(o.value for o in Outcome if o.is_failure and not o.is_crash)  # an xfail entry's business
-CRASHED = frozenset(o.value for o in Outcome if o.is_crash)                      # a crash set's
 GLOB_CHARS = frozenset("*?[")
 REASON_LIMIT = 240       # a reason taken from a message's first line is cut here
-FILE_NAMES = {"xfail": "the xfail file", "crash": "the crash set"}
-OTHER = {"xfail": "crash", "crash": "xfail"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,8 +82,8 @@ class NewEntry:
 
 @dataclasses.dataclass
 class Plan:
-    changes: dict[str, dict[int, Operation]]   # kind -> entry index -> what becomes of it
-    added: dict[str, list[NewEntry]]          # kind -> entries to append, sorted by case
+    changes: dict[Expected, dict[int, Operation]]   # file kind -> entry index -> what becomes of it
+    added: dict[Expected, list[NewEntry]]          # file kind -> entries to append, sorted by case
 
 
 class EntryFile(Protocol):
@@ -94,19 +91,19 @@ class EntryFile(Protocol):
     entries: Sequence[dict]    # loaded entries; each has `.line`, the line of its first key
 
 
-def make_plan(records: Iterable[dict], files: dict[str, EntryFile], backend: str,
+def make_plan(records: Iterable[Record], files: dict[Expected, EntryFile], backend: str,
               case_ids: Sequence[str] | None) -> Plan:
     """The operations that make a rerun of `records`' cases match the two files."""
-    plan = Plan({"xfail": {}, "crash": {}}, {"xfail": [], "crash": []})
-    judged: dict[tuple[str, int], list[dict]] = collections.defaultdict(list)
-    for r in sorted(records, key=lambda r: r["case"]):
-        if r["outcome"] == "not_run":
+    plan = Plan({kind: {} for kind in Expected.files()}, {kind: [] for kind in Expected.files()})
+    judged: dict[tuple[Expected, int], list[Record]] = collections.defaultdict(list)
+    for r in sorted(records, key=lambda r: r.case):
+        if r.outcome is Outcome.NOT_RUN:
             continue  # a crash-set case that was not attempted says nothing
-        kind = r["expected"] if r["expected"] in ("xfail", "crash") else None
-        if kind is None or not r.get("expectation_source"):
-            new_kind = "xfail" if r["outcome"] in FAILED else "crash" if r["outcome"] in CRASHED else None
+        kind = r.expected if r.expected is not Expected.PASS else None
+        if kind is None or not r.expectation_source:
+            new_kind = _file_for(r.outcome)
             if new_kind:
-                plan.added[new_kind].append(NewEntry(r["case"], r.get("phase"), _reason(r), _added_comment(backend)))
+                plan.added[new_kind].append(NewEntry(r.case, r.phase, _reason(r), _added_comment(backend)))
             continue
         index = _entry_for(r, files[kind])
         if index is not None:
@@ -120,27 +117,32 @@ def make_plan(records: Iterable[dict], files: dict[str, EntryFile], backend: str
     return plan
 
 
-def _judge(kind: str, index: int, entry: dict, records: list[dict], plan: Plan,
+def _file_for(outcome: Outcome) -> Expected | None:
+    """Which file an unexpected failure belongs in: a crash or hang the crash set, else xfail."""
+    return (Expected.CRASH if outcome.is_crash else Expected.XFAIL) if outcome.is_failure else None
+
+
+def _judge(kind: Expected, index: int, entry: dict, records: list[Record], plan: Plan,
            case_ids: Sequence[str] | None) -> Operation | None:
     """What becomes of one entry, from the records that name it (moves are added to `plan`)."""
     phase0, has_phase = entry.get("phase"), "phase" in entry
     stay: dict[str, Any] = {}
     left: collections.Counter = collections.Counter()
     for r in records:
-        if r["outcome"] == "passed":
+        if r.outcome is Outcome.PASSED:
             left["now pass"] += 1
-        elif r["outcome"] in (CRASHED if kind == "xfail" else FAILED):
-            left[f"moved to {FILE_NAMES[OTHER[kind]]}"] += 1
-            plan.added[OTHER[kind]].append(NewEntry(r["case"], r.get("phase"), _reason(r), _moved_comment(r, kind),
-                                                    origin=index))
+        elif _file_for(r.outcome) is kind.other:
+            left[f"moved to {kind.other.file_title}"] += 1
+            plan.added[kind.other].append(NewEntry(r.case, r.phase, _reason(r), _moved_comment(r, kind),
+                                                   origin=index))
         else:
-            stay[r["case"]] = r.get("phase") if has_phase and r.get("phase") != phase0 else phase0
+            stay[r.case] = r.phase if has_phase and r.phase != phase0 else phase0
     if not left and all(p == phase0 for p in stay.values()):
         return None
     pattern = str(entry["id"])
     if not any(ch in GLOB_CHARS for ch in pattern):
         return SetPhase(next(iter(stay.values()))) if stay else Drop()
-    exercised = {r["case"] for r in records}
+    exercised = {r.case for r in records}
     unexercised = [c for c in case_ids or () if fnmatch.fnmatchcase(c, pattern) and c not in exercised]
     phases = set(stay.values())
     if not left and not unexercised and len(phases) == 1:
@@ -179,17 +181,17 @@ def exact(case_id: str) -> str:
     return "".join(f"[{ch}]" if ch in GLOB_CHARS else ch for ch in case_id)
 
 
-def _entry_for(record: dict, file: EntryFile) -> int | None:
+def _entry_for(record: Record, file: EntryFile) -> int | None:
     """The index of the entry a record's expectation_source names; None when it names another file."""
-    source = record["expectation_source"]
+    source = record.expectation_source
     path, _, line = source.rpartition(":")
     if not line.isdigit():
         raise HarnessInputError(source, "expectation_source is not 'file:line'")
     if not _same_file(path, file.path):
         return None
     index = next((i for i, e in enumerate(file.entries) if e.line == int(line)), None)
-    if index is None or not fnmatch.fnmatchcase(record["case"], str(file.entries[index].get("id"))):
-        raise HarnessInputError(source, f"names no entry for {record['case']} in {shown(file.path)}",
+    if index is None or not fnmatch.fnmatchcase(record.case, str(file.entries[index].get("id"))):
+        raise HarnessInputError(source, f"names no entry for {record.case} in {shown(file.path)}",
                                 "the file changed since the run: run again, then update")
     return index
 
@@ -205,18 +207,18 @@ def _same_file(source_path: str, path: Path) -> bool:
     return Path(os.path.normpath(source)).parts[-2:] == Path(os.path.normpath(path)).parts[-2:]
 
 
-def _reason(r: dict) -> str:
-    text = r.get("signature") or next((line for line in (r.get("message") or "").splitlines() if line.strip()), "")
+def _reason(r: Record) -> str:
+    text = r.signature or next((line for line in r.message.splitlines() if line.strip()), "")
     text = " ".join(str(text).split())
     if len(text) > REASON_LIMIT:
         text = text[:REASON_LIMIT - 4].rstrip() + " ..."
-    return text or f"{r['outcome']} in phase {r.get('phase')}"
+    return text or f"{r.outcome.value} in phase {r.phase}"
 
 
 def _added_comment(backend: str) -> str:
     return f"# review: added by --update-expectations from a run on {backend}; check the reason"
 
 
-def _moved_comment(r: dict, moved_from: str) -> str:
-    how = "it crashed or hung" if r["outcome"] in CRASHED else "it failed without crashing"
-    return f"# review: moved from {FILE_NAMES[moved_from]} by --update-expectations ({how}); check the reason"
+def _moved_comment(r: Record, moved_from: Expected) -> str:
+    how = "it crashed or hung" if r.outcome.is_crash else "it failed without crashing"
+    return f"# review: moved from {moved_from.file_title} by --update-expectations ({how}); check the reason"

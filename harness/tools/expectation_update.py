@@ -29,11 +29,13 @@ import yaml
 from harness.errors import HarnessInputError
 from harness.files import shown, write_text_atomically
 from harness.inputs.expectations import load_expectations
+from harness.outcomes import Expected
+from harness.record import Record
 from harness.tools.expectation_file import ExpectationFile
 from harness.tools.expectation_policy import make_plan
 
 
-def propose(records: Iterable[dict], xfail_path: Path | str, crash_path: Path | str, *,
+def propose(records: Iterable[Record], xfail_path: Path | str, crash_path: Path | str, *,
             case_ids: Iterable[str] | None = None,
             versions: Mapping[str, str | None] | None = None) -> dict[Path, str]:
     """New full text for each of the two files that must change for the run to match.
@@ -46,15 +48,15 @@ def propose(records: Iterable[dict], xfail_path: Path | str, crash_path: Path | 
     names no entry of the file (it changed since the run).
     """
     records = list(records)
-    backends = {r["backend"] for r in records}
+    backends = {r.backend for r in records}
     if len(backends) > 1:
         raise ValueError(f"records of one backend only, got {', '.join(sorted(backends))}")
     backend = backends.pop() if backends else Path(xfail_path).stem
-    ids = None if case_ids is None else sorted(set(case_ids) | {r["case"] for r in records})
-    files = {"xfail": ExpectationFile.read(Path(xfail_path), "xfail", backend),
-             "crash": ExpectationFile.read(Path(crash_path), "crash", backend)}
+    ids = None if case_ids is None else sorted(set(case_ids) | {r.case for r in records})
+    files = {kind: ExpectationFile.read(Path(path), kind, backend)
+             for kind, path in ((Expected.XFAIL, xfail_path), (Expected.CRASH, crash_path))}
     plan = make_plan(records, files, backend, ids)
-    texts = {kind: file.render(plan.changes[kind], plan.added[kind], files["crash" if kind == "xfail" else "xfail"])
+    texts = {kind: file.render(plan.changes[kind], plan.added[kind], files[kind.other])
              for kind, file in files.items()}
     _validate(backend, files, texts, ids, versions)
     return {f.path: texts[kind] for kind, f in files.items() if texts[kind] != f.text or
@@ -127,11 +129,11 @@ def _validate(backend: str, files: dict[str, ExpectationFile], texts: dict[str, 
                 return str(e)
             ids = [_witness(e["id"]) for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
         with tempfile.TemporaryDirectory() as tmp:
-            for kind, sub in (("xfail", "xfail"), ("crash", "crash_sets")):
-                (Path(tmp) / sub).mkdir()
-                (Path(tmp) / sub / f"{backend}.yaml").write_text(candidate[kind], encoding="utf-8")
+            for kind in Expected.files():
+                (Path(tmp) / kind.folder).mkdir()
+                (Path(tmp) / kind.folder / f"{backend}.yaml").write_text(candidate[kind], encoding="utf-8")
             try:
-                load_expectations(backend, Path(tmp) / "xfail", Path(tmp) / "crash_sets", ids,
+                load_expectations(backend, Path(tmp) / Expected.XFAIL.folder, Path(tmp) / Expected.CRASH.folder, ids,
                                   versions if versions is not None else _AnyVersion())
             except HarnessInputError as e:
                 return f"{e.problem} ({e.where.replace(tmp + os.sep, '')})"
@@ -158,19 +160,19 @@ def proposals_for_report(report: dict, root: Path | str, case_ids: Iterable[str]
     by default they are read from `root`/cases when it exists.
     """
     root = Path(root)
-    results = report.get("results", [])
+    results = [Record.from_json(r) for r in report.get("results", [])]   # the JSON boundary
     ids = list(case_ids) if case_ids is not None else _registry_ids(root)
     found: dict[str, str] = {}
     for name, info in sorted(((report.get("environment") or {}).get("backends") or {}).items()):
-        shown = {"xfail": (info or {}).get("xfail_file"), "crash": (info or {}).get("crash_set_file")}
+        shown = {Expected.XFAIL: (info or {}).get("xfail_file"), Expected.CRASH: (info or {}).get("crash_set_file")}
         if not all(shown.values()):
             continue
         paths = {kind: root / path for kind, path in shown.items()}
         if not all(path.parent.is_dir() for path in paths.values()):
             continue
         try:
-            proposed = propose([r for r in results if r["backend"] == name], paths["xfail"], paths["crash"],
-                               case_ids=ids)
+            proposed = propose([r for r in results if r.backend == name], paths[Expected.XFAIL],
+                               paths[Expected.CRASH], case_ids=ids)
         except HarnessInputError:
             continue
         for kind, path in paths.items():

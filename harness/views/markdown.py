@@ -131,7 +131,7 @@ def _by_signature_section(title: str, chosen: list[dict]) -> list[str]:
 
 
 def _unexpected_passes(records: list[dict]) -> list[str]:
-    chosen = [r for r in records if r["verdict"] == Verdict.UNEXPECTED_PASS.value and r["expected"] == "xfail"]
+    chosen = [r for r in records if r["verdict"] == Verdict.UNEXPECTED_PASS and r["expected"] == Expected.XFAIL]
     if not chosen:
         return []
     out = [f"## Unexpected passes ({len(chosen)})", "",
@@ -144,7 +144,7 @@ def _unexpected_passes(records: list[dict]) -> list[str]:
 
 
 def _crash_set(records: list[dict], environment: dict) -> list[str]:
-    crash = [r for r in records if r["expected"] == "crash"]
+    crash = [r for r in records if r["expected"] == Expected.CRASH]
     not_run = [r for r in crash if r["outcome"] == Outcome.NOT_RUN.value]
     passed = [r for r in crash if r["outcome"] == Outcome.PASSED.value]
     failing = [r for r in crash if r["outcome"] in FAILURES]

@@ -6,9 +6,10 @@ from typing import Any
 
 from harness.families.conv.fuzz_space import cases_file_entry, entry_text
 from harness.families.conv.fuzz_text import outcome_text
+from harness.outcomes import Expected, Outcome
 from harness.spec import Case
 from harness.tools.expectation_file import new_entries_text
-from harness.tools.expectation_policy import CRASHED, NewEntry
+from harness.tools.expectation_policy import NewEntry
 
 MESSAGE_CHARS = 600               # of a finding's first failing message kept in the JSON output
 
@@ -41,10 +42,11 @@ def finding(group: Group, family: str, backend: str, against: str | None) -> dic
     minimal = group.minimal
     entry = cases_file_entry(family, minimal.params)
     on = ", ".join(f"{name}: {outcome_text(r)}" for name, r in minimal.results.items())
-    failing = {name: r for name, r in minimal.results.items() if r["outcome"] != "passed"}
+    failing = {name: r for name, r in minimal.results.items() if r["outcome"] != Outcome.PASSED}
     files, expectation_texts = [], []
     for name, r in failing.items():
-        file = f"{'crash_sets' if r['outcome'] in CRASHED else 'xfail'}/{name}.yaml"
+        kind = Expected.CRASH if Outcome(r["outcome"]).is_crash else Expected.XFAIL
+        file = f"{kind.folder}/{name}.yaml"
         files.append(file)
         new = NewEntry(minimal.case.id, r["phase"], r["signature"], "")
         expectation_texts.append(f"# {file}: the id is the one the cases-file entry gets (name {entry['name']})\n"

@@ -31,9 +31,8 @@ from __future__ import annotations
 from math import prod
 from typing import Any, Iterable, Mapping
 
-from harness.spec import check_keys
+from harness.spec import DTYPES, check_keys
 
-DTYPES = ("float32", "float64", "float16", "bfloat16")
 BACKWARD_OUTPUTS = ("grad_input", "grad_weight", "grad_bias")
 FORWARD_OUTPUTS = ("output",)
 

@@ -30,9 +30,9 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from harness.spec import check_keys
+from harness.spec import DTYPES, check_keys
 
-FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
+FLOAT_DTYPES = DTYPES
 INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
 INPUT_DTYPES = FLOAT_DTYPES + INT_DTYPES + ("bool",)
 DISTRIBUTIONS = {   # values -> its keys and their defaults
