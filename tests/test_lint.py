@@ -25,7 +25,7 @@ def test_the_import_contracts_hold():
     assert "Contracts: 4 kept, 0 broken." in done.stdout
 
 
-CORE = ["harness/plugin.py", "harness/plugin_settings.py", "harness/spec.py", "harness/controller",
+CORE = ["harness/plugin", "harness/spec.py", "harness/controller",
         "harness/inputs", "harness/worker", "harness/installation"]
 FAMILY_WORDS = ("opinfo", "conv_backward", "conv_forward", "module_case", "torch_mlir_e2e_test", "torch-mlir-suite",
                 "torch_mlir_suite", "harness.families.conv", "harness.families.module", "harness.families.opinfo",

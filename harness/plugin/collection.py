@@ -1,0 +1,106 @@
+"""Collection and the test item: case modules and discovered cases become one item per (case,
+backend); an item runs its case in a worker and fails with the harness's message, no traceback."""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from harness.outcomes import Expected, Verdict
+from harness.plugin.state import RUNNER
+from harness.spec import Case
+
+OUTER_GUARD_SLACK = 360.0  # pytest-timeout's limit over a case's own timeout: worker start-up and reporting
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector):
+    """The directories a family asks to be plain (harness.families.interface.Discovery.plain_dirs):
+    collected without importing their __init__.py, which a Package would do."""
+    runner = parent.config.stash.get(RUNNER, None)
+    if runner is not None and any(path == d or d in path.parents for d in runner.plain_dirs):
+        return pytest.Dir.from_parent(parent, path=path)
+    return None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    runner = parent.config.stash.get(RUNNER, None)
+    if runner is not None and file_path in runner.module_cases:
+        return CaseModule.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseModule(pytest.File):
+    """A case module: one item per (case, selected backend)."""
+
+    def collect(self):
+        runner = self.config.stash[RUNNER]
+        for case in runner.module_cases[self.path]:
+            for backend in runner.configs:
+                yield CaseItem.from_parent(self, name=f"{case.id}[{backend}]", case=case, backend=backend)
+
+
+@functools.cache
+def _mark(name: str) -> pytest.MarkDecorator:
+    return getattr(pytest.mark, name)  # made once: tens of thousands of items share a few markers
+
+
+@functools.cache
+def _timeout_mark(seconds: float) -> pytest.MarkDecorator:
+    return pytest.mark.timeout(seconds)
+
+
+class CaseFailure(Exception):
+    """An unexpected result; its message is the whole failure report (no Python traceback)."""
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, backend: str, **kwargs):
+        super().__init__(**kwargs)
+        self.case, self.backend = case, backend
+        runner = self.config.stash[RUNNER]
+        for marker in ("e2e", *(m for m in runner.families[case.family].markers if m in case.tags)):
+            self.add_marker(_mark(marker))
+        self.extra_keyword_matches.update(case.tags)  # `-k transposed` selects by tag
+        self.add_marker(_timeout_mark(runner.timeout(case, backend) + OUTER_GUARD_SLACK))
+        self.record: dict | None = None
+
+    def runtest(self) -> None:
+        record = self.config.stash[RUNNER].run(self.case, self.backend, self.nodeid)
+        self.record = record.to_json()
+        self.user_properties += [("e2e_outcome", record.outcome.value), ("e2e_phase", record.phase or ""),
+                                 ("e2e_verdict", record.verdict.value)]
+        if record.verdict is Verdict.SKIPPED:
+            pytest.skip(record.message)
+        if record.verdict is Verdict.UNEXPECTED_PASS:
+            raise CaseFailure(f"unexpectedly passed; the entry at {record.expectation_source} expects it to "
+                              f"fail: delete that line's entry (or narrow its id)")
+        if record.verdict is Verdict.UNEXPECTED_FAILURE:
+            raise CaseFailure(_failure_text(record))
+        if record.expected is not Expected.PASS:
+            pytest.xfail(f"{record.outcome.value} in {record.phase} ({record.expectation_source})")
+
+    def repr_failure(self, excinfo, style=None):
+        # An xfail's reason is all it reports: pytest would otherwise render (and parse the source
+        # of) every frame of its traceback, 50 to 150 ms per expected failure, for nothing shown.
+        if isinstance(excinfo.value, (CaseFailure, pytest.xfail.Exception)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.case.id} on {self.backend}"
+
+
+def _failure_text(record) -> str:
+    head = f"{record.outcome.value} in phase {record.phase}"
+    if record.expected is not Expected.PASS:
+        head += f" (expected {record.expected.value} at {record.expectation_source}, in a different phase)"
+    return f"{head}\n{record.message}\nparams: {record.params}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "call" and isinstance(item, CaseItem) and item.record is not None:
+        outcome.get_result().e2e = item.record  # travels to the xdist controller with the report

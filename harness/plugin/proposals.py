@@ -1,0 +1,56 @@
+"""Expectation proposals: the xfail and crash-set files that would make a run match, into the
+Markdown report, and written over the files with --update-expectations."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessInputError
+from harness.files import shown, write_text_atomically
+from harness.plugin.state import RUNNER
+from harness.record import Record
+
+
+def write_proposals(config: pytest.Config, report: dict, complete: bool) -> list[str]:
+    """The expectation files that would make this run match: into the Markdown report, and
+    written over the files with --update-expectations (only after a complete run). Returns the
+    lines the run's summary says of them."""
+    messages: list[str] = []
+    try:
+        proposals = proposals_for(config, report["results"])
+    except HarnessInputError as e:  # an expectation file changed during the run
+        messages.append(f"no expectation proposals: {e}")
+        proposals = {}
+    if config.getoption("report_md"):
+        from harness.views.markdown import render_markdown
+        text = render_markdown(report, {shown(p): t for p, t in proposals.items()},
+                               originals={shown(p): p.read_text(encoding="utf-8") if p.exists() else ""
+                                          for p in proposals})
+        write_text_atomically(Path(config.getoption("report_md")), text)
+    if not config.getoption("update_expectations"):
+        return messages
+    if not complete:
+        messages.append("--update-expectations: the run was interrupted; no file changed")
+    elif not proposals:
+        messages.append("--update-expectations: the expectation files already match this run")
+    else:
+        from harness.tools.expectation_update import apply
+        apply(proposals)
+        messages += [f"--update-expectations: rewrote {shown(p)} (review the '# review:' entries)"
+                     for p in proposals]
+    return messages
+
+
+def proposals_for(config: pytest.Config, records: list[dict]) -> dict[Path, str]:
+    """Per selected backend, the expectation files' new texts that make this run's records match."""
+    from harness.tools.expectation_update import propose
+    runner = config.stash[RUNNER]
+    ids = runner.known_ids
+    found: dict[Path, str] = {}
+    for backend in runner.configs:
+        mine = [Record.from_json(r) for r in records if r["backend"] == backend]
+        if mine:
+            found.update(propose(mine, *runner.expectation_files(backend), case_ids=ids,
+                                 versions=runner.conditions))
+    return found

@@ -1,0 +1,65 @@
+"""Reporting: the records of every case (from xdist workers too), the JSON, HTML and Markdown
+reports, and the run's summary in the terminal."""
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+
+import pytest
+
+from harness.controller.bundles import remove_empty_folders
+from harness.files import write_text_atomically
+from harness.plugin.proposals import write_proposals
+from harness.plugin.state import RUNNER
+from harness.views.json_report import build_report
+from harness.views.terminal import terminal_lines
+
+
+class ResultReporter:
+    """Gathers the records of every case (from xdist workers too) and writes the reports."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.records: list[dict] = []
+        self.backend_versions: dict[str, dict] = {}  # what each backend says of itself
+        self.messages = config.stash[RUNNER].notices()  # for the terminal summary, after the results
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = getattr(report, "e2e", None)
+        if record is not None and report.when == "call":
+            record = dict(record)
+            self.backend_versions.setdefault(record["backend"], {}).update(record.pop("backend_versions", {}))
+            self.records.append(record)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        if hasattr(self.config, "workerinput"):  # the xdist controller writes, workers send
+            return
+        runner = self.config.stash[RUNNER]
+        if runner.settings.artifacts_dir is not None:
+            remove_empty_folders(runner.settings.artifacts_dir)
+        complete = exitstatus != pytest.ExitCode.INTERRUPTED and not (session.shouldstop or session.shouldfail)
+        report = build_report(self.environment(), self.records, complete)
+        option = self.config.getoption
+        if option("report_json"):
+            write_text_atomically(Path(option("report_json")), json.dumps(report, indent=1) + "\n")
+        if option("report_html"):
+            from harness.views.html import render_html  # the views load only when asked for
+            write_text_atomically(Path(option("report_html")), render_html(report))
+        if option("report_md") or option("update_expectations"):
+            self.messages += write_proposals(self.config, report, complete)
+
+    def environment(self) -> dict:
+        runner = self.config.stash[RUNNER]
+        versions = {name.replace("-", "_"): version for name, version in runner.versions.items()}
+        return {**versions, "platform": platform.platform(),
+                "backends": {name: {**info, "reported": self.backend_versions.get(name, {})}
+                             for name, info in runner.backend_environment().items()},
+                "run_crash_set": runner.settings.run_crash_set,
+                **({"assumed_versions": runner.settings.assumed_versions} if runner.settings.assumed_versions else {})}
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.records or self.messages:
+            terminalreporter.section("e2e summary")
+            for line in terminal_lines(self.records) + self.messages:
+                terminalreporter.write_line(line)

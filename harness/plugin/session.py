@@ -1,0 +1,80 @@
+"""The runner's life in a pytest process: the family table and the settings at configure (one
+error line for bad input), its first worker started early, the markers, the reporter, the run
+order (longest first), and the workers stopped at unconfigure."""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from harness.controller.runner import Runner
+from harness.controller.schedule import longest_first, read_durations
+from harness.errors import HarnessInputError
+from harness.families.plugins import load_families
+from harness.plugin.reporting import ResultReporter
+from harness.plugin.settings import check_report_paths, settings_from
+from harness.plugin.state import DURATIONS, RUNNER
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        families = load_families(config.getini("e2e_families"), Path(config.rootpath))   # before the case modules
+        runner = Runner(settings_from(config, families), families, start_worker=_runs_cases(config))
+    except HarnessInputError as e:
+        raise pytest.UsageError(str(e)) from None
+    _collect_discovered(config, runner)
+    config.addinivalue_line("markers", "e2e: an end-to-end case run through a backend")
+    for marker in sorted({m for family in families.values() for m in family.markers}):
+        config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
+    config.stash[RUNNER] = runner
+    config.stash[DURATIONS] = _durations(config)   # before this run's report replaces the last one
+    config.pluginmanager.register(ResultReporter(config), "e2e-reporter")
+    check_report_paths(config)
+
+
+def _runs_cases(config: pytest.Config) -> bool:
+    """Whether this process runs cases: not with --collect-only, nor as the xdist controller."""
+    return not config.option.collectonly and (hasattr(config, "workerinput")
+                                              or not getattr(config.option, "numprocesses", None))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    runner = config.stash.get(RUNNER, None)
+    if runner is not None:
+        runner.close()
+
+
+@pytest.hookimpl(trylast=True)   # after -k, -m and pytest-split have chosen the items
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    durations = config.stash.get(DURATIONS, None)
+    if durations:
+        items[:] = longest_first(items, durations)
+
+
+def _durations(config: pytest.Config) -> dict[str, float]:
+    """An explicit --durations-from file; under xdist, else the report the last run wrote (its
+    workers read it at start-up, before the controller writes this run's)."""
+    here = Path(config.invocation_params.dir)
+    explicit = config.getoption("durations_from")
+    if explicit:
+        try:
+            return read_durations(here / explicit, f"--durations-from={explicit}")
+        except HarnessInputError as e:
+            raise pytest.UsageError(str(e)) from None
+    last = config.getoption("report_json")
+    if hasattr(config, "workerinput") and last and (here / last).is_file():
+        with contextlib.suppress(HarnessInputError):   # not a report (yet): the collection order
+            return read_durations(here / last)
+    return {}
+
+
+def _collect_discovered(config: pytest.Config, runner: Runner) -> None:
+    """The folders of the cases a family discovered join the paths pytest collects, so that they
+    are collected wherever the run starts (unless a path given already holds them)."""
+    here = Path(config.invocation_params.dir)
+    collected = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    for folder in dict.fromkeys(path.parent for path in runner.module_cases if path not in runner.case_module_paths):
+        if not any(folder == path or path in folder.parents for path in collected):
+            config.args.append(str(folder))
+            collected.append(folder)
