@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from harness.record import Record
 from harness.views.json_report import SCHEMA_VERSION, summarise, write_json
 from harness.views.terminal import terminal_lines
 
@@ -52,7 +53,7 @@ def test_write_json_replaces_an_old_report(tmp_path):
 
 
 def test_terminal_lines():
-    assert terminal_lines(RECORDS) == [
+    assert terminal_lines([Record.from_json(r) for r in RECORDS]) == [
         "b1: 5 cases  passed=2  compile_error=1  crashed=1  not_run=1",
         "  UNEXPECTED_PASS: fam/2d/w [passed] ",
         "  UNEXPECTED_FAILURE: fam/2d/y [crashed in run] worker killed by SIGSEGV during phase run",

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import json
 
+from harness.record import Record
 from harness.tools.cli import TABLE_BEGIN, TABLE_END, main
 from harness.views.tables import backend_table, lowering_table
 
 
 def record(backend, case, outcome="passed", expected="pass", notes=None):
-    return {"backend": backend, "case": case, "outcome": outcome, "expected": expected, "notes": notes or {}}
+    return Record.from_json({"backend": backend, "case": case, "outcome": outcome, "expected": expected,
+                             "notes": notes or {}})
 
 
 RECORDS = [
@@ -34,7 +36,7 @@ def test_lowering_table_counts_paths_and_their_passes():
 
 def test_table_rewrites_only_between_the_markers(tmp_path, monkeypatch):
     report = tmp_path / "r.json"
-    report.write_text(json.dumps({"results": RECORDS}))
+    report.write_text(json.dumps({"results": [r.to_json() for r in RECORDS]}))
     readme = tmp_path / "README.md"
     readme.write_text(f"before\n{TABLE_BEGIN}\nold table\n{TABLE_END}\nafter\n")
     (tmp_path / "configs").mkdir()

@@ -12,6 +12,7 @@ from harness.controller.bundles import remove_empty_folders
 from harness.files import write_text_atomically
 from harness.plugin.proposals import write_proposals
 from harness.plugin.state import RUNNER
+from harness.record import Record
 from harness.views.json_report import build_report
 from harness.views.terminal import terminal_lines
 
@@ -61,5 +62,5 @@ class ResultReporter:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.records or self.messages:
             terminalreporter.section("e2e summary")
-            for line in terminal_lines(self.records) + self.messages:
+            for line in terminal_lines([Record.from_json(r) for r in self.records]) + self.messages:
                 terminalreporter.write_line(line)

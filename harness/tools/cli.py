@@ -30,6 +30,7 @@ from harness.files import shown, write_text_atomically, writing
 from harness.inputs.configs import load_configs
 from harness.inputs.expectations import load_expectations
 from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module
+from harness.record import Record
 from harness.tools import rundiff
 from harness.tools.expectation_update import proposals_for_report
 from harness.views.html import render_html
@@ -56,7 +57,7 @@ def load_records(paths: list[Path]) -> list[dict]:
 
 def table(args: argparse.Namespace) -> None:
     """Print the backend table, or write it into README between its marker lines."""
-    records = load_records(args.reports)
+    records = [Record.from_json(r) for r in load_records(args.reports)]   # the JSON boundary
     text = backend_table(records, load_configs(args.configs_dir or [Path("configs")]))
     paths = lowering_table(records)
     if paths:
