@@ -24,12 +24,8 @@ import re
 from typing import Iterable, Mapping
 
 from harness.outcomes import Expected, Outcome, Verdict
-from harness.record import repro_command
-from harness.views.json_report import summarise
+from harness.record import Record, repro_command
 
-CRASHES = tuple(o.value for o in Outcome if o.is_crash)
-FAILURES = tuple(o.value for o in Outcome if o.is_failure and not o.is_crash)
-OUTCOMES = tuple(o.value for o in Outcome)
 SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
 COLLAPSE_AFTER = 5
 LISTED_CASES = 100       # a group lists at most this many cases; the JSON and HTML reports have all
@@ -43,7 +39,8 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
                     originals: Mapping[str, str] | None = None) -> str:
     """The report as Markdown. `proposals`: {path: proposed text} (see proposals_for_report);
     `originals`, optional: {path: current text}, to show a diff above each proposed file."""
-    records = sorted(report.get("results", []), key=lambda r: (r["backend"], r["case"]))
+    records = sorted((Record.from_json(r) for r in report.get("results", [])),   # the JSON boundary
+                     key=lambda r: (r.backend, r.case))
     environment = report.get("environment") or {}
     out = _head(report, records, environment)
     out += _crashes(records)
@@ -58,8 +55,8 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
 
 # ------------------------------------------------------------------------------------ sections
 
-def _head(report: dict, records: list[dict], environment: dict) -> list[str]:
-    backends = sorted({r["backend"] for r in records} | set(environment.get("backends") or {}))
+def _head(report: dict, records: list[Record], environment: dict) -> list[str]:
+    backends = sorted({r.backend for r in records} | set(environment.get("backends") or {}))
     title = ", ".join(backends) if len(backends) <= 3 else f"{len(backends)} backends"
     out = [f"# E2E results: {_escape_text(title) or 'no backend'}", ""]
     versions = [f"{_escape_text(k)} {_code(v)}" for k, v in environment.items()
@@ -72,9 +69,9 @@ def _head(report: dict, records: list[dict], environment: dict) -> list[str]:
         out += ["", "> **PARTIAL report:** the run did not finish (interrupted, or a shard is missing); "
                     "only the cases that finished are counted below."]
     out += [""] + _summary_table(records, environment)
-    unexpected_failures = sum(r["verdict"] == Verdict.UNEXPECTED_FAILURE.value for r in records)
-    unexpected_passes = sum(r["verdict"] == Verdict.UNEXPECTED_PASS.value for r in records)
-    skipped = sum(r["verdict"] == "skipped" for r in records)
+    unexpected_failures = sum(r.verdict is Verdict.UNEXPECTED_FAILURE for r in records)
+    unexpected_passes = sum(r.verdict is Verdict.UNEXPECTED_PASS for r in records)
+    skipped = sum(r.verdict is Verdict.SKIPPED for r in records)
     out.append("")
     if not records:
         out.append("No results.")
@@ -89,9 +86,9 @@ def _head(report: dict, records: list[dict], environment: dict) -> list[str]:
     return out
 
 
-def _summary_table(records: list[dict], environment: dict) -> list[str]:
-    summary = summarise(records)
-    present = [o for o in OUTCOMES if o == Outcome.PASSED.value or any(s["outcomes"].get(o) for s in summary.values())]
+def _summary_table(records: list[Record], environment: dict) -> list[str]:
+    summary = _counts(records)
+    present = [o for o in Outcome if o is Outcome.PASSED or any(s["outcomes"][o] for s in summary.values())]
     backends = environment.get("backends") or {}
     top = {str(k).replace("-", "_"): v for k, v in environment.items()}
     versions = {name: ", ".join(f"{d} {v}" for d, v in {**(info or {}).get("versions", {}),
@@ -99,29 +96,40 @@ def _summary_table(records: list[dict], environment: dict) -> list[str]:
                                 if top.get(str(d).replace("-", "_")) != v)
                 for name, info in backends.items()}
     with_versions = any(versions.get(name) for name in summary)
-    head = ["backend", "cases", *present, "unexpected failures", "unexpected passes"]
+    head = ["backend", "cases", *(o.value for o in present), "unexpected failures", "unexpected passes"]
     head += ["other versions"] if with_versions else []
     rows = [_row(head), _row(["---"] + ["---:"] * (len(head) - 1 - with_versions) + ["---"] * with_versions)]
     for name, s in summary.items():
-        cells = [_code(name), str(s["total"]), *(str(s["outcomes"].get(o, 0)) for o in present),
-                 _bold_if(s["verdicts"].get(Verdict.UNEXPECTED_FAILURE.value, 0)),
-                 _bold_if(s["verdicts"].get(Verdict.UNEXPECTED_PASS.value, 0))]
+        cells = [_code(name), str(s["total"]), *(str(s["outcomes"][o]) for o in present),
+                 _bold_if(s["verdicts"][Verdict.UNEXPECTED_FAILURE]), _bold_if(s["verdicts"][Verdict.UNEXPECTED_PASS])]
         cells += [_escape_text(versions.get(name, ""))] if with_versions else []
         rows.append(_row(cells))
     return rows if summary else []
 
 
-def _crashes(records: list[dict]) -> list[str]:
-    return _by_signature_section("Crashes and hangs", [r for r in records if r["outcome"] in CRASHES])
+def _counts(records: list[Record]) -> dict[str, dict]:
+    """Per backend, sorted: its cases, and how many of them had each outcome and each verdict."""
+    counts: dict[str, dict] = {}
+    for r in records:
+        entry = counts.setdefault(r.backend, {"total": 0, "outcomes": collections.Counter(),
+                                              "verdicts": collections.Counter()})
+        entry["total"] += 1
+        entry["outcomes"][r.outcome] += 1
+        entry["verdicts"][r.verdict] += 1
+    return dict(sorted(counts.items()))
 
 
-def _unexpected_failures(records: list[dict]) -> list[str]:
+def _crashes(records: list[Record]) -> list[str]:
+    return _by_signature_section("Crashes and hangs", [r for r in records if r.outcome.is_crash])
+
+
+def _unexpected_failures(records: list[Record]) -> list[str]:
     return _by_signature_section("Unexpected failures", [
-        r for r in records if r["verdict"] == Verdict.UNEXPECTED_FAILURE.value and r["expected"] == "pass"
-        and r["outcome"] not in CRASHES])
+        r for r in records if r.verdict is Verdict.UNEXPECTED_FAILURE and r.expected is Expected.PASS
+        and not r.outcome.is_crash])
 
 
-def _by_signature_section(title: str, chosen: list[dict]) -> list[str]:
+def _by_signature_section(title: str, chosen: list[Record]) -> list[str]:
     if not chosen:
         return []
     out = [f"## {title} ({len(chosen)})", ""]
@@ -130,8 +138,8 @@ def _by_signature_section(title: str, chosen: list[dict]) -> list[str]:
     return out
 
 
-def _unexpected_passes(records: list[dict]) -> list[str]:
-    chosen = [r for r in records if r["verdict"] == Verdict.UNEXPECTED_PASS and r["expected"] == Expected.XFAIL]
+def _unexpected_passes(records: list[Record]) -> list[str]:
+    chosen = [r for r in records if r.verdict is Verdict.UNEXPECTED_PASS and r.expected is Expected.XFAIL]
     if not chosen:
         return []
     out = [f"## Unexpected passes ({len(chosen)})", "",
@@ -143,11 +151,11 @@ def _unexpected_passes(records: list[dict]) -> list[str]:
     return out + [""]
 
 
-def _crash_set(records: list[dict], environment: dict) -> list[str]:
-    crash = [r for r in records if r["expected"] == Expected.CRASH]
-    not_run = [r for r in crash if r["outcome"] == Outcome.NOT_RUN.value]
-    passed = [r for r in crash if r["outcome"] == Outcome.PASSED.value]
-    failing = [r for r in crash if r["outcome"] in FAILURES]
+def _crash_set(records: list[Record], environment: dict) -> list[str]:
+    crash = [r for r in records if r.expected is Expected.CRASH]
+    not_run = [r for r in crash if r.outcome is Outcome.NOT_RUN]
+    passed = [r for r in crash if r.outcome is Outcome.PASSED]
+    failing = [r for r in crash if r.outcome.is_failure and not r.outcome.is_crash]
     ran_crash_set = environment.get("run_crash_set", not not_run)
     if not (passed or failing or (not_run and not ran_crash_set)):
         return []
@@ -164,7 +172,7 @@ def _crash_set(records: list[dict], environment: dict) -> list[str]:
     return out
 
 
-def _by_entry(advice: str, records: list[dict], phase: bool) -> list[str]:
+def _by_entry(advice: str, records: list[Record], phase: bool) -> list[str]:
     """The advice, then each expectation entry with its cases."""
     out = [advice, ""]
     for source, group in _by_source(records):
@@ -173,17 +181,16 @@ def _by_entry(advice: str, records: list[dict], phase: bool) -> list[str]:
     return out + [""]
 
 
-def _stale(records: list[dict]) -> list[str]:
-    chosen = [r for r in records if r["verdict"] == Verdict.UNEXPECTED_FAILURE.value
-              and r["expected"] != Expected.PASS.value]
+def _stale(records: list[Record]) -> list[str]:
+    chosen = [r for r in records if r.verdict is Verdict.UNEXPECTED_FAILURE and r.expected is not Expected.PASS]
     if not chosen:
         return []
     out = [f"## Stale expectations ({len(chosen)})", "",
            "These cases still fail, but not in the phase their entry names: update the entry's `phase`.", "",
            _row(["entry", "case", "backend", "now", "signature"]), _row(["---"] * 5)]
     for r in chosen:
-        now = r["outcome"] + (f" in {r['phase']}" if r.get("phase") else "")
-        out.append(_row([_code(r.get("expectation_source") or "?"), _code(r["case"]), _code(r["backend"]),
+        now = r.outcome.value + (f" in {r.phase}" if r.phase else "")
+        out.append(_row([_code(r.expectation_source or "?"), _code(r.case), _code(r.backend),
                          _escape_text(now), _code(_signature(r))]))
     return out + [""]
 
@@ -211,25 +218,25 @@ def _proposals(proposals: Mapping[str, str], originals: Mapping[str, str]) -> li
 
 # ------------------------------------------------------------------------------------ grouping
 
-def _signature(r: dict) -> str:
+def _signature(r: Record) -> str:
     """A result's signature; without one (older reports), the first line of its message."""
-    if r.get("signature"):
-        return str(r["signature"])
-    first = next((line for line in (r.get("message") or "").splitlines() if line.strip()), "")
-    return " ".join(first.split())[:HEADER_LENGTH] or f"{r['outcome']} (no message)"
+    if r.signature:
+        return str(r.signature)
+    first = next((line for line in r.message.splitlines() if line.strip()), "")
+    return " ".join(first.split())[:HEADER_LENGTH] or f"{r.outcome.value} (no message)"
 
 
-def _by_signature(records: list[dict]) -> list[tuple[str, list[dict]]]:
-    groups: dict[str, list[dict]] = collections.defaultdict(list)
+def _by_signature(records: list[Record]) -> list[tuple[str, list[Record]]]:
+    groups: dict[str, list[Record]] = collections.defaultdict(list)
     for r in records:
         groups[_signature(r)].append(r)
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
-def _by_source(records: list[dict]) -> list[tuple[str, list[dict]]]:
-    groups: dict[str, list[dict]] = collections.defaultdict(list)
+def _by_source(records: list[Record]) -> list[tuple[str, list[Record]]]:
+    groups: dict[str, list[Record]] = collections.defaultdict(list)
     for r in records:
-        groups[r.get("expectation_source") or "?"].append(r)
+        groups[r.expectation_source or "?"].append(r)
     return sorted(groups.items(), key=lambda item: _source_order(item[0]))
 
 
@@ -238,31 +245,30 @@ def _source_order(source: str) -> tuple:
     return (path, int(line)) if line.isdigit() else (source, 0)
 
 
-def _group(signature: str, group: list[dict]) -> list[str]:
-    outcomes = collections.Counter(r["outcome"] for r in group)
+def _group(signature: str, group: list[Record]) -> list[str]:
+    outcomes = collections.Counter(r.outcome.value for r in group)
     what = ", ".join(f"{o} {n}" if len(outcomes) > 1 else o for o, n in sorted(outcomes.items()))
     heading = signature if len(signature) <= HEADER_LENGTH else signature[:HEADER_LENGTH - 3] + "..."
     out = [f"### {_code(heading)} — {_escape_text(what)}, {_cases_phrase(group)}", ""]
     sample = group[0]
-    message = (sample.get("message") or "").strip("\n")
+    message = sample.message.strip("\n")
     if message:
         lines = message.splitlines()
         cut = lines[:MESSAGE_LINES] + ([f"... ({len(lines) - MESSAGE_LINES} more lines)"]
                                        if len(lines) > MESSAGE_LINES else [])
-        out += ["<details><summary>" + html.escape(f"message of {sample['case']} on {sample['backend']}")
+        out += ["<details><summary>" + html.escape(f"message of {sample.case} on {sample.backend}")
                 + "</summary>", "", *_fenced("\n".join(cut)), "", "</details>", ""]
     return out + _op_counts(group) + _case_list(group, phase=True) + [""]
 
 
-def _op_of(r: dict) -> str:
+def _op_of(r: Record) -> str:
     """The op a case tests (an OpInfo case's op and variant), else its id up to the last "/"."""
-    params = r.get("params") or {}
-    if isinstance(params, dict) and params.get("op"):
-        return str(params["op"]) + (f".{params['variant']}" if params.get("variant") else "")
-    return r["case"].rsplit("/", 1)[0]
+    if r.params.get("op"):
+        return str(r.params["op"]) + (f".{r.params['variant']}" if r.params.get("variant") else "")
+    return r.case.rsplit("/", 1)[0]
 
 
-def _op_counts(group: list[dict]) -> list[str]:
+def _op_counts(group: list[Record]) -> list[str]:
     """`By op: topk 12 · sort 3`, most first, when the group's cases test more than one op."""
     counts = collections.Counter(_op_of(r) for r in group)
     if len(counts) < 2:
@@ -273,7 +279,7 @@ def _op_counts(group: list[dict]) -> list[str]:
     return [f"By op ({len(counts)}): " + " · ".join(parts) + more, ""]
 
 
-def _case_list(group: list[dict], phase: bool) -> list[str]:
+def _case_list(group: list[Record], phase: bool) -> list[str]:
     """One bullet per case, with its rerun command; a long list shows a few, the rest folded."""
     bullets = [_case_bullet(r, phase) for r in group[:LISTED_CASES]]
     if len(bullets) <= COLLAPSE_AFTER:
@@ -287,27 +293,25 @@ def _case_list(group: list[dict], phase: bool) -> list[str]:
             + ["", "</details>"])
 
 
-def _case_bullet(r: dict, phase: bool) -> list[str]:
-    facts = [_code(r["backend"])]
-    if phase and r.get("phase"):
-        facts.append(f"phase {_code(r['phase'])}")
-    if r["outcome"] in CRASHES:
-        facts.append(_escape_text(r["outcome"]))
-        if r.get("verdict") == "ok":
-            facts.append(f"expected by {_code(r.get('expectation_source') or r['expected'])}")
-        elif r.get("expected") != "pass":
-            facts.append(f"entry {_code(r.get('expectation_source') or r['expected'])} names another phase")
-    lines = [f"- {_code(r['case'])} · " + " · ".join(facts)]
-    try:
-        lines.append(f"  rerun: {_code(repro_command(r))}")
-    except (KeyError, TypeError):  # a hand-made record without nodeid: no command to offer
-        pass
-    if r.get("artifacts"):
-        lines.append(f"  repro bundle: {_code(r['artifacts'])}")
+def _case_bullet(r: Record, phase: bool) -> list[str]:
+    facts = [_code(r.backend)]
+    if phase and r.phase:
+        facts.append(f"phase {_code(r.phase)}")
+    if r.outcome.is_crash:
+        facts.append(_escape_text(r.outcome.value))
+        if r.verdict is Verdict.OK:
+            facts.append(f"expected by {_code(r.expectation_source or r.expected.value)}")
+        elif r.expected is not Expected.PASS:
+            facts.append(f"entry {_code(r.expectation_source or r.expected.value)} names another phase")
+    lines = [f"- {_code(r.case)} · " + " · ".join(facts)]
+    if r.nodeid:  # a hand-made record without one: no command to offer
+        lines.append(f"  rerun: {_code(repro_command(r.to_json()))}")
+    if r.artifacts:
+        lines.append(f"  repro bundle: {_code(r.artifacts)}")
     return lines
 
 
-def _cases_phrase(group: list[dict]) -> str:
+def _cases_phrase(group: list[Record]) -> str:
     return f"{len(group)} case{'s' * (len(group) != 1)}"
 
 
