@@ -19,7 +19,7 @@ from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB, case_timeout, r
 from harness.controller.signature import signature
 from harness.errors import HarnessInputError
 from harness.families.interface import Family
-from harness.families.plugins import worker_env
+from harness.families.plugins import discover_all, worker_env
 from harness.files import shown
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.expectations import Expectations, load_expectations
@@ -98,16 +98,9 @@ class Runner:
         self.versions = installed_versions()
         options = settings.family_options
         modules = case_modules(settings.cases_dirs)
-        self.case_module_paths = set(modules)   # the rest of module_cases' files are discovered ones
         self.module_cases = {path: load_case_module(path, options) for path in modules}
-        self.discovered_notices: list[str] = []
-        self.plain_dirs: list[Path] = []   # collected as plain directories (harness.families.interface.Discovery)
-        for family in self.families.values():
-            found = family.discover(options) if family.discover else None
-            if found is not None:
-                self.module_cases.update(found.cases)
-                self.discovered_notices += found.notices
-                self.plain_dirs += found.plain_dirs
+        self.discovered = discover_all(self.families, options)   # cases from outside the case modules
+        self.module_cases.update(self.discovered.cases)
         self._add_cases_files()
         check_unique(self.all_cases)
         # What expectation entries may name: every case of the modules, selected or not
@@ -205,7 +198,7 @@ class Runner:
 
     def notices(self) -> list[str]:
         """What this run cannot do or decided for the user, one line each, for the run's summary."""
-        notes = list(self.discovered_notices)
+        notes = list(self.discovered.notices)
         if native_stacks.PY_SPY is None:
             notes.append("native stacks unavailable: py-spy not found beside this Python or on PATH "
                          "(pip install py-spy); hangs and crashes are reported without their native frame")

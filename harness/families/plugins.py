@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from harness.errors import HarnessInputError
-from harness.families.interface import Family, Option
+from harness.families.interface import Discovery, Family, Option
 
 ENTRY_POINT_GROUP = "torch_backend_e2e.families"
 INI_KEY = "e2e_families"
@@ -102,6 +102,18 @@ def default_options(families: Mapping[str, Family], root: Path | None = None) ->
     """Every declared option at its default (what a case module sees outside pytest)."""
     root = root or Path.cwd()
     return {o.dest: resolve(o, None, None, root, root) for o in declared_options(families)}
+
+
+def discover_all(families: Mapping[str, Family], options: Mapping[str, Any]) -> Discovery:
+    """What every family's `discover(options)` found, as one Discovery."""
+    found = Discovery(cases={})
+    for family in families.values():
+        mine = family.discover(options) if family.discover else None
+        if mine is not None:
+            found.cases.update(mine.cases)
+            found.notices += mine.notices
+            found.plain_dirs += mine.plain_dirs
+    return found
 
 
 def worker_env(families: Mapping[str, Family]) -> dict[str, str]:

@@ -19,7 +19,7 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector):
     """The directories a family asks to be plain (harness.families.interface.Discovery.plain_dirs):
     collected without importing their __init__.py, which a Package would do."""
     runner = parent.config.stash.get(RUNNER, None)
-    if runner is not None and any(path == d or d in path.parents for d in runner.plain_dirs):
+    if runner is not None and any(path == d or d in path.parents for d in runner.discovered.plain_dirs):
         return pytest.Dir.from_parent(parent, path=path)
     return None
 

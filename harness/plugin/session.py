@@ -74,7 +74,7 @@ def _collect_discovered(config: pytest.Config, runner: Runner) -> None:
     are collected wherever the run starts (unless a path given already holds them)."""
     here = Path(config.invocation_params.dir)
     collected = [(here / arg.split("::")[0]).resolve() for arg in config.args]
-    for folder in dict.fromkeys(path.parent for path in runner.module_cases if path not in runner.case_module_paths):
+    for folder in dict.fromkeys(path.parent for path in runner.discovered.cases):
         if not any(folder == path or path in folder.parents for path in collected):
             config.args.append(str(folder))
             collected.append(folder)

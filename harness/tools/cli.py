@@ -25,7 +25,7 @@ from pathlib import Path
 from harness.controller.runner import expectation_conditions
 from harness.controller.schedule import write_durations
 from harness.errors import HarnessInputError
-from harness.families.plugins import declared_options, entry_point_families, load_families, resolve
+from harness.families.plugins import declared_options, discover_all, entry_point_families, load_families, resolve
 from harness.files import shown, write_text_atomically, writing
 from harness.inputs.configs import load_configs
 from harness.inputs.expectations import load_expectations
@@ -120,12 +120,11 @@ def check(args: argparse.Namespace) -> None:
     options = {o.dest: resolve(o, getattr(args, o.dest, None), None, here, here) for o in declared_options(families)}
     configs = load_configs(args.configs_dir or [Path("configs")])
     modules = case_modules(args.cases_dir or [Path("cases")])
+    discovered = discover_all(families, options)   # cases from outside the case modules (a suite's, when given)
+    for notice in discovered.notices:
+        print(notice, file=sys.stderr)
     cases = [c for path in modules for c in load_case_module(path, options)]
-    for family in families.values():   # cases from outside the case modules (a suite's, when given)
-        found = family.discover(options) if family.discover else None
-        for notice in found.notices if found else ():
-            print(notice, file=sys.stderr)
-        cases += [c for file_cases in found.cases.values() for c in file_cases] if found else []
+    cases += [c for file_cases in discovered.cases.values() for c in file_cases]
     check_unique(cases)
     conditions = expectation_conditions(configs)
     ids = sorted({i for path in modules for i in case_module_ids(path, options)}   # selected by default or not
