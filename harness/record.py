@@ -29,6 +29,7 @@ class Record:
     artifacts: str | None = None     # the repro bundle directory, when one was written
     backend_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # from Backend.versions(),
                                      # with a worker's first case of a backend; moved into the environment
+    subject: str | None = None       # what the case tests (Family.subject), e.g. "topk"; None: not said
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -38,7 +39,19 @@ class Record:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Record":
-        """A record of a JSON report (one written before a key existed reads with its default)."""
+        """A record of a JSON report (one written before a key existed reads with its default).
+        ValueError names what is missing or wrong in a damaged one."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a result is {type(data).__name__}, not an object")
+        try:
+            return cls._from_mapping(data)
+        except KeyError as e:
+            raise ValueError(f"result {data.get('case', '?')!r} has no {e.args[0]!r}") from None
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"result {data.get('case', '?')!r}: {e}") from None
+
+    @classmethod
+    def _from_mapping(cls, data: Mapping[str, Any]) -> "Record":
         return cls(case=data["case"], backend=data["backend"], nodeid=data.get("nodeid", ""),
                    params=dict(data.get("params") or {}), tags=list(data.get("tags") or []),
                    outcome=Outcome(data["outcome"]), phase=data.get("phase"),
@@ -47,11 +60,20 @@ class Record:
                    message=data.get("message") or "", expectation_source=data.get("expectation_source"),
                    phase_durations=dict(data.get("phase_durations") or {}), notes=dict(data.get("notes") or {}),
                    signature=data.get("signature"), artifacts=data.get("artifacts"),
-                   backend_versions=dict(data.get("backend_versions") or {}))
+                   backend_versions=dict(data.get("backend_versions") or {}), subject=data.get("subject"))
+
+    @property
+    def tested(self) -> str:
+        """What the case tests: its subject, else its id up to the last "/"."""
+        return self.subject or self.case.rsplit("/", 1)[0]
+
+    @property
+    def rerun(self) -> str:
+        return repro_command(self.backend, self.nodeid, self.expected)
 
 
-def repro_command(record: Mapping[str, Any]) -> str:
-    """The command that runs this one result again, from the repository root (naming the
-    interpreter: a shell that activated no venv runs it too)."""
-    crash_set = " --run-crash-set" if record["expected"] == Expected.CRASH else ""
-    return f"{python_command()} -m pytest --backend={record['backend']}{crash_set} {shlex.quote(record['nodeid'])}"
+def repro_command(backend: str, nodeid: str, expected: Expected) -> str:
+    """The command that runs one result again, from the repository root (naming the interpreter:
+    a shell that activated no venv runs it too)."""
+    crash_set = " --run-crash-set" if expected is Expected.CRASH else ""
+    return f"{python_command()} -m pytest --backend={backend}{crash_set} {shlex.quote(nodeid)}"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.record import repro_command
+from harness.record import Record
 from harness.views import html as html_report
 from harness.views.html import DATA_ELEMENT_ID, decode_payload, render_html
 from harness.views.json_report import summarise
@@ -174,7 +174,7 @@ def test_every_record_is_in_the_embedded_data(page):
                 assert got[key] == pytest.approx(value, abs=1e-4)
             else:
                 assert got[key] == value, key
-        assert got["repro"] == repro_command(original)
+        assert got["repro"] == Record.from_json(original).rerun
 
 
 def test_matrix_has_one_row_per_case_and_one_column_per_backend(page):
@@ -378,7 +378,7 @@ def test_chromium_runs_the_script_and_opens_the_linked_cell(tmp_path):
     assert INJECTION in text                                          # shown as text ...
     assert not [t for t, _ in parsed.tags if t == "img"]              # ... never as markup
     record = next(r for r in _fixture_report()["results"] if r["case"] == EVIL_CASE and r["backend"] == "eager")
-    assert repro_command(record) in text
+    assert Record.from_json(record).rerun in text
     assert any(t == "td" and "sel" in (a.get("class") or "").split() for t, a in parsed.tags)
 
 

@@ -133,6 +133,7 @@ def test_a_group_counts_its_cases_per_op_and_lists_a_bounded_number(monkeypatch)
             r = record(f"opinfo/{op}/default/float32/{k}", "compile_error", "lower", verdict="unexpected_failure",
                        signature="failed to legalize 'torch.operator'")
             r["params"] = {"op": op, "variant": "", "dtype": "float32", "sample_index": k}
+            r["subject"] = op   # the OpInfo family's subject (Family.subject), kept by the runner
             results.append(r)
     failures = section(render_markdown(report(results)), "Unexpected failures")
     assert "By op (3): `topk` 5 · `sort` 3 · `abs` 1" in failures

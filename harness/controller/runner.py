@@ -141,7 +141,7 @@ class Runner:
         config = self.configs[backend]
         entry = self.expectations[backend].lookup(case.id)
         expected = entry.kind if entry else Expected.PASS
-        rerun = repro_command({"backend": backend, "nodeid": nodeid, "expected": expected.value})
+        rerun = repro_command(backend, nodeid, expected)
         bundle = None
         started = time.monotonic()
         if expected is Expected.CRASH and not self.settings.run_crash_set:
@@ -161,7 +161,8 @@ class Runner:
                         message=result.message, expectation_source=entry.source if entry else None,
                         phase_durations=result.durations, notes=result.notes,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),
-                        backend_versions=result.versions or {})
+                        backend_versions=result.versions or {},
+                        subject=self.families[case.family].subject(case.params))
         if bundle is not None:
             self._keep_or_drop(bundle, record, rerun)
         return record

@@ -71,6 +71,10 @@ def no_tags(params: Mapping[str, Any]) -> list:
     return []
 
 
+def no_subject(params: Mapping[str, Any]) -> None:
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class Family:
     name: str
@@ -85,6 +89,9 @@ class Family:
     # Controller side, per case: structural tags of validated params (pytest keywords: -k grouped).
     derive_tags: Callable[[Mapping[str, Any]], list] = no_tags
     markers: tuple[str, ...] = ()      # tags that are pytest markers too (-m opinfo)
+    # Controller side, per case run: what the case tests (an op's name), kept in its result; the
+    # triage report counts a failure group's cases by it. None: the case id up to its last "/".
+    subject: Callable[[Mapping[str, Any]], str | None] = no_subject
     program: str = "torch"             # the kind of program `builder` builds (PROGRAM_KINDS)
     # Controller side, when the plugin or the command line is set up (before any case module is
     # read): the options and ini keys this family reads. Only entry-point families may declare

@@ -27,11 +27,9 @@ from pathlib import Path
 
 from harness.errors import HarnessInputError
 from harness.outcomes import Outcome
-from harness.record import repro_command
+from harness.record import Record
 from harness.views.json_report import SCHEMA_VERSION
 
-FAILURES = frozenset(o.value for o in Outcome if o.is_failure)
-CRASH_OR_HANG = frozenset(o.value for o in Outcome if o.is_crash)
 TOP_VERSIONS = ("python", "torch", "torch_mlir", "numpy")
 REGENERATE = "pass a file written by --report-json with this checkout"
 
@@ -65,12 +63,17 @@ def check_report(where: str, report: object) -> None:
     for i, r in enumerate(report["results"]):
         if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in ("backend", "case", "outcome")):
             raise HarnessInputError(where, f"result {i} lacks backend, case or outcome", REGENERATE)
+        try:
+            Record.from_json(r)
+        except ValueError as e:
+            raise HarnessInputError(where, f"result {i}: {e}", REGENERATE) from None
         if key(r) in seen:
             raise HarnessInputError(where, f"holds {r['case']} on {r['backend']} twice", REGENERATE)
         seen.add(key(r))
 
 
 def key(record: dict) -> tuple[str, str]:
+    """A JSON result's key (merge passes results through as they are; diff reads Records)."""
     return record["backend"], record["case"]
 
 
@@ -140,16 +143,20 @@ def _merge_version(into: dict, sources: dict, label: str, name: str, value, path
 class Change:
     """One (backend, case) as the two reports have it; None on the side it is missing from."""
 
-    old: dict | None
-    new: dict | None
+    old: Record | None
+    new: Record | None
+
+    @property
+    def either(self) -> Record:
+        return self.new or self.old
 
     @property
     def backend(self) -> str:
-        return (self.new or self.old)["backend"]
+        return self.either.backend
 
     @property
     def case(self) -> str:
-        return (self.new or self.old)["case"]
+        return self.either.case
 
 
 @dataclasses.dataclass
@@ -176,7 +183,7 @@ class RunDiff:
         that is usually the crash set being run for the first time, and there was no result to
         lose. Progressions, added and removed cases never fail it.
         """
-        return bool(self.regressions) or any(c.old["outcome"] != Outcome.NOT_RUN.value for c in self.new_crashes)
+        return bool(self.regressions) or any(c.old.outcome is not Outcome.NOT_RUN for c in self.new_crashes)
 
 
 # (attribute, title, whether to print the rerun command of the new result)
@@ -208,8 +215,8 @@ def diff_reports(old: dict, new: dict) -> RunDiff:
     - run change: one side not_run, the other ran, and not already a new crash.
     Cases in only one report are added or removed.
     """
-    old_by_key = {key(r): r for r in old["results"]}
-    new_by_key = {key(r): r for r in new["results"]}
+    old_by_key = _records(old)
+    new_by_key = _records(new)
     sections: dict[str, list[Change]] = {name: [] for name, _, _ in SECTIONS}
     for k in sorted(old_by_key.keys() | new_by_key.keys()):
         change = Change(old_by_key.get(k), new_by_key.get(k))
@@ -222,25 +229,30 @@ def diff_reports(old: dict, new: dict) -> RunDiff:
                    removed_backends=sorted(old_backends - new_backends))
 
 
+def _records(report: dict) -> dict[tuple[str, str], Record]:
+    """The JSON boundary: a checked report's results as Records, by (backend, case)."""
+    return {key(r): Record.from_json(r) for r in report["results"]}
+
+
 def _sections_of(change: Change) -> list[str]:
     if change.old is None:
         return ["added"]
     if change.new is None:
         return ["removed"]
-    o, n = change.old["outcome"], change.new["outcome"]
+    o, n = change.old.outcome, change.new.outcome
     found = []
-    if o == Outcome.PASSED.value and n in FAILURES:
+    if o is Outcome.PASSED and n.is_failure:
         found.append("regressions")
-    if o in FAILURES and n == Outcome.PASSED.value:
+    if o.is_failure and n is Outcome.PASSED:
         found.append("progressions")
-    if n in CRASH_OR_HANG and o != n:
+    if n.is_crash and o is not n:
         found.append("new_crashes")
-    elif o in FAILURES and n in FAILURES and o != n:
+    elif o.is_failure and n.is_failure and o is not n:
         found.append("outcome_changes")
-    elif o == n and o in FAILURES and None not in (_sig(change.old), _sig(change.new)) \
+    elif o is n and o.is_failure and None not in (_sig(change.old), _sig(change.new)) \
             and _sig(change.old) != _sig(change.new):
         found.append("signature_changes")
-    elif o != n and Outcome.NOT_RUN.value in (o, n):
+    elif o is not n and Outcome.NOT_RUN in (o, n):
         found.append("run_changes")
     return found
 
@@ -258,16 +270,16 @@ def environment_changes(old: dict, new: dict) -> list[tuple[str, object, object]
     return changes
 
 
-def _sig(record: dict | None) -> str | None:
-    return record.get("signature") if record else None  # reports older than signatures lack the key
+def _sig(record: Record | None) -> str | None:
+    return record.signature if record else None  # None too in reports older than signatures
 
 
 # ---- rendering -----------------------------------------------------------------------------
 
-def _state(record: dict | None) -> str:
+def _state(record: Record | None) -> str:
     if record is None:
         return "(absent)"
-    return record["outcome"] + (f" in {record['phase']}" if record.get("phase") else "")
+    return record.outcome.value + (f" in {record.phase}" if record.phase else "")
 
 
 def _signature(change: Change, shown=str) -> str:
@@ -279,10 +291,7 @@ def _signature(change: Change, shown=str) -> str:
 
 
 def _rerun(change: Change) -> str | None:
-    try:
-        return repro_command(change.new)
-    except (KeyError, TypeError):  # a hand-made record without nodeid or expected: no command to offer
-        return None
+    return change.new.rerun if change.new.nodeid else None  # a hand-made record without nodeid: no command
 
 
 def _counts(diff: RunDiff) -> list[tuple[str, int]]:
@@ -309,7 +318,7 @@ def _lines(diff: RunDiff, name: str) -> list[tuple[str, str, str, Change | None]
     lines = [(c.case, c.backend, f"{_state(c.old)} → {_state(c.new)}", c) for c in changes if c.backend not in whole]
     for backend in whole:
         mine = [c for c in changes if c.backend == backend]
-        tally = collections.Counter((c.new or c.old)["outcome"] for c in mine)
+        tally = collections.Counter(c.either.outcome.value for c in mine)
         outcomes = ", ".join(f"{outcome} {n}" for outcome, n in sorted(tally.items()))
         lines.append((f"(all {len(mine)} case{'s' * (len(mine) != 1)})", backend,
                       f"(absent) → {outcomes}" if name == "added" else f"{outcomes} → (absent)", None))

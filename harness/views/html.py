@@ -33,12 +33,8 @@ import jinja2
 import markupsafe
 
 from harness.outcomes import Expected, Outcome, Verdict
-from harness.record import repro_command
+from harness.record import Record
 
-# From the one vocabulary (harness.outcomes), in display order; the page's script gets the same.
-OUTCOME_LABELS = {o.value: o.label for o in Outcome}
-OUTCOME_TITLES = {o.value: o.title for o in Outcome}
-UNEXPECTED = frozenset(v.value for v in Verdict if v.is_unexpected)
 MAX_MESSAGE_CHARS = 100_000   # a message longer than this is cut in the page (the JSON keeps it whole)
 DATA_ELEMENT_ID = "report-data"
 _ASSETS = importlib.resources.files("harness.views") / "assets"
@@ -91,37 +87,36 @@ class _Model:
         self.report = report
         self.complete = bool(report.get("complete", True))
         self.env = report.get("environment") or {}
-        records = [r for r in report.get("results") or [] if isinstance(r, dict)]
+        records = [Record.from_json(r) for r in report.get("results") or []]
         env_backends = list((self.env.get("backends") or {}).keys())
-        seen = {r.get("backend", "?") for r in records}
+        seen = {r.backend for r in records}
         self.backends = env_backends + sorted(seen - set(env_backends))
         self.backend_index = {b: j for j, b in enumerate(self.backends)}
-        case_ids = sorted({r.get("case", "?") for r in records}, key=lambda c: (_family(c), c))
+        case_ids = sorted({r.case for r in records}, key=lambda c: (_family(c), c))
         self.cases = case_ids
         self.case_index = {c: i for i, c in enumerate(case_ids)}
         self.families = sorted({_family(c) for c in case_ids})
         # One record per (case, backend); a later duplicate wins, as it would in a re-run.
         latest = {}
         for r in records:
-            latest[(self.case_index[r.get("case", "?")], self.backend_index[r.get("backend", "?")])] = r
+            latest[(self.case_index[r.case], self.backend_index[r.backend])] = r
         self.records = list(latest.values())
         self.cell: dict[tuple[int, int], int] = {key: k for k, key in enumerate(latest)}
 
     def payload(self) -> dict:
         messages: list[str] = []
         message_index: dict[str, int] = {}
-        first_of: dict[int, dict] = {}
+        first_of: dict[int, Record] = {}
         for (c, _), k in sorted(self.cell.items()):
             first_of.setdefault(c, self.records[k])
         cases = []
         for i, case in enumerate(self.cases):
-            first = first_of.get(i, {})
-            cases.append({"id": case, "family": _family(case), "params": first.get("params", {}),
-                          "tags": first.get("tags", [])})
+            first = first_of[i]
+            cases.append({"id": case, "family": _family(case), "params": first.params, "tags": first.tags})
         packed = []
         for r in self.records:
-            c = self.case_index[r.get("case", "?")]
-            message = r.get("message") or ""
+            c = self.case_index[r.case]
+            message = r.message
             if len(message) > MAX_MESSAGE_CHARS:
                 message = (message[:MAX_MESSAGE_CHARS] + f"\n… [{len(message) - MAX_MESSAGE_CHARS} more "
                            "characters cut here; the JSON report has the whole message]")
@@ -129,18 +124,18 @@ class _Model:
                 message_index[message] = len(messages)
                 messages.append(message)
             # Null values are left out (the page reads a missing key as null); times keep 0.1 ms.
-            p = {key: value for key, value in r.items()
+            p = {key: value for key, value in r.to_json().items()
                  if key not in ("case", "backend", "message", "params", "tags") and value is not None}
             if isinstance(p.get("phase_durations"), dict):
                 p["phase_durations"] = {k: round(v, 4) if isinstance(v, float) else v
                                         for k, v in p["phase_durations"].items()}
-            p["c"], p["b"], p["m"] = c, self.backend_index[r.get("backend", "?")], message_index[message]
+            p["c"], p["b"], p["m"] = c, self.backend_index[r.backend], message_index[message]
             # Params and tags live with the case unless this record disagrees with the case's copy.
-            if r.get("params", {}) != cases[c]["params"]:
-                p["params"] = r.get("params")
-            if r.get("tags", []) != cases[c]["tags"]:
-                p["tags"] = r.get("tags")
-            p["repro"] = _repro(r)
+            if r.params != cases[c]["params"]:
+                p["params"] = r.params
+            if r.tags != cases[c]["tags"]:
+                p["tags"] = r.tags
+            p["repro"] = r.rerun
             packed.append(p)
         return {"backends": self.backends, "families": self.families, "cases": cases,
                 "messages": messages, "records": packed, "vocabulary": vocabulary()}
@@ -149,28 +144,19 @@ class _Model:
 def vocabulary() -> dict:
     """What the page's script knows of outcomes and verdicts: harness.outcomes, as data."""
     return {"outcomes": {o.value: {"title": o.title, "failure": o.is_failure, "crash": o.is_crash} for o in Outcome},
-            "unexpected": sorted(UNEXPECTED)}
+            "unexpected": sorted(v.value for v in Verdict if v.is_unexpected)}
 
 
 def _family(case: str) -> str:
     return case.split("/", 1)[0]
 
 
-def _repro(record: dict) -> str | None:
-    try:
-        return repro_command(record)
-    except (KeyError, TypeError):   # a hand-made or damaged record: no command rather than no page
-        return None
+def _is_unexpected(record: Record) -> bool:
+    return record.verdict.is_unexpected
 
 
-def _is_unexpected(record: dict) -> bool:
-    return record.get("verdict") in UNEXPECTED
-
-
-def _is_expected_failure(record: dict) -> bool:
-    outcome = record.get("outcome")
-    return (record.get("verdict") == Verdict.OK.value and outcome in OUTCOME_LABELS and Outcome(outcome).is_failure
-            and record.get("expected") in (Expected.XFAIL.value, Expected.CRASH.value))
+def _is_expected_failure(record: Record) -> bool:
+    return record.verdict is Verdict.OK and record.outcome.is_failure and record.expected is not Expected.PASS
 
 
 # ------------------------------------------------------------------ what the template shows (assets/report.html.j2)
@@ -196,25 +182,25 @@ def _summary(model: _Model) -> list[dict]:
         mine = [model.records[k] for (c, b), k in model.cell.items() if b == j]
         info = env_backends.get(backend) or {}
         versions = {**(info.get("versions") or {}), **(info.get("reported") or {})}
-        bar = [{"cls": _outcome_class(o), "n": n, "title": OUTCOME_TITLES[o]}
-               for o in OUTCOME_LABELS if (n := sum(r.get("outcome") == o for r in mine))]
+        bar = [{"cls": _outcome_class(o), "n": n, "title": o.title}
+               for o in Outcome if (n := sum(r.outcome is o for r in mine))]
         if len(model.cases) > len(mine):
             bar.append({"cls": "o-missing", "n": len(model.cases) - len(mine), "title": "no result"})
         rows.append({
             "backend": backend, "config": info.get("config", ""),
             "versions": "  ".join(f"{k} {v}" for k, v in versions.items()), "total": len(mine),
-            "passed": sum(r.get("outcome") == Outcome.PASSED.value and not _is_unexpected(r) for r in mine),
+            "passed": sum(r.outcome is Outcome.PASSED and not _is_unexpected(r) for r in mine),
             "xfail": sum(_is_expected_failure(r) for r in mine),
-            "unexpected_failures": sum(r.get("verdict") == Verdict.UNEXPECTED_FAILURE.value for r in mine),
-            "unexpected_passes": sum(r.get("verdict") == Verdict.UNEXPECTED_PASS.value for r in mine),
-            "skipped": sum(r.get("verdict") == Verdict.SKIPPED.value for r in mine),
-            "seconds": sum(float(r.get("duration_s") or 0) for r in mine), "bar": bar})
+            "unexpected_failures": sum(r.verdict is Verdict.UNEXPECTED_FAILURE for r in mine),
+            "unexpected_passes": sum(r.verdict is Verdict.UNEXPECTED_PASS for r in mine),
+            "skipped": sum(r.verdict is Verdict.SKIPPED for r in mine),
+            "seconds": sum(r.duration_s for r in mine), "bar": bar})
     return rows
 
 
 def _outcomes(model: _Model) -> list[dict]:
-    return [{"value": o, "cls": _outcome_class(o), "label": label, "title": OUTCOME_TITLES[o],
-             "count": sum(r.get("outcome") == o for r in model.records)} for o, label in OUTCOME_LABELS.items()]
+    return [{"value": o.value, "cls": _outcome_class(o), "label": o.label, "title": o.title,
+             "count": sum(r.outcome is o for r in model.records)} for o in Outcome]
 
 
 def _families(model: _Model) -> list[dict]:
@@ -250,7 +236,7 @@ def _totals(model: _Model, members: list[int]) -> list[dict | None]:
     totals = []
     for j in range(len(model.backends)):
         mine = [model.records[model.cell[(i, j)]] for i in members if (i, j) in model.cell]
-        totals.append({"passed": sum(r.get("outcome") == Outcome.PASSED.value for r in mine),
+        totals.append({"passed": sum(r.outcome is Outcome.PASSED for r in mine),
                        "results": len(mine), "bad": sum(_is_unexpected(r) for r in mine)} if mine else None)
     return totals
 
@@ -260,18 +246,18 @@ def _cell(model: _Model, i: int, j: int) -> dict | None:
     if k is None:
         return None
     record = model.records[k]
-    outcome = record.get("outcome")
+    outcome = record.outcome
     classes = [_outcome_class(outcome)]
     if _is_unexpected(record):
         classes.append("un")
     elif _is_expected_failure(record):
         classes.append("xf")
-    label = OUTCOME_LABELS.get(outcome, str(outcome))
-    phase = record.get("phase")
+    phase = record.phase
     # The phase, unless the label already says it (a mismatch is always found in compare).
-    redundant = (phase == label or (outcome == Outcome.MISMATCH.value and phase == "compare")
-                 or (outcome == Outcome.RUNTIME_ERROR.value and phase == "run"))
-    return {"classes": " ".join(classes), "k": k, "label": label, "phase": phase if phase and not redundant else None}
+    redundant = (phase == outcome.label or (outcome is Outcome.MISMATCH and phase == "compare")
+                 or (outcome is Outcome.RUNTIME_ERROR and phase == "run"))
+    return {"classes": " ".join(classes), "k": k, "label": outcome.label,
+            "phase": phase if phase and not redundant else None}
 
 
 def _json_for_script(data: Any) -> str:
@@ -279,8 +265,8 @@ def _json_for_script(data: Any) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def _outcome_class(outcome: Any) -> str:
-    return f"o-{outcome}" if outcome in OUTCOME_LABELS else "o-other"
+def _outcome_class(outcome: Outcome) -> str:
+    return f"o-{outcome.value}"
 
 
 def _created(report: dict) -> tuple[str, str]:
@@ -304,7 +290,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.report}: cannot read the report: {exc}", file=sys.stderr)
         return 2
     out = args.output or args.report.with_suffix(".html")
-    write_html(out, report)
+    try:
+        write_html(out, report)
+    except ValueError as exc:   # a damaged result (harness.record.Record.from_json)
+        print(f"{args.report}: {exc}; write the report again with --report-json", file=sys.stderr)
+        return 2
     print(out)
     return 0
 

@@ -24,7 +24,7 @@ import re
 from typing import Iterable, Mapping
 
 from harness.outcomes import Expected, Outcome, Verdict
-from harness.record import Record, repro_command
+from harness.record import Record
 
 SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
 COLLAPSE_AFTER = 5
@@ -261,16 +261,9 @@ def _group(signature: str, group: list[Record]) -> list[str]:
     return out + _op_counts(group) + _case_list(group, phase=True) + [""]
 
 
-def _op_of(r: Record) -> str:
-    """The op a case tests (an OpInfo case's op and variant), else its id up to the last "/"."""
-    if r.params.get("op"):
-        return str(r.params["op"]) + (f".{r.params['variant']}" if r.params.get("variant") else "")
-    return r.case.rsplit("/", 1)[0]
-
-
 def _op_counts(group: list[Record]) -> list[str]:
     """`By op: topk 12 · sort 3`, most first, when the group's cases test more than one op."""
-    counts = collections.Counter(_op_of(r) for r in group)
+    counts = collections.Counter(r.tested for r in group)
     if len(counts) < 2:
         return []
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
@@ -305,7 +298,7 @@ def _case_bullet(r: Record, phase: bool) -> list[str]:
             facts.append(f"entry {_code(r.expectation_source or r.expected.value)} names another phase")
     lines = [f"- {_code(r.case)} · " + " · ".join(facts)]
     if r.nodeid:  # a hand-made record without one: no command to offer
-        lines.append(f"  rerun: {_code(repro_command(r.to_json()))}")
+        lines.append(f"  rerun: {_code(r.rerun)}")
     if r.artifacts:
         lines.append(f"  repro bundle: {_code(r.artifacts)}")
     return lines

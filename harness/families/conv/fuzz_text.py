@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from harness.outcomes import Outcome
+
 
 def render_text(report: Mapping[str, Any]) -> str:
     """The human-readable summary of a fuzz report."""
@@ -34,4 +36,5 @@ def render_text(report: Mapping[str, Any]) -> str:
 
 
 def outcome_text(result: Mapping[str, Any]) -> str:
-    return "passed" if result["outcome"] == "passed" else f"{result['outcome']} in phase {result['phase']}"
+    outcome = Outcome(result["outcome"])
+    return outcome.value if outcome is Outcome.PASSED else f"{outcome.value} in phase {result['phase']}"

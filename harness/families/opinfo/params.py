@@ -97,6 +97,11 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
     return ["opinfo", op_tag(params["op"])]
 
 
+def subject(params: Mapping[str, Any]) -> str:
+    """The op and its variant: `nn.functional.pad.reflect`."""
+    return params["op"] + (f".{params['variant']}" if params.get("variant") else "")
+
+
 def derive_grad_tags(params: Mapping[str, Any]) -> list[str]:
     return derive_tags(params) + ["grad"]
 
