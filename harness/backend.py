@@ -50,6 +50,23 @@ class Program:
         return self.traced() if self.traced is not None else self.module
 
 
+@dataclasses.dataclass
+class OnnxProgram:
+    """What a backend compiles from an ONNX model: the model, built in the worker."""
+
+    name: str                       # the case id
+    model: Any                      # onnx.ModelProto
+    path: Path                      # the model's file (an importer that reads files reads it)
+    input_names: Sequence[str] = ()
+    output_names: Sequence[str] = ()
+
+
+# The kinds of program a family builds (Family.program) and a backend takes (its config's
+# `programs:`, each through a front-end): the class a builder returns and what to call it.
+PROGRAM_KINDS = {"torch": (Program, "PyTorch programs"), "onnx": (OnnxProgram, "ONNX models")}
+DEFAULT_PROGRAMS = {"torch": "the backend's own"}   # a config without `programs:`
+
+
 @dataclasses.dataclass(frozen=True)
 class Standalone:
     """A backend's standalone reproduction: its script (copied into the bundle) and its constants."""
@@ -106,7 +123,8 @@ def own_outputs(results: Sequence[Any], count: int) -> list:
 
 
 class Backend:
-    """Base class. Subclasses set nothing else up in __init__ that imports slowly per case."""
+    """Base class. Subclasses set nothing else up in __init__ that imports slowly per case.
+    `compile` gets a program of each kind its config's `programs:` names (a Program, an OnnxProgram)."""
 
     def __init__(self, name: str, options: Mapping[str, Any]):
         self.name = name
@@ -117,7 +135,8 @@ class Backend:
         raise NotImplementedError
 
     def run(self, artifact: Any, inputs: Sequence[Any], case: CaseContext) -> Sequence[Any]:
-        """Run the artifact on torch tensors; return a sequence of tensors or numpy arrays."""
+        """Run the artifact on the inputs (torch tensors for a Program; numpy arrays, lists of them
+        for sequences and None for empty optionals for an OnnxProgram); return its outputs alike."""
         raise NotImplementedError
 
     def versions(self) -> dict[str, str]:

@@ -102,7 +102,7 @@ BAD = [
     Bad("unknown-when-condition", "an unknown name in `when`",
         {"xfail/eager.yaml": _entry("  when: {tensorflow: '>=2'}\n")}, (),
         "xfail/eager.yaml:1: unknown condition 'tensorflow'; use one of iree-base-compiler, iree-base-runtime, numpy, "
-        "python, torch, torch-mlir"),
+        "onnx, onnxruntime, python, torch, torch-mlir"),
     Bad("when-not-a-mapping", "`when` that is not a mapping",
         {"xfail/eager.yaml": _entry("  when: torch>=2\n")}, (),
         "xfail/eager.yaml:1: 'when' must be a mapping such as {torch: '>=2.13'}"),
@@ -119,7 +119,7 @@ BAD = [
     Bad("config-unknown-key", "an unknown key in a config",
         {"configs/broken.yaml": "name: broken\nclass: fake_backends:FaultyBackend\ntimout: 5\n"}, (),
         "configs/broken.yaml:1: unknown key 'timout'; allowed keys are class, description, extends, install, "
-        "memory_limit_mb, name, options, requires, timeout, tolerances"),
+        "memory_limit_mb, name, options, programs, requires, timeout, tolerances"),
     Bad("config-not-a-mapping", "a config that is not a mapping",
         {"configs/broken.yaml": "- name: broken\n"}, (),
         "configs/broken.yaml: a backend config must be a mapping; see configs/eager.yaml"),
@@ -151,10 +151,13 @@ BAD = [
     Bad("config-extends-unknown", "`extends` naming an unknown backend",
         {"configs/broken.yaml": "name: broken\nextends: nothere\n"}, (),
         "configs/broken.yaml: extends unknown backend 'nothere'; use one of broken, eager, inductor, iree-llvm-cpu, "
-        "linalg-on-tensors, linalg-on-tensors-direct, stablehlo, tosa"),
+        "linalg-on-tensors, linalg-on-tensors-direct, onnxruntime, stablehlo, tosa"),
     Bad("config-extends-cycle", "configs that extend each other",
         {"configs/a.yaml": "name: a\nextends: b\n", "configs/b.yaml": "name: b\nextends: a\n"}, (),
         "configs/b.yaml: extends 'a', which extends it back; break the cycle"),
+    Bad("config-programs-unknown-kind", "a program kind no front-end builds",
+        {"configs/broken.yaml": "name: broken\nclass: a:B\nprograms: {tflite: its converter}\n"}, (),
+        "configs/broken.yaml: programs names unknown kind 'tflite'; use torch, onnx"),
     Bad("config-options-not-a-mapping", "options that are not a mapping",
         {"configs/broken.yaml": "name: broken\nclass: a:B\noptions: [1]\n"}, (),
         "configs/broken.yaml: 'options' must be a mapping"),
@@ -164,7 +167,7 @@ BAD = [
     # ---------------------------------------------------------------- backends
     Bad("unknown-backend", "an unknown backend", {}, ("--backend=eager,nope",),
         "--backend=nope: unknown backend (known: eager, inductor, iree-llvm-cpu, linalg-on-tensors, "
-        "linalg-on-tensors-direct, stablehlo, tosa); add configs/<name>.yaml or pass --configs-dir=DIR"),
+        "linalg-on-tensors-direct, onnxruntime, stablehlo, tosa); add configs/<name>.yaml or pass --configs-dir=DIR"),
     Bad("missing-optional-package", "a backend whose `requires` is not installed",
         {"configs/needy.yaml": "name: needy\nclass: a:B\nrequires: [not-a-real-dist]\n"
                                "install: pip install not-a-real-dist\n"}, ("--backend=needy",),
@@ -190,8 +193,8 @@ BAD = [
         "pick groups that divides C_in."),
     Bad("cases-file-unknown-family", "an unknown family",
         {"extra.yaml": f"- {BACKWARD}, family: conv_sideways}}\n"}, ("--cases-file=extra.yaml",),
-        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, module, opinfo, "
-        "opinfo_grad, torch_mlir"),
+        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, module, onnx_node, "
+        "opinfo, opinfo_grad, torch_mlir"),
     Bad("cases-file-module-path", "a module case whose `module` is not `package.module:attr`",
         {"extra.yaml": "- {family: module, module: models.Net, inputs: [{shape: [2]}]}\n"},
         ("--cases-file=extra.yaml",),
@@ -246,6 +249,10 @@ BAD = [
     Bad("cases-file-opinfo-unknown-op", "an OpInfo op the installed torch does not have",
         {"extra.yaml": "- {family: opinfo, op: absx, sample_index: 0}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: torch 2.13.0+cpu has no OpInfo 'absx'; did you mean abs?"),
+    Bad("cases-file-onnx-node-unknown-test", "an ONNX node test the installed onnx does not have",
+        {"extra.yaml": "- {family: onnx_node, test: test_absx}\n"}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: onnx 1.23.2 has no node test 'test_absx' (did you mean test_abs, test_asin, test_acos?); "
+        "the names are those of onnx.backend.test.case.node.collect_testcases"),
     Bad("cases-file-opinfo-changed-sample", "an OpInfo sample whose fingerprint has changed",
         {"extra.yaml": "- {family: opinfo, op: abs, sample_index: 0, fingerprint: 'float32[1] #0'}\n"},
         ("--cases-file=extra.yaml",),
@@ -346,7 +353,7 @@ BAD = [
     Bad("assume-version-unknown-name", "`--assume-version=tensorflow=2` (a name no condition knows)", {},
         ("--assume-version=tensorflow=2",),
         "--assume-version=tensorflow=2: unknown name 'tensorflow'; use one of iree-base-compiler, "
-        "iree-base-runtime, numpy, python, torch, torch-mlir"),
+        "iree-base-runtime, numpy, onnx, onnxruntime, python, torch, torch-mlir"),
     Bad("misspelt-option", "a misspelt option", {}, ("--bakend=eager",),
         "unrecognized arguments: --bakend=eager", ARGPARSE),
     # ------------------------------------------- found by this table, fixed (each was a traceback or a wrong line)

@@ -40,28 +40,30 @@ def test_controller_modules_do_not_import_torch():
                                  case_timeout=None), load_families([], root))
         for case in runner.all_cases:
             runner.timeout(case, "eager")
-        print(json.dumps({{"cases": len(cases), "torch": sorted(m for m in sys.modules
-                                                               if m == "torch" or m.startswith("torch."))}}))
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "onnx", "onnxruntime"))
+        print(json.dumps({{"cases": len(cases), "heavy": heavy}}))
         """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
                           env=clean_env(python_path_env()), timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["cases"] > 100
-    assert result["torch"] == []
+    assert result["heavy"] == []   # neither torch nor onnx: workers list OpInfo's samples and ONNX's tests
 
 
 def test_the_repo_collects_without_importing_torch(tmp_path):
     """`pytest --collect-only` on the repo itself (its conftest loads the plugin), with an empty
-    cache: a worker lists the OpInfo samples, the pytest process never imports torch."""
+    cache: workers list the OpInfo samples and ONNX's node tests, the pytest process imports
+    neither torch nor onnx."""
     probe = tmp_path / "probe.py"
     probe.write_text(textwrap.dedent("""\
         import sys
         def pytest_collection_finish(session):
             print("TORCH_IMPORTED=%s" % ("torch" in sys.modules))
+            print("ONNX_IMPORTED=%s" % ("onnx" in sys.modules or "onnxruntime" in sys.modules))
         """))
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "--backend=eager",
-                           "-p", "probe"], capture_output=True, text=True, cwd=REPO, timeout=120,
+                           "-p", "probe"], capture_output=True, text=True, cwd=REPO, timeout=600,
                           env=dict(clean_env(f"{tmp_path}:{python_path_env()}"),
                                    TORCH_BACKEND_E2E_CACHE=str(tmp_path / "cache")))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -70,6 +72,10 @@ def test_the_repo_collects_without_importing_torch(tmp_path):
     assert "cases/opinfo.py::opinfo/abs/default/float32/0[eager]" in done.stdout
     assert "listing PyTorch's OpInfo samples (float32)" in done.stderr
     assert len(list((tmp_path / "cache").glob("opinfo-torch*-float32.json"))) == 1
+    assert "ONNX_IMPORTED=False" in done.stdout
+    assert "cases/onnx_node.py::onnx_node/test_abs[eager]" not in done.stdout   # eager takes no ONNX model
+    assert "listing ONNX's node tests" in done.stderr
+    assert len(list((tmp_path / "cache").glob("onnx-node-*.json"))) == 1
 
 
 # ------------------------------------------------------------------------------------- Runner

@@ -19,6 +19,8 @@ Options:
   import_symbolic_shape_expressions
                           import the exported program's shape expressions, as those configs do (default false)
   opt_level, shared_libs  ExecutionEngine settings (default 2, none)
+  onnx_backend_pipeline   Torch ONNX IR -> Torch backend IR, for ONNX models (`programs: {onnx: ...}`);
+                          `@BACKEND_LEGAL_OPS@` as above
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import re
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
-import numpy as np
+import ml_dtypes
 import torch
 import torch_mlir.fx
 from torch_mlir import ir
@@ -36,6 +38,7 @@ from harness.backend import (
     STANDALONE_SCRIPTS,
     Backend,
     CaseContext,
+    OnnxProgram,
     Program,
     Standalone,
     export_program,
@@ -58,14 +61,36 @@ class MlirArtifact:
     jit: JitModule
     func_name: str
     outputs: int = 0               # how many of the results are the program's own (the last ones)
-    unsigned: list[int] = dataclasses.field(default_factory=list)  # results that are ui8 in Torch IR
+    unsigned: dict[int, str] = dataclasses.field(default_factory=dict)  # results unsigned in Torch IR: their dtype
+    numpy_results: bool = False    # every result as numpy (an ONNX model's)
 
 
-def unsigned_results(torch_backend_ir: str, func_name: str) -> list[int]:
-    """Positions of the entry function's ui8 results in Torch backend IR."""
+def import_onnx(model: Any) -> ir.Module:
+    """torch-mlir's ONNX importer on the model, shapes inferred with data propagation first (as
+    torch-mlir's onnx e2e config and its import_onnx tool do): Torch ONNX IR, `torch.operator`s."""
+    import onnx
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras import onnx_importer
+
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    info = onnx_importer.ModelInfo(inferred)
+    module = info.create_module(context=context)
+    onnx_importer.NodeImporter.define_function(info.main_graph, module.operation).import_all()
+    return module
+
+
+def unsigned_results(torch_backend_ir: str, func_name: str) -> dict[int, str]:
+    """The entry function's unsigned results in Torch backend IR: position -> numpy dtype name."""
     match = re.search(rf"func\.func @{re.escape(func_name)}\(.*\)\s*->\s*\(?(.*?)\)?\s*\{{", torch_backend_ir)
     types = re.findall(r"!torch\.vtensor<[^>]*>|!torch\.\w+", match.group(1)) if match else []
-    return [i for i, t in enumerate(types) if t.endswith(",ui8>")]
+    return {i: f"uint{width}" for i, t in enumerate(types) if (width := _unsigned_width(t))}
+
+
+def _unsigned_width(torch_type: str) -> str | None:
+    found = re.search(r",ui(8|16|32|64)>$", torch_type)
+    return found and found.group(1)
 
 
 def _generic_asm(module: ir.Module) -> str:
@@ -91,8 +116,10 @@ class MlirBackend(Backend):
             raise ValueError(f"backend {name}: to_linalg_pipelines must be a non-empty list of "
                              f"pass-pipeline strings")
 
-    def torch_backend_pipeline(self) -> str:
-        pipeline = self.options["torch_backend_pipeline"]
+    def torch_backend_pipeline(self, option: str = "torch_backend_pipeline") -> str:
+        if option not in self.options:
+            raise ValueError(f"backend {self.name}: its config takes ONNX models but has no {option} option")
+        pipeline = self.options[option]
         legal_ops = list(self.options.get("backend_legal_ops") or [])
         if LEGAL_OPS_PLACEHOLDER not in pipeline and legal_ops:
             raise ValueError(f"backend_legal_ops is set but torch_backend_pipeline has no "
@@ -104,7 +131,9 @@ class MlirBackend(Backend):
         verify = bool(self.options.get("runtime_verification", True))
         return [p for p in self.options["llvm_lowering_passes"] if verify or p.strip() != RUNTIME_VERIFICATION]
 
-    def compile(self, program: Program, case: CaseContext) -> MlirArtifact:
+    def compile(self, program: Program | OnnxProgram, case: CaseContext) -> MlirArtifact:
+        if isinstance(program, OnnxProgram):
+            return self.compile_onnx(program, case)
         func_name = symbol_name(program.name)
 
         case.enter(Phase.EXPORT)
@@ -124,11 +153,28 @@ class MlirBackend(Backend):
                        "Lowering TorchFX IR -> Torch Backend IR")
         unsigned = unsigned_results(str(module), func_name)
         note_lowering_paths(case.notes, module, watched)
+        return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, user_output_count(exported),
+                            unsigned)
+
+    def compile_onnx(self, program: OnnxProgram, case: CaseContext) -> MlirArtifact:
+        """The ONNX front-end, as torch-mlir's onnx configs: shape inference with data propagation,
+        the ONNX importer (phase import), the ONNX-to-Torch-backend pipeline, then the same stages."""
+        case.enter(Phase.IMPORT)
+        module = import_onnx(program.model)
+        func_name = ir.StringAttr(module.body.operations[0].attributes["sym_name"]).value
+
+        case.enter(Phase.LOWER)
+        self.run_stage(case, module, "torch-onnx", self.torch_backend_pipeline("onnx_backend_pipeline"),
+                       "Lowering Torch ONNX IR -> Torch Backend IR")
+        unsigned = unsigned_results(str(module), func_name)
+        return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, 0, unsigned, numpy_results=True)
+
+    def lower_to_jit(self, case: CaseContext, module: ir.Module, func_name: str) -> JitModule:
+        """Torch backend IR through the configured stages to Linalg, then LLVM and the ExecutionEngine."""
         stages = self.options["to_linalg_pipelines"]
         for index, stage in enumerate(stages, 1):
             self.run_stage(case, module, "torch-backend" if index == 1 else f"to-linalg-stage{index - 1}", stage,
                            f"Lowering Torch Backend IR -> Linalg-on-Tensors, stage {index} of {len(stages)}")
-
         note_linalg_ops(case.notes, module)
 
         case.enter(Phase.COMPILE)
@@ -139,7 +185,7 @@ class MlirBackend(Backend):
                         shared_libs=self.options.get("shared_libs") or ())
         if case.bundle is not None:
             case.bundle.stage("llvm", jit.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
-        return MlirArtifact(jit, func_name, user_output_count(exported), unsigned)
+        return jit
 
     def run_stage(self, case: CaseContext, module: ir.Module, input_name: str, pipeline: str,
                   description: str) -> None:
@@ -152,7 +198,10 @@ class MlirBackend(Backend):
     def run(self, artifact: MlirArtifact, inputs: Sequence[Any], case: CaseContext) -> list:
         case.enter(Phase.RUN)
         results = artifact.jit(inputs)  # Linalg integers are signless: uint8 comes back as int8
-        results = [r.view(np.uint8) if i in artifact.unsigned else r for i, r in enumerate(results)]
+        results = [r.view(artifact.unsigned[i]) if i in artifact.unsigned else r for i, r in enumerate(results)]
+        if artifact.numpy_results:   # an ONNX model's: bfloat16 as ml_dtypes, not a torch tensor
+            results = [r.view(torch.int16).numpy().view(ml_dtypes.bfloat16) if isinstance(r, torch.Tensor) else r
+                       for r in results]
         return own_outputs(results, artifact.outputs)
 
     def versions(self) -> dict[str, str]:

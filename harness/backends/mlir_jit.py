@@ -13,13 +13,14 @@ results out. Result buffers are allocated by the JIT code and never freed (they 
 constants, so freeing them is unsafe): a small leak per call, acceptable in a worker process.
 
 Element types: f32, f64, f16, i64, i32, i16, i8, i1 (numpy bool), complex. Linalg integers are
-signless: a uint8 tensor goes in as i8 (the same bytes; the Torch IR says ui8, so the ops are
-unsigned). A scalar result (a Python number the program returns, `!torch.float` / `!torch.int` /
-`!torch.bool` in Torch IR) is passed to the consume function by value and comes back as a Python
-float, int or bool. bfloat16: numpy has none. The munge pass
-rejects bf16 arguments ("argument must be a memref of f16, f32, ...": a compile error), and names a
-bf16 result `mrf16` as if it were f16; so result types are taken from the Linalg-level signature,
-never from that name, and bf16 results (raw 16-bit patterns) come back as torch.bfloat16 tensors.
+signless: a uint8 tensor (numpy's uint16 to uint64 too, an ONNX model's) goes in as i8 (the same
+bytes; the Torch IR says ui8, so the ops are unsigned). A scalar result (a Python number the
+program returns, `!torch.float` / `!torch.int` / `!torch.bool` in Torch IR) is passed to the
+consume function by value and comes back as a Python float, int or bool. bfloat16: numpy has
+none. The munge pass rejects bf16 arguments ("argument must be a memref of f16, f32, ...": a
+compile error), and names a bf16 result `mrf16` as if it were f16; so result types are taken from
+the Linalg-level signature, never from that name, and bf16 results (raw 16-bit patterns) come
+back as torch.bfloat16 tensors.
 """
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ _TORCH_TO_MLIR = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f1
                   torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
                   torch.int8: "i8", torch.uint8: "i8",   # signless in Linalg: the same bytes
                   torch.bool: "i1", torch.complex64: "complex<f32>", torch.complex128: "complex<f64>"}
-_NUMPY_TO_MLIR = {np.dtype(v): k for k, v in _CARRIER.items() if k != "bf16"} | {np.dtype(np.uint8): "i8"}
+_NUMPY_TO_MLIR = {np.dtype(v): k for k, v in _CARRIER.items() if k != "bf16"} | {
+    np.dtype(np.uint8): "i8", np.dtype(np.uint16): "i16", np.dtype(np.uint32): "i32", np.dtype(np.uint64): "i64"}
 # Scalar results, passed by value: MLIR type -> (ctypes type, Python type of the value).
 _SCALAR = {"f64": (ctypes.c_double, float), "f32": (ctypes.c_float, float), "i64": (ctypes.c_int64, int),
            "i32": (ctypes.c_int32, int), "i1": (ctypes.c_bool, bool)}

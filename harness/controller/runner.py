@@ -4,6 +4,7 @@ The pytest plugin asks the Runner to run one (case, backend) pair and gets a Rec
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import platform
 import shutil
@@ -197,9 +198,21 @@ class Runner:
                        "crash_set_file": shown(self.expectation_files(name)[1])}
                 for name, c in self.configs.items()}
 
+    def backends_for(self, case: Case) -> list[str]:
+        """The selected backends that take the case's kind of program (a front-end connects them)."""
+        kind = self.families[case.family].program
+        return [name for name, config in self.configs.items() if config.takes(kind)]
+
+    def uncollected(self) -> list[str]:
+        """One line per (family, backend) whose cases are not collected: no front-end connects them."""
+        counts = collections.Counter((case.family, name) for case in self.all_cases for name, config in
+                                     self.configs.items() if not config.takes(self.families[case.family].program))
+        return [f"{n:,} {family} case{'s' * (n != 1)} not collected for {backend}: it takes "
+                f"{self.configs[backend].takes_only()}" for (family, backend), n in counts.items()]
+
     def notices(self) -> list[str]:
         """What this run cannot do or decided for the user, one line each, for the run's summary."""
-        notes = list(self.discovered.notices)
+        notes = list(self.discovered.notices) + self.uncollected()
         if native_stacks.PY_SPY is None:
             notes.append("native stacks unavailable: py-spy not found beside this Python or on PATH "
                          "(pip install py-spy); hangs and crashes are reported without their native frame")

@@ -19,12 +19,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from harness.backend import Program, load_object
+from harness.backend import PROGRAM_KINDS, OnnxProgram, Program, load_object
 from harness.spec import DTYPES, Case
-
-PROGRAM_KINDS = ("torch",)   # harness.backend.Program: an nn.Module, its example inputs, its dynamic shapes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +90,7 @@ class Family:
     # Controller side, per case run: what the case tests (an op's name), kept in its result; the
     # triage report counts a failure group's cases by it. None: the case id up to its last "/".
     subject: Callable[[Mapping[str, Any]], str | None] = no_subject
-    program: str = "torch"             # the kind of program `builder` builds (PROGRAM_KINDS)
+    program: str = "torch"             # the kind of program `builder` builds (harness.backend.PROGRAM_KINDS)
     # Controller side, when the plugin or the command line is set up (before any case module is
     # read): the options and ini keys this family reads. Only entry-point families may declare
     # them (pytest reads the command line before the ini's `e2e_families` are loaded).
@@ -148,8 +146,8 @@ class Built:
     returns a tuple of tensors (or Python scalars), one per output name, and offers
     `repro_source()`: the module as a standalone class `Model`, for a bundle's repro.py."""
 
-    program: Program
-    input_sets: list[tuple]     # input_sets[0] is program.example_inputs
+    program: Program | OnnxProgram   # of the family's kind (Family.program)
+    input_sets: list[tuple]     # input_sets[0] is program.example_inputs (an OnnxProgram's first inputs)
     # The module's outputs at the case's dtype, per input set, from eager PyTorch: each output's
     # expected dtype, and the golden of integer and boolean outputs (compared exactly). None: every
     # output is a floating tensor of the case's dtype.
@@ -168,3 +166,7 @@ class Built:
     # compared by the values they select from that input, exactly.
     selects: dict[str, tuple[int, int | None]] = dataclasses.field(default_factory=dict)
     notes: dict[str, str] = dataclasses.field(default_factory=dict)   # facts for the report
+    # The family's own comparison, in place of the harness's, for outputs that are not one tensor
+    # each (ONNX's sequences, optionals, strings): compare(got, want) -> None, or what differs.
+    # `got` is what the backend's run returned for one input set, `want` its entry of `goldens`.
+    compare: Callable[[Sequence[Any], Sequence[Any]], str | None] | None = None

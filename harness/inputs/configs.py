@@ -10,6 +10,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from harness.backend import DEFAULT_PROGRAMS, PROGRAM_KINDS
 from harness.errors import HarnessInputError
 from harness.files import shown
 from harness.inputs.yamlio import check_keys, load_yaml
@@ -17,7 +18,7 @@ from harness.installation.packages import default_module, locate
 from harness.spec import DTYPES, is_positive_finite
 
 CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "memory_limit_mb",
-               "requires", "install"}
+               "requires", "install", "programs"}
 TOLERANCE_KEYS = {"rtol", "atol"}
 BUILTIN_CONFIGS = Path(__file__).parents[1] / "configs"  # harness/configs
 
@@ -42,6 +43,16 @@ class BackendConfig:
     source: Path
     modules: Mapping[str, str] = dataclasses.field(default_factory=dict)  # import names that differ from
     # the distribution's (iree-base-compiler: iree.compiler): what is imported counts, metadata or not
+    # The kinds of program it takes (harness.backend.PROGRAM_KINDS), each with its front-end
+    programs: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(DEFAULT_PROGRAMS))
+
+    def takes(self, kind: str) -> bool:
+        return kind in self.programs
+
+    def takes_only(self) -> str:
+        """`PyTorch programs only`, `PyTorch programs and ONNX models`: for the run's summary."""
+        names = [PROGRAM_KINDS[kind][1] for kind in self.programs]
+        return " and ".join(names) + (" only" if len(names) == 1 else "")
 
     def module_of(self, distribution: str) -> str:
         return self.modules.get(distribution) or default_module(distribution)
@@ -125,7 +136,20 @@ def _parse(path: Path, data: dict) -> BackendConfig:
         timeout=_positive(path, data.get("timeout"), "timeout", "seconds"),
         memory_limit_mb=_positive(path, data.get("memory_limit_mb"), "memory_limit_mb", "MiB"),
         requires=tuple(modules), modules={d: m for d, m in modules.items() if m}, source=path,
-        install=str(data.get("install") or 'pip install -e "."'))
+        install=str(data.get("install") or 'pip install -e "."'), programs=_programs(path, data))
+
+
+def _programs(path: Path, data: dict) -> dict[str, str]:
+    """`programs:` kind -> its front-end (what turns that kind into the backend's input)."""
+    value = data.get("programs", DEFAULT_PROGRAMS)
+    kinds = ", ".join(PROGRAM_KINDS)
+    if not isinstance(value, dict) or not value or not all(isinstance(v, str) for v in value.values()):
+        raise HarnessInputError(shown(path), f"programs must map a program kind ({kinds}) to its front-end",
+                                "write e.g. programs: {torch: torch.export, onnx: its ONNX importer}")
+    unknown = sorted(set(value) - set(PROGRAM_KINDS))
+    if unknown:
+        raise HarnessInputError(shown(path), f"programs names unknown kind {unknown[0]!r}", f"use {kinds}")
+    return dict(value)
 
 
 def _requirements(path: Path, value: Any) -> dict[str, str | None]:

@@ -37,7 +37,7 @@ class CaseModule(pytest.File):
     def collect(self):
         runner = self.config.stash[RUNNER]
         for case in runner.module_cases[self.path]:
-            for backend in runner.configs:
+            for backend in runner.backends_for(case):
                 yield CaseItem.from_parent(self, name=f"{case.id}[{backend}]", case=case, backend=backend)
 
 

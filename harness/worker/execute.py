@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from harness.backend import CaseContext, Program
-from harness.families.interface import load_builder
+from harness.families.interface import Built, load_builder
 from harness.outcomes import Outcome, Phase
 from harness.spec import Case
 from harness.worker.compare import DEFAULT_TOLERANCES, Output, compare, looser
@@ -25,8 +25,9 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
     tolerance = looser(_tolerance(backend_spec, dtype), built.tolerance or (0.0, 0.0))  # an op's own may be looser
     reductions = family["reduction_sizes"]
     if context.bundle is not None:
-        write_repro(context.bundle, case_json, built.program, built.input_sets, backend, tolerance,
-                    reductions, rerun, versions_of(backend))
+        write_repro(context.bundle, case_json, built, backend, tolerance, reductions, rerun, versions_of(backend))
+    if built.compare is not None:
+        return _run_compared_by_family(built, backend, context)
     names = built.program.output_names
     references = [as_outputs(names, r) for r in built.reference] if built.reference else None
     if built.goldens is not None:
@@ -53,6 +54,20 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
         if problem:
             shapes = f" (input set {index + 1}: shapes {[list(t.shape) for t in inputs]})" if index else ""
             return Outcome.MISMATCH, problem + shapes
+    return Outcome.PASSED, ""
+
+
+def _run_compared_by_family(built: Built, backend: Any, context: CaseContext) -> tuple[Outcome, str]:
+    """Compile, then run each input set and compare its outputs the family's way."""
+    context.notes.update(built.notes)
+    artifact = backend.compile(built.program, context)
+    for index, (inputs, want) in enumerate(zip(built.input_sets, built.goldens)):
+        context.enter(Phase.RUN)
+        got = backend.run(artifact, inputs, context)
+        context.enter(Phase.COMPARE)
+        problem = built.compare(got, want)
+        if problem:
+            return Outcome.MISMATCH, problem + (f" (input set {index + 1})" if index else "")
     return Outcome.PASSED, ""
 
 

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.backend import STANDALONE_SCRIPTS, Program, Standalone
+from harness.backend import STANDALONE_SCRIPTS, OnnxProgram, Program, Standalone
+from harness.families.interface import Built
 from harness.worker.bundle import Bundle
 
 SCRIPT = Path(__file__).with_name("repro_script.py")
@@ -26,11 +27,24 @@ NO_STANDALONE = STANDALONE_SCRIPTS / "none.py"
 DYNAMIC_HINT = "Dim.DYNAMIC"   # a dim given as torch.export.Dim.DYNAMIC (no name): repro_script.py reads it back
 
 
-def write_repro(bundle: Bundle, case: dict, program: Program, input_sets: list[tuple], backend: Any,
-                tolerance: tuple[float, float], reductions: dict[str, int], rerun: str,
-                versions: dict[str, str]) -> None:
-    """case.json, inputs/*.npy, and repro.py with what it reads, into the bundle."""
+def write_repro(bundle: Bundle, case: dict, built: Built, backend: Any, tolerance: tuple[float, float],
+                reductions: dict[str, int], rerun: str, versions: dict[str, str]) -> None:
+    """case.json and what reproduces the case, by the kind of program: a PyTorch program's inputs
+    and repro.py (below); an ONNX model's files (harness.worker.repro_onnx)."""
     bundle.write("case.json", json.dumps(case, indent=1) + "\n")
+    if isinstance(built.program, OnnxProgram):
+        from harness.worker.repro_onnx import write_onnx_files
+
+        write_onnx_files(bundle, built, backend.name, rerun, built.tolerance or tolerance)
+    else:
+        _write_torch_repro(bundle, case, built.program, built.input_sets, backend, tolerance, reductions, rerun,
+                           versions)
+
+
+def _write_torch_repro(bundle: Bundle, case: dict, program: Program, input_sets: list[tuple], backend: Any,
+                       tolerance: tuple[float, float], reductions: dict[str, int], rerun: str,
+                       versions: dict[str, str]) -> None:
+    """inputs/*.npy, and repro.py with what it reads."""
     names = (list(getattr(program.module, "input_names", ()))   # a module taking *tensors names them
              or list(inspect.signature(program.module.forward).parameters))
     for index, inputs in enumerate(input_sets):

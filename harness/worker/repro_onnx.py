@@ -1,0 +1,31 @@
+"""The worker's half of an ONNX model's repro bundle: the model and its data as ONNX's test layout.
+
+model.onnx, test_data_set_<i>/input_<j>.pb and output_<j>.pb (the expected outputs), and
+repro.py (harness/worker/repro_onnx_script.py, copied) with repro.json: it runs the model on
+onnxruntime and compares as ONNX's backend runner does, with onnx, numpy and onnxruntime only;
+for another backend it says how to rerun the case through the harness.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from harness.families.interface import Built
+from harness.worker.bundle import Bundle
+
+SCRIPT = Path(__file__).with_name("repro_onnx_script.py")
+
+
+def write_onnx_files(bundle: Bundle, built: Built, backend_name: str, rerun: str,
+                     tolerance: tuple[float, float]) -> None:
+    program = built.program
+    source = Path(program.path).parent
+    shutil.copyfile(program.path, bundle.path / "model.onnx")
+    data_sets = sorted(source.glob("test_data_set_*"))
+    for data in data_sets:
+        shutil.copytree(data, bundle.path / data.name)
+    rtol, atol = tolerance
+    bundle.write("repro.json", json.dumps({"backend": backend_name, "rerun": rerun, "rtol": rtol, "atol": atol,
+                                           "data_sets": [d.name for d in data_sets]}, indent=1) + "\n")
+    shutil.copyfile(SCRIPT, bundle.path / "repro.py")
