@@ -95,7 +95,12 @@ def _equal(got: np.ndarray, want: np.ndarray, how: str) -> str | None:
         return None
     first = tuple(int(i) for i in np.argwhere(bad)[0])
     return (f"{int(np.sum(bad))} of {bad.size} elements differ ({how}); "
-            f"first at index {list(first)}: got {got[first]!r}, want {want[first]!r}")
+            f"first at index {list(first)}: got {_shown(got[first])}, want {_shown(want[first])}")
+
+
+def _shown(value) -> str:
+    """A numpy scalar as its Python value (1, not np.int64(1)); a string quoted."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def _close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
