@@ -168,10 +168,13 @@ def _to_carrier(value: Any, elem: str) -> np.ndarray:
     return np.require(array, requirements="C")  # not ascontiguousarray: it makes a 0-d array 1-d
 
 
-# f32 -> bf16, which LLVM calls from libgcc; libgcc_s has it from GCC 13 on only (Debian 12's has
-# not: "Symbols not found: [ __truncsfbf2 ]"). Provided here so no system library decides. On
-# x86-64 the __bf16 result travels in the low 16 bits of xmm0: a float with those bits.
-TRUNCATE_TO_BF16 = "__truncsfbf2"
+# Float truncations LLVM calls from libgcc, which libgcc_s has from GCC 13 on only (Debian 12's
+# has not: "Symbols not found: [ __truncsfbf2 ]"; another library the worker loaded, onnxruntime's,
+# can supply them, so without these the outcome depended on the worker's history). On x86-64 the
+# 16-bit result travels in the low 16 bits of xmm0: a float with those bits.
+@ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_double)
+def _truncate_double_to_f16(value: float) -> float:
+    return float(np.uint32(np.float16(value).view(np.uint16)).view(np.float32))
 
 
 @ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float)
@@ -182,6 +185,9 @@ def _truncate_to_bf16(value: float) -> float:
     else:                                  # round to nearest, ties to even
         half = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
     return float(np.uint32(half & 0xFFFF).view(np.float32))
+
+
+LIBGCC_CONVERSIONS = {"__truncsfbf2": _truncate_to_bf16, "__truncdfhf2": _truncate_double_to_f16}
 
 
 class JitModule:
@@ -203,7 +209,8 @@ class JitModule:
         self._callback = self._make_callback()  # must outlive the engine: kept on self
         self.engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs))
         self.engine.register_runtime(consume_name, self._callback)
-        self.engine.raw_register_runtime(TRUNCATE_TO_BF16, ctypes.cast(_truncate_to_bf16, ctypes.c_void_p))
+        for name, function in LIBGCC_CONVERSIONS.items():
+            self.engine.raw_register_runtime(name, ctypes.cast(function, ctypes.c_void_p))
         self._module = module  # keeps the context alive as long as the engine
         # Looking the entry up makes the JIT generate and link code now (so that counts as
         # compiling). LLVM reports link errors, such as a missing runtime symbol, only on fd 2.
