@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
+from e2e_support import REPO, python_path_env
 
 from harness.inputs.configs import load_configs
 from harness.installation.executables import python_command
@@ -102,3 +106,16 @@ def test_unwritable_report_paths_are_usage_errors(e2e_project):
         assert result.ret == 4
         assert f"{option}=missing/dir/x: cannot write there" in result.output
         assert "Traceback" not in result.output
+
+
+def test_python_m_harness_without_its_dependencies_says_so_in_one_line(tmp_path):
+    """An interpreter the harness was not installed into (psutil shadowed by a module that fails as
+    a missing one does): one line naming the module and the fix, no traceback."""
+    (tmp_path / "psutil.py").write_text("raise ModuleNotFoundError(\"No module named 'psutil'\", name='psutil')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), python_path_env()]))
+    done = subprocess.run([sys.executable, "-m", "harness", "check"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"python -m harness: psutil is not installed for {sys.executable}; install the harness with its "
+        "dependencies (pip install -e . in the checkout) or run the interpreter of the venv that has it"]
