@@ -1,7 +1,7 @@
 """One case on one backend, inside a worker: build, golden, compile, run, compare."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -26,8 +26,13 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
     reductions = family["reduction_sizes"]
     if context.bundle is not None:
         write_repro(context.bundle, case_json, built, backend, tolerance, reductions, rerun, versions_of(backend))
-    if built.compare is not None:
-        return _run_compared_by_family(built, backend, context)
+    context.notes.update(built.notes)
+    if built.compare is not None:   # the family's own rules (ONNX's), on the values as the backend gives them
+        def by_family(got, want, inputs, index) -> str | None:
+            problem = built.compare(got, want)
+            return problem and problem + (f" (input set {index + 1})" if index else "")
+
+        return _run_input_sets(built, backend, context, built.goldens, by_family)
     names = built.program.output_names
     references = [as_outputs(names, r) for r in built.reference] if built.reference else None
     if built.goldens is not None:
@@ -36,38 +41,35 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
         goldens = [golden(built.program, inputs) for inputs in built.input_sets]
     else:
         goldens = references
-    context.notes.update(built.notes)
     if built.unchecked:
         context.notes["values_not_compared"] = "; ".join(f"{name}: {why}" for name, why in built.unchecked.items())
     if built.selects:
         context.notes["indices_compared_by_value"] = ", ".join(built.selects) + (
             ": by the input's values they select (ties make indices ambiguous)")
+
+    def judge(got, want, inputs, index) -> str | None:
+        problem = compare(as_outputs(names, got), want, dtype, tolerance, reductions,
+                          reference=references and references[index], unchecked=built.unchecked,
+                          tolerance_of=lambda d: _tolerance(backend_spec, d),
+                          selections={name: (_to_output("source", inputs[position]).values, dim)
+                                      for name, (position, dim) in built.selects.items()})
+        shapes = f" (input set {index + 1}: shapes {[list(t.shape) for t in inputs]})" if problem and index else ""
+        return problem and problem + shapes
+
+    return _run_input_sets(built, backend, context, goldens, judge)
+
+
+def _run_input_sets(built: Built, backend: Any, context: CaseContext, goldens: list,
+                    judge: Callable[[Any, Any, tuple, int], str | None]) -> tuple[Outcome, str]:
+    """Compile, then run each input set and judge its outputs against its golden: the first problem is a mismatch."""
     artifact = backend.compile(built.program, context)
     for index, (inputs, want) in enumerate(zip(built.input_sets, goldens)):
         context.enter(Phase.RUN)
-        got = as_outputs(names, backend.run(artifact, inputs, context))
-        context.enter(Phase.COMPARE)
-        problem = compare(got, want, dtype, tolerance, reductions, reference=references and references[index],
-                          unchecked=built.unchecked, tolerance_of=lambda d: _tolerance(backend_spec, d),
-                          selections={name: (_to_output("source", inputs[position]).values, dim)
-                                      for name, (position, dim) in built.selects.items()})
-        if problem:
-            shapes = f" (input set {index + 1}: shapes {[list(t.shape) for t in inputs]})" if index else ""
-            return Outcome.MISMATCH, problem + shapes
-    return Outcome.PASSED, ""
-
-
-def _run_compared_by_family(built: Built, backend: Any, context: CaseContext) -> tuple[Outcome, str]:
-    """Compile, then run each input set and compare its outputs the family's way."""
-    context.notes.update(built.notes)
-    artifact = backend.compile(built.program, context)
-    for index, (inputs, want) in enumerate(zip(built.input_sets, built.goldens)):
-        context.enter(Phase.RUN)
         got = backend.run(artifact, inputs, context)
         context.enter(Phase.COMPARE)
-        problem = built.compare(got, want)
+        problem = judge(got, want, inputs, index)
         if problem:
-            return Outcome.MISMATCH, problem + (f" (input set {index + 1})" if index else "")
+            return Outcome.MISMATCH, problem
     return Outcome.PASSED, ""
 
 

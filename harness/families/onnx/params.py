@@ -66,9 +66,7 @@ def subject(params: Mapping[str, Any]) -> str:
 
 
 def onnx_installed() -> bool:
-    from harness.installation.packages import locate
-
-    return locate("onnx", "onnx") is not None
+    return _onnx_package() is not None
 
 
 def discover(options: Mapping[str, Any]) -> Discovery | None:
@@ -96,11 +94,17 @@ def node_case_ids(options: Mapping[str, Any]) -> list[str]:
 
 # ------------------------------------------------------------------------------------- manifest
 
-def manifest_key() -> str:
-    """onnx's version and location, and this format: another onnx gets its own tests."""
+@functools.cache
+def _onnx_package():
+    """Where the worker would import onnx from, or None (looked up once per process)."""
     from harness.installation.packages import locate
 
-    onnx = locate("onnx", "onnx")
+    return locate("onnx", "onnx")
+
+
+def manifest_key() -> str:
+    """onnx's version and location, and this format: another onnx gets its own tests."""
+    onnx = _onnx_package()
     if onnx is None:
         raise ManifestError(f"the onnx package is not installed: {INSTALL} installs the pinned version")
     text = f"{onnx.version_text}|{Path(onnx.path).resolve()}|{MANIFEST_FORMAT}"
