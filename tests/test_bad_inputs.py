@@ -35,6 +35,28 @@ from harness.api import Family, no_reductions
 from harness.families.opinfo import params as opinfo_params
 FAMILY = Family("opinfo", opinfo_params.validate, "x:y", no_reductions, opinfo_params.derive_tags)
 """
+MODEL_ENTRY = "- {family: onnx_model, name: block, model: %s, inputs: [x.npy]}\n"
+
+
+def relu_model() -> bytes:
+    """A one-node ONNX model, Relu of a float32[2,3] input x (built when the row runs: it needs onnx)."""
+    from onnx import TensorProto, helper
+
+    x, y = (helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in "xy")
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
+
+
+def int_array_npy() -> bytes:
+    import io
+
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros((2, 3), np.int64))
+    return buffer.getvalue()
+
+
 OPTIONED_FAMILY = """\
 from harness.api import Family, Option
 FAMILY = Family("mine", dict, "x:y", options=(Option("mine-size", "how big"),))
@@ -45,7 +67,7 @@ FAMILY = Family("mine", dict, "x:y", options=(Option("mine-size", "how big"),))
 class Bad:
     id: str
     what: str                   # the README's description of the input
-    files: dict                 # relative path -> text, written into the project
+    files: dict                 # relative path -> text, or a function that returns the file's bytes
     args: tuple = ()
     line: str = ""              # the exact error line, after "ERROR: " (or "<prog>: error: ")
     kind: str = "harness"       # or ARGPARSE
@@ -151,7 +173,7 @@ BAD = [
     Bad("config-extends-unknown", "`extends` naming an unknown backend",
         {"configs/broken.yaml": "name: broken\nextends: nothere\n"}, (),
         "configs/broken.yaml: extends unknown backend 'nothere'; use one of broken, eager, inductor, iree-llvm-cpu, "
-        "linalg-on-tensors, linalg-on-tensors-direct, onnxruntime, stablehlo, tosa"),
+        "linalg-on-tensors, linalg-on-tensors-direct, onnx-linalg-on-tensors, onnxruntime, stablehlo, tosa"),
     Bad("config-extends-cycle", "configs that extend each other",
         {"configs/a.yaml": "name: a\nextends: b\n", "configs/b.yaml": "name: b\nextends: a\n"}, (),
         "configs/b.yaml: extends 'a', which extends it back; break the cycle"),
@@ -167,7 +189,8 @@ BAD = [
     # ---------------------------------------------------------------- backends
     Bad("unknown-backend", "an unknown backend", {}, ("--backend=eager,nope",),
         "--backend=nope: unknown backend (known: eager, inductor, iree-llvm-cpu, linalg-on-tensors, "
-        "linalg-on-tensors-direct, onnxruntime, stablehlo, tosa); add configs/<name>.yaml or pass --configs-dir=DIR"),
+        "linalg-on-tensors-direct, onnx-linalg-on-tensors, onnxruntime, stablehlo, tosa); add configs/<name>.yaml "
+        "or pass --configs-dir=DIR"),
     Bad("missing-optional-package", "a backend whose `requires` is not installed",
         {"configs/needy.yaml": "name: needy\nclass: a:B\nrequires: [not-a-real-dist]\n"
                                "install: pip install not-a-real-dist\n"}, ("--backend=needy",),
@@ -193,8 +216,8 @@ BAD = [
         "pick groups that divides C_in."),
     Bad("cases-file-unknown-family", "an unknown family",
         {"extra.yaml": f"- {BACKWARD}, family: conv_sideways}}\n"}, ("--cases-file=extra.yaml",),
-        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, module, onnx_node, "
-        "opinfo, opinfo_grad, torch_mlir"),
+        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, module, onnx_model, "
+        "onnx_node, opinfo, opinfo_grad, torch_mlir"),
     Bad("cases-file-module-path", "a module case whose `module` is not `package.module:attr`",
         {"extra.yaml": "- {family: module, module: models.Net, inputs: [{shape: [2]}]}\n"},
         ("--cases-file=extra.yaml",),
@@ -253,6 +276,19 @@ BAD = [
         {"extra.yaml": "- {family: onnx_node, test: test_absx}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: onnx 1.23.2 has no node test 'test_absx' (did you mean test_abs, test_asin, test_acos?); "
         "the names are those of onnx.backend.test.case.node.collect_testcases"),
+    Bad("cases-file-onnx-model-missing", "an `onnx_model` entry whose model file does not exist",
+        {"extra.yaml": MODEL_ENTRY % "nothere.onnx", "x.npy": int_array_npy}, ("--cases-file=extra.yaml",),
+        "extra.yaml:1: model nothere.onnx does not exist: give the path of the .onnx file, relative to the cases file"),
+    Bad("cases-file-onnx-model-not-onnx", "an `onnx_model` entry whose model file is not ONNX",
+        {"extra.yaml": MODEL_ENTRY % "notes.onnx", "notes.onnx": "these are notes\n", "x.npy": int_array_npy},
+        ("--cases-file=extra.yaml",),
+        "extra.yaml:1: notes.onnx is not an ONNX model (DecodeError: Error parsing message with type "
+        "'onnx.ModelProto': Wire format was corrupt)"),
+    Bad("cases-file-onnx-model-input-mismatch", "`onnx_model` input files that do not match the model's inputs",
+        {"extra.yaml": MODEL_ENTRY % "relu.onnx", "relu.onnx": relu_model, "x.npy": int_array_npy},
+        ("--cases-file=extra.yaml",),
+        "extra.yaml:1: x.npy does not fit input 'x' (float[2,3]) of relu.onnx: its dtype is int64, not float32; "
+        "give a file of that dtype and shape"),
     Bad("cases-file-opinfo-changed-sample", "an OpInfo sample whose fingerprint has changed",
         {"extra.yaml": "- {family: opinfo, op: abs, sample_index: 0, fingerprint: 'float32[1] #0'}\n"},
         ("--cases-file=extra.yaml",),
@@ -394,7 +430,10 @@ def run_bad(bad: Bad, root: Path) -> tuple[int, str, bool]:
     for relpath, text in bad.files.items():
         path = root / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        if callable(text):
+            path.write_bytes(text())
+        else:
+            path.write_text(text)
     reported = any(a.startswith("--report-json") for a in bad.args)
     args = bad.args if reported else ("--report-json=report.json", *bad.args)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([*(str(root / d) for d in bad.path), python_path_env()]))

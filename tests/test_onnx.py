@@ -1,15 +1,18 @@
-"""ONNX models as programs: the onnx_node family on the real onnx package, onnxruntime and
-torch-mlir's ONNX importer; program kinds decide which (case, backend) pairs are collected."""
+"""ONNX models as programs: the onnx_node and onnx_model families on the real onnx package,
+onnxruntime, torch-mlir's and IREE's ONNX importers; PyTorch programs exported by torch.onnx;
+program kinds decide which (case, backend) pairs are collected."""
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 from e2e_support import REPO
+from venvs import linked_venv, unactivated_env
 
 pytest.importorskip("onnx", reason="the onnx extra is not installed: pip install -e '.[onnx]'")
 
@@ -44,13 +47,78 @@ def test_node_tests_of_every_output_kind_pass_on_onnxruntime_and_are_not_collect
     assert "skipped" not in done.stdout.splitlines()[-1]
 
 
-def test_a_node_test_runs_through_torch_mlirs_onnx_importer(tmp_path):
-    done, results = run_pytest(tmp_path, "--backend=linalg-on-tensors", *node_ids(["test_add_uint16",
-                                                                                  "test_matmul_2d"],
-                                                                                 "linalg-on-tensors"))
+@pytest.mark.parametrize("backend", ["linalg-on-tensors", "iree-llvm-cpu"])
+def test_a_node_test_runs_through_torch_mlirs_and_irees_onnx_importers(tmp_path, backend):
+    done, results = run_pytest(tmp_path, f"--backend={backend}", *node_ids(["test_add_uint16", "test_matmul_2d"],
+                                                                          backend))
     assert done.returncode == 0, done.stdout[-3000:]
     assert [(r["outcome"], r["phase_durations"].keys() >= {"import", "lower"}) for r in results] == [
         ("passed", True)] * 2
+
+
+def write_block(folder: Path, outputs: list | None = None) -> Path:
+    """A MatMul-then-Relu ONNX model, its inputs as .npy and .pb, and a cases file naming them."""
+    from onnx import TensorProto, helper, numpy_helper, save
+
+    values = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in
+              (("x", [2, 3]), ("w", [3, 4]), ("y", [2, 4]))]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["t"]), helper.make_node("Relu", ["t"], ["y"])]
+    graph = helper.make_graph(nodes, "block", values[:2], values[2:])
+    (folder / "data").mkdir(parents=True)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), folder / "block.onnx")
+    rng = np.random.default_rng(0)
+    np.save(folder / "data" / "x.npy", rng.standard_normal((2, 3)).astype(np.float32))
+    (folder / "data" / "w.pb").write_bytes(
+        numpy_helper.from_array(rng.standard_normal((3, 4)).astype(np.float32)).SerializeToString())
+    entry = {"family": "onnx_model", "name": "block", "model": "block.onnx", "inputs": ["data/x.npy", "data/w.pb"]}
+    for i, array in enumerate(outputs or []):
+        np.save(folder / "data" / f"y{i}.npy", array)
+        entry["outputs"] = [f"data/y{j}.npy" for j in range(len(outputs))]
+    (folder / "cases.json").write_text(json.dumps([entry]))
+    return folder / "cases.json"
+
+
+def test_a_users_onnx_model_runs_on_every_onnx_backend_against_onnxruntimes_outputs(tmp_path):
+    cases = write_block(tmp_path / "project")   # read from its own folder, not the working directory's
+    done, results = run_pytest(tmp_path, f"--cases-file={cases}", "-m", "onnx_model",
+                               "--backend=onnxruntime,linalg-on-tensors,iree-llvm-cpu,eager")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert sorted((r["backend"], r["case"], r["outcome"]) for r in results) == [
+        (b, "onnx_model/cases_file/block", "passed") for b in ("iree-llvm-cpu", "linalg-on-tensors", "onnxruntime")]
+    assert {r["subject"] for r in results} == {"block.onnx"}
+    assert "1 onnx_model case not collected for eager: it takes PyTorch programs only" in done.stdout
+
+
+def test_stored_outputs_are_the_golden_when_given(tmp_path):
+    cases = write_block(tmp_path / "project", outputs=[np.zeros((2, 4), np.float32)])   # not what it computes
+    done, results = run_pytest(tmp_path, f"--cases-file={cases}", "-m", "onnx_model", "--backend=onnxruntime")
+    assert done.returncode == 1
+    [result] = results
+    assert result["outcome"] == "mismatch" and result["message"].startswith("y: "), result["message"]
+
+
+def test_torch_programs_exported_by_torch_onnx_run_on_onnx_linalg_on_tensors(tmp_path):
+    done, results = run_pytest(tmp_path, "--backend=onnx-linalg-on-tensors",
+                               "cases/module.py::module/mlp[onnx-linalg-on-tensors]")
+    assert done.returncode == 0, done.stdout[-3000:]
+    [result] = results
+    assert result["outcome"] == "passed" and {"export", "import", "lower"} <= result["phase_durations"].keys()
+
+
+def test_without_onnx_an_onnx_backend_or_model_gives_one_line(tmp_path):
+    python = linked_venv(tmp_path / "venv", hide=lambda name: name == "onnx" or name.startswith("onnx-"))
+    cases = write_block(tmp_path / "project")
+    for args, line in [
+        (["--backend=onnxruntime"], "ERROR: --backend=onnxruntime: needs the package 'onnx', which is not installed; "
+                                    "install it with: pip install -e \".[onnx]\""),
+        ([f"--cases-file={cases}", "--backend=linalg-on-tensors"],
+         f"ERROR: {cases}: onnx_model cases need the onnx package, which is not installed: "
+         "pip install -e \".[onnx]\" installs it"),
+    ]:
+        done = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *args], cwd=REPO,
+                              env=unactivated_env(), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 4 and "Traceback" not in done.stdout + done.stderr, done.stdout[-3000:]
+        assert [x for x in (done.stdout + done.stderr).splitlines() if x.startswith("ERROR")] == [line]
 
 
 @pytest.mark.parametrize("got, want, problem", [

@@ -14,13 +14,23 @@ iree-compile runs as a subprocess (iree.compiler.compile_str): a crash or abort 
 a compile error whose message says which signal killed it, not a crash of the worker. A hang
 still costs the case its timeout (the worker's process group is killed with the compiler in it).
 
+ONNX models (`programs: {onnx: ...}`) take IREE's ONNX front-end instead, as iree-import-onnx and
+iree-test-suites' onnx_ops do:
+  import   the model's opset upgraded to `onnx_opset` (17) when older, shapes inferred with data
+           propagation, IREE's ONNX importer -> Torch ONNX IR
+  lower    iree-compile --iree-input-type=onnx --compile-to=input
+  compile, run as above; results are viewed as the types the model declares (IREE's integers are
+           signless)
+
 Options (configs/iree-llvm-cpu.yaml):
   target_backends  iree-compile targets (default [llvm-cpu])
   driver           runtime HAL driver (default local-task)
   flags            extra iree-compile flags for both steps, e.g. --iree-llvmcpu-target-cpu=host
+  onnx_opset       the opset ONNX models are upgraded to before import (default 17)
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import signal
 from typing import Any, Sequence
@@ -32,7 +42,8 @@ import torch
 from iree.compiler import CompilerToolError, compile_str, ir
 from iree.compiler.extras.fx_importer import FxImporter
 
-from harness.backend import Backend, CaseContext, Program, export_program, own_outputs, user_output_count
+from harness.backend import Backend, CaseContext, OnnxProgram, Program, export_program, own_outputs, user_output_count
+from harness.backends.onnx_front import as_declared
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
 
@@ -79,6 +90,33 @@ def _unsigned_outputs(exported) -> set[int]:
     return {i for i, v in enumerate(own) if isinstance(v, torch.Tensor) and v.dtype == torch.uint8}
 
 
+def import_onnx(model: Any, opset: int) -> tuple[str, str]:
+    """IREE's ONNX front-end as iree-import-onnx runs it: Torch ONNX IR of the model and the name
+    of its function."""
+    import onnx
+    from iree.compiler.extras import onnx_importer
+
+    if model.opset_import and opset > _default_opset(model):
+        model = onnx.version_converter.convert_version(model, opset)
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    info = onnx_importer.ModelInfo(inferred)
+    module = info.create_module(context=ir.Context())
+    onnx_importer.NodeImporter.define_function(info.main_graph, module.operation).import_all()
+    return str(module), ir.StringAttr(module.body.operations[0].attributes["sym_name"]).value
+
+
+def _default_opset(model: Any) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+@dataclasses.dataclass
+class IreeArtifact:
+    function: Any
+    outputs: int = 0                    # how many of the results are the program's own (the last ones)
+    unsigned: set[int] = dataclasses.field(default_factory=set)   # a PyTorch program's uint8 results
+    declared: Sequence[Any] = ()        # an ONNX model's output types
+
+
 class IreeBackend(Backend):
 
     def __init__(self, name, options):
@@ -87,7 +125,9 @@ class IreeBackend(Backend):
         self.flags = list(self.options.get("flags") or [])
         self._config = None  # the runtime driver and device: created once per worker
 
-    def compile(self, program: Program, case: CaseContext):
+    def compile(self, program: Program | OnnxProgram, case: CaseContext) -> IreeArtifact:
+        if isinstance(program, OnnxProgram):
+            return self.compile_onnx(program, case)
         case.enter(Phase.EXPORT)
         # torch.export gives training IR, where in-place ops (masked_fill_, copy_) stay; the FX
         # importer wants a functional program. An empty table functionalises and decomposes nothing:
@@ -99,8 +139,19 @@ class IreeBackend(Backend):
         importer.import_frozen_program(exported, func_name="main")
         torch_ir = str(importer.module_op)
 
+        function = self.lower_and_load(torch_ir, "torch", case)
+        return IreeArtifact(function, user_output_count(exported), _unsigned_outputs(exported))
+
+    def compile_onnx(self, program: OnnxProgram, case: CaseContext) -> IreeArtifact:
+        case.enter(Phase.IMPORT)
+        torch_ir, func_name = import_onnx(program.model, int(self.options.get("onnx_opset", 17)))
+        function = self.lower_and_load(torch_ir, "onnx", case, func_name)
+        return IreeArtifact(function, declared=[o.type for o in program.model.graph.output])
+
+    def lower_and_load(self, torch_ir: str, input_type: str, case: CaseContext, func_name: str = "main") -> Any:
+        """iree-compile to its input dialects (lower), then to a VM module (compile); its function."""
         case.enter(Phase.LOWER)
-        input_ir = iree_compile(torch_ir, input_type="torch", target_backends=self.targets,
+        input_ir = iree_compile(torch_ir, input_type=input_type, target_backends=self.targets,
                                 extra_args=["--compile-to=input", *self.flags])
 
         case.enter(Phase.COMPILE)
@@ -110,20 +161,24 @@ class IreeBackend(Backend):
             self._config = rt.Config(self.options.get("driver", "local-task"))
         context = rt.SystemContext(config=self._config)
         context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
-        return context.modules.module["main"], user_output_count(exported), _unsigned_outputs(exported)
+        return context.modules.module[func_name]
 
-    def run(self, artifact, inputs: Sequence[Any], case: CaseContext) -> list:
+    def run(self, artifact: IreeArtifact, inputs: Sequence[Any], case: CaseContext) -> list:
         case.enter(Phase.RUN)
-        function, count, unsigned = artifact
-        results = function(*[to_numpy(t) for t in inputs])
+        if artifact.declared:   # an ONNX model's inputs are numpy already
+            results = artifact.function(*inputs)
+        else:
+            results = artifact.function(*[to_numpy(t) for t in inputs])
         if results is None:   # a function without results
             results = ()
         elif not isinstance(results, (tuple, list)):
             results = (results,)
         results = [r.to_host().copy() if hasattr(r, "to_host") else r   # copies outlive the device buffers;
-                   for r in own_outputs(results, count)]                   # a scalar result is a Python number
+                   for r in own_outputs(results, artifact.outputs)]       # a scalar result is a Python number
+        if artifact.declared:
+            return [as_declared(r, t) for r, t in zip(results, artifact.declared)]
         # IREE's integers are signless: uint8 comes back as int8.
-        return [from_numpy(r.view(np.uint8) if i in unsigned and isinstance(r, np.ndarray) else r)
+        return [from_numpy(r.view(np.uint8) if i in artifact.unsigned and isinstance(r, np.ndarray) else r)
                 for i, r in enumerate(results)]
 
     def versions(self) -> dict[str, str]:

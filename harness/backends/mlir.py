@@ -21,6 +21,9 @@ Options:
   opt_level, shared_libs  ExecutionEngine settings (default 2, none)
   onnx_backend_pipeline   Torch ONNX IR -> Torch backend IR, for ONNX models (`programs: {onnx: ...}`);
                           `@BACKEND_LEGAL_OPS@` as above
+  torch_front_end         how PyTorch programs come in: `fx_importer` (the default) or `onnx`:
+                          torch.onnx.export(dynamo=True) at `onnx_export_opset` (phase export),
+                          then the ONNX front-end, as torch-mlir's `onnx` e2e config does
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ from harness.backend import (
     user_output_count,
 )
 from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
+from harness.backends.onnx_front import export_to_onnx
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
 
@@ -133,7 +137,12 @@ class MlirBackend(Backend):
 
     def compile(self, program: Program | OnnxProgram, case: CaseContext) -> MlirArtifact:
         if isinstance(program, OnnxProgram):
-            return self.compile_onnx(program, case)
+            return self.compile_onnx(program.model, case, numpy_results=True)
+        front_end = self.options.get("torch_front_end", "fx_importer")
+        if front_end == "onnx":
+            return self.compile_onnx(export_to_onnx(program, self.options.get("onnx_export_opset"), case), case)
+        if front_end != "fx_importer":
+            raise ValueError(f"backend {self.name}: torch_front_end must be fx_importer or onnx, not {front_end!r}")
         func_name = symbol_name(program.name)
 
         case.enter(Phase.EXPORT)
@@ -156,18 +165,19 @@ class MlirBackend(Backend):
         return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, user_output_count(exported),
                             unsigned)
 
-    def compile_onnx(self, program: OnnxProgram, case: CaseContext) -> MlirArtifact:
+    def compile_onnx(self, model: Any, case: CaseContext, numpy_results: bool = False) -> MlirArtifact:
         """The ONNX front-end, as torch-mlir's onnx configs: shape inference with data propagation,
-        the ONNX importer (phase import), the ONNX-to-Torch-backend pipeline, then the same stages."""
+        the ONNX importer (phase import), the ONNX-to-Torch-backend pipeline, then the same stages.
+        An ONNX model's results are numpy's; those of a PyTorch program exported to ONNX, torch's."""
         case.enter(Phase.IMPORT)
-        module = import_onnx(program.model)
+        module = import_onnx(model)
         func_name = ir.StringAttr(module.body.operations[0].attributes["sym_name"]).value
 
         case.enter(Phase.LOWER)
         self.run_stage(case, module, "torch-onnx", self.torch_backend_pipeline("onnx_backend_pipeline"),
                        "Lowering Torch ONNX IR -> Torch Backend IR")
         unsigned = unsigned_results(str(module), func_name)
-        return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, 0, unsigned, numpy_results=True)
+        return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, 0, unsigned, numpy_results)
 
     def lower_to_jit(self, case: CaseContext, module: ir.Module, func_name: str) -> JitModule:
         """Torch backend IR through the configured stages to Linalg, then LLVM and the ExecutionEngine."""
@@ -207,7 +217,9 @@ class MlirBackend(Backend):
     def versions(self) -> dict[str, str]:
         return {"torch": torch.__version__, "torch-mlir": version_text("torch-mlir")}  # a source build too
 
-    def standalone(self, program: Program) -> Standalone:
+    def standalone(self, program: Program) -> Standalone | None:
+        if self.options.get("torch_front_end", "fx_importer") != "fx_importer":
+            return None   # the bundle's repro.py gives the harness command instead
         return Standalone(STANDALONE_SCRIPTS / "mlir.py", {
             "func_name": symbol_name(program.name), "opt_level": int(self.options.get("opt_level", 2)),
             "strict_export": bool(self.options.get("strict_export", False)),

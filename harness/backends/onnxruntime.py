@@ -25,7 +25,8 @@ import onnx
 import onnxruntime as ort
 from onnx import helper
 
-from harness.backend import Backend, CaseContext, OnnxProgram, Program, signature_shapes
+from harness.backend import Backend, CaseContext, OnnxProgram, Program
+from harness.backends.onnx_front import as_declared, declared_dtype, export_to_onnx
 from harness.outcomes import Phase
 
 NUMPY_HAS_NO = "No corresponding Numpy type"
@@ -76,23 +77,6 @@ class OnnxRuntimeBackend(Backend):
         return {"onnxruntime": ort.__version__, "onnx": onnx.__version__}
 
 
-def export_to_onnx(program: Program, opset: int | None, case: CaseContext) -> onnx.ModelProto:
-    """torch.onnx's dynamo exporter, as torch-mlir's onnx config exports (its phase: export)."""
-    import torch
-
-    case.enter(Phase.EXPORT)
-    module = program.graph_module()
-    exported = torch.onnx.export(module, tuple(program.example_inputs), dynamo=True, opset_version=opset,
-                                 verbose=False, dynamic_shapes=signature_shapes(module.forward, program.dynamic_shapes))
-    return exported.model_proto
-
-
-def _declared_dtype(type_proto: onnx.TypeProto) -> np.dtype | None:
-    if not type_proto.HasField("tensor_type"):
-        return None
-    return helper.tensor_dtype_to_np_dtype(type_proto.tensor_type.elem_type)
-
-
 def ort_input(value: Any) -> Any:
     """A value as onnxruntime takes it: numpy has the dtype, or an OrtValue of its ONNX type."""
     if isinstance(value, list) or value is None:
@@ -141,20 +125,10 @@ def unpack_sub_byte(raw: bytes, dtype: np.dtype, shape: Sequence[int]) -> np.nda
 
 def raw_tensor(value: ort.OrtValue, type_proto: onnx.TypeProto) -> Any:
     """An output numpy cannot be given by onnxruntime, copied from its memory as declared."""
-    dtype = _declared_dtype(type_proto)
+    dtype = declared_dtype(type_proto)
     if dtype is None or not value.is_tensor():
         return value.numpy()
     raw = bytes((ctypes.c_uint8 * value.tensor_size_in_bytes()).from_address(value.data_ptr()))
     if dtype.name in SUB_BYTE_BITS:
         return unpack_sub_byte(raw, dtype, value.shape())
     return np.frombuffer(raw, dtype=dtype).reshape(value.shape())
-
-
-def as_declared(value: Any, type_proto: onnx.TypeProto) -> Any:
-    """float8 and the like come back as uint8 of the same bytes: view them as the declared type."""
-    dtype = _declared_dtype(type_proto)
-    if dtype is None or not isinstance(value, np.ndarray) or value.dtype == dtype:
-        return value
-    if dtype.kind == "V" and value.dtype.itemsize == dtype.itemsize:
-        return value.view(dtype)
-    return value

@@ -106,6 +106,9 @@ class Family:
     worker_env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # A cases-file entry without `family:` belongs to the family marked default (at most one).
     default: bool = False
+    # Params that name files (a path or a list of paths): a cases file's relative paths are read
+    # from the cases file's folder, and `validate` gets them absolute.
+    path_params: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.program not in PROGRAM_KINDS:

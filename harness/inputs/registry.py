@@ -101,11 +101,21 @@ def case_from_entry(path: Path, index: int, entry: Any, families: Mapping[str, A
     if not isinstance(extra_tags, list) or not all(isinstance(t, str) for t in extra_tags):
         raise HarnessInputError(at, f"tags must be a list of strings, not {extra_tags!r}", "write tags: [a, b]")
     timeout = entry.pop("timeout", None)
+    for key in families[family].path_params:
+        if key in entry:
+            entry[key] = _from_folder(path.parent, entry[key])
     try:
         return families[family].case(f"cases_file/{_slug(name)}", entry, tags=extra_tags + ["cases_file"],
                                      timeout=timeout, errors_named=False)
     except (ValueError, TypeError) as e:
         raise HarnessInputError(at, str(e)) from None
+
+
+def _from_folder(folder: Path, value: Any) -> Any:
+    """A path param (a path or a list of them) relative to the cases file's folder, made absolute."""
+    if isinstance(value, list):
+        return [_from_folder(folder, v) for v in value]
+    return str((folder / value).resolve()) if isinstance(value, str) and value else value
 
 
 def _slug(text: str) -> str:

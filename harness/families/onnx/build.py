@@ -1,14 +1,17 @@
-"""The worker half of the ONNX node-test family: a test's model and data from the lister's files."""
+"""The worker halves of the ONNX families: a node test's model and data from the lister's files
+(onnx_node), a user's model and input files (onnx_model)."""
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import onnx
 
 from harness.backend import OnnxProgram
 from harness.families.interface import Built
 from harness.families.onnx import params
-from harness.families.onnx.values import compare_values, read_data_set
+from harness.families.onnx.model_check import graph_inputs
+from harness.families.onnx.values import compare_values, read_data_set, read_value_file
 from harness.spec import Case
 
 
@@ -29,3 +32,30 @@ def build_node(case: Case) -> Built:
                  compare=functools.partial(compare_values, names=output_names, rtol=test["rtol"], atol=test["atol"]),
                  tolerance=(test["rtol"], test["atol"]),
                  notes={"onnx_op": params.subject(case.params), "opset": str(test["opset"])})
+
+
+def build_model(case: Case) -> Built:
+    """A user's model and input files; the goldens are the stored outputs, else onnxruntime's."""
+    p = case.params
+    path = Path(p["model"])
+    model = onnx.load(str(path))
+    output_names = [o.name for o in model.graph.output]
+    inputs = tuple(read_value_file(Path(f)) for f in p["inputs"])
+    if p["outputs"] is not None:
+        golden, source = tuple(read_value_file(Path(f)) for f in p["outputs"]), "stored outputs"
+    else:
+        golden, source = tuple(onnxruntime_outputs(path, inputs)), "onnxruntime"
+    program = OnnxProgram(case.id, model, path, [i.name for i in graph_inputs(model)], output_names)
+    return Built(program=program, input_sets=[inputs], goldens=[golden], float64_golden=False,
+                 compare=functools.partial(compare_values, names=output_names, rtol=p["rtol"], atol=p["atol"]),
+                 tolerance=(p["rtol"], p["atol"]), notes={"golden": source})
+
+
+def onnxruntime_outputs(path: Path, inputs: tuple) -> list:
+    """The model's outputs on onnxruntime's CPU provider, all optimisations off: the reference."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return session.run(None, {i.name: value for i, value in zip(session.get_inputs(), inputs)})

@@ -33,6 +33,15 @@ def read_value(path: Path, type_proto: onnx.TypeProto) -> Any:
     return numpy_helper.to_array(proto)
 
 
+def read_value_file(path: Path) -> np.ndarray:
+    """A user's tensor file: .npy (numpy.save) or .pb (an ONNX TensorProto)."""
+    if path.suffix == ".npy":
+        return np.load(path, allow_pickle=False)
+    proto = onnx.TensorProto()
+    proto.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(proto)
+
+
 def read_data_set(directory: Path, graph: onnx.GraphProto, kind: str) -> list:
     """input_<j>.pb (kind "input") or output_<j>.pb of one test_data_set directory, in order."""
     values = graph.input if kind == "input" else graph.output

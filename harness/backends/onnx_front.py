@@ -1,0 +1,42 @@
+"""What the backends that take ONNX share: torch.onnx's export of a PyTorch program (the front-end
+of a backend whose config maps `torch:` to it) and the output types an ONNX model declares."""
+from __future__ import annotations
+
+from typing import Any
+
+from harness.backend import CaseContext, Program, signature_shapes
+from harness.outcomes import Phase
+
+
+def export_to_onnx(program: Program, opset: int | None, case: CaseContext) -> Any:
+    """torch.onnx's dynamo exporter, as torch-mlir's onnx config exports (its phase: export)."""
+    import torch
+
+    case.enter(Phase.EXPORT)
+    module = program.graph_module()
+    exported = torch.onnx.export(module, tuple(program.example_inputs), dynamo=True, opset_version=opset,
+                                 verbose=False, dynamic_shapes=signature_shapes(module.forward, program.dynamic_shapes))
+    return exported.model_proto
+
+
+def declared_dtype(type_proto: Any) -> Any:
+    """The numpy dtype (ml_dtypes' for bfloat16, float8, int4) of a tensor type; None for others."""
+    from onnx import helper
+
+    if not type_proto.HasField("tensor_type"):
+        return None
+    return helper.tensor_dtype_to_np_dtype(type_proto.tensor_type.elem_type)
+
+
+def as_declared(value: Any, type_proto: Any) -> Any:
+    """A result whose bytes are right but whose dtype is not (a compiler's signless integers,
+    onnxruntime's float8 as uint8), viewed as the type the model declares."""
+    import numpy as np
+
+    dtype = declared_dtype(type_proto)
+    if dtype is None or not isinstance(value, np.ndarray) or value.dtype == dtype:
+        return value
+    kinds = {value.dtype.kind, dtype.kind}
+    if value.dtype.itemsize == dtype.itemsize and (kinds <= {"u", "i"} or "V" in kinds):
+        return value.view(dtype)
+    return value
