@@ -398,3 +398,15 @@ def test_chromium_filters_a_link_into_collapsed_groups(tmp_path, monkeypatch):
     assert shown == ["conv_forward/2d/groups2"]
     body = next(a for t, a in _parse(dom).tags if t == "body")
     assert int(body["data-ready-ms"]) > 0 and int(body["data-filter-ms"]) >= 0
+
+
+def test_flat_ids_with_subjects_are_grouped_by_subject():
+    """ONNX's node tests (onnx_node/test_abs, ...) have flat ids; their records name the op type,
+    so each op is a group (one row per op, even of one test), in the op types' order."""
+    records = [_record(f"onnx_node/{test}", backend, outcome, phase=phase, subject=op)
+               for test, op in (("test_add", "Add"), ("test_add_bcast", "Add"), ("test_abs", "Abs"))
+               for backend, outcome, phase in (("eager", "passed", None), ("tosa", "compile_error", "import"))]
+    records.append(_record("module/mlp", "eager", subject=None))
+    parsed = _parse(render_html({"schema_version": 1, "complete": True, "environment": {}, "results": records}))
+    headers = [a["data-g"] for t, a in parsed.tags if t == "tr" and "grp" in (a.get("class") or "").split()]
+    assert headers == ["onnx_node: Abs", "onnx_node: Add"]   # module/mlp has no subject: its row alone

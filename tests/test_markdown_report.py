@@ -246,3 +246,17 @@ def test_proposals_for_report_skips_backends_whose_files_are_not_found(tmp_path)
     (tmp_path / "crash_sets").mkdir()
     assert proposals_for_report(older, tmp_path) == {}  # a report without the file keys
     assert set(proposals_for_report(report(results), tmp_path)) == {"xfail/be.yaml"}
+
+
+def test_a_family_with_flat_ids_and_subjects_gets_a_table_by_subject():
+    def node(test, op, backend, outcome="passed", phase=None):
+        return dict(record(f"onnx_node/{test}", outcome, phase, backend=backend), subject=op)
+
+    results = [node("test_add", "Add", "ort"), node("test_add_bcast", "Add", "ort"),
+               node("test_add", "Add", "mlir", "compile_error", "import"), node("test_add_bcast", "Add", "mlir"),
+               node("test_abs", "Abs", "ort"), record("module/mlp", backend="ort")]
+    text = render_markdown(report(results))
+    table = section(text, "`onnx_node` by subject")
+    assert "| subject | `mlir` | `ort` |" in table
+    assert "| `Abs` |  | 1/1 |" in table and "| `Add` | 1/2 (import) | 2/2 |" in table
+    assert "module by subject" not in text   # its subject is not named: no table

@@ -34,6 +34,7 @@ import markupsafe
 
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import Record
+from harness.views.grouping import subject_families
 
 MAX_MESSAGE_CHARS = 100_000   # a message longer than this is cut in the page (the JSON keeps it whole)
 DATA_ELEMENT_ID = "report-data"
@@ -102,6 +103,9 @@ class _Model:
             latest[(self.case_index[r.case], self.backend_index[r.backend])] = r
         self.records = list(latest.values())
         self.cell: dict[tuple[int, int], int] = {key: k for k, key in enumerate(latest)}
+        self.by_subject = subject_families(self.records)   # their groups: one per subject, by name
+        self.group_of = {self.case_index[r.case]: f"{_family(r.case)}: {r.subject}" if _family(r.case) in
+                         self.by_subject else _group(r.case) for r in self.records}
 
     def payload(self) -> dict:
         messages: list[str] = []
@@ -204,17 +208,20 @@ def _outcomes(model: _Model) -> list[dict]:
 
 
 def _families(model: _Model) -> list[dict]:
-    """Per family: its totals per backend and its groups of cases (below), each group's rows of cells."""
+    """Per family: its totals per backend and its groups of cases (below), each group's rows of cells.
+    A group of one case is its row alone, unless the family is grouped by subject (every op its row)."""
     families = []
     for family in model.families:
         members = [i for i, c in enumerate(model.cases) if _family(c) == family]
         groups: dict[str, list[int]] = {}
         for i in members:
-            groups.setdefault(_group(model.cases[i]), []).append(i)
+            groups.setdefault(model.group_of[i], []).append(i)
+        if family in model.by_subject:
+            groups = dict(sorted(groups.items()))
         collapsed = len(members) > COLLAPSE_GROUPS_OVER
         families.append({"name": family, "size": len(members), "totals": _totals(model, members), "groups": [
-            {"key": key if len(cases) > 1 else None, "rest": key[len(family):], "collapsed": collapsed,
-             "totals": _totals(model, cases) if len(cases) > 1 else None,
+            {"key": key if len(cases) > 1 or family in model.by_subject else None, "rest": key[len(family):],
+             "collapsed": collapsed, "totals": _totals(model, cases),
              "cases": [{"index": i, "rest": model.cases[i][len(family):],
                         "cells": [_cell(model, i, j) for j in range(len(model.backends))]} for i in cases]}
             for key, cases in groups.items()]})

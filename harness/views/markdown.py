@@ -25,6 +25,7 @@ from typing import Iterable, Mapping
 
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import Record
+from harness.views.grouping import family_of, subject_families
 
 SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
 COLLAPSE_AFTER = 5
@@ -48,6 +49,7 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
     out += _unexpected_passes(records)
     out += _crash_set(records, environment)
     out += _stale(records)
+    out += _by_subject(records)
     if proposals is not None:
         out += _proposals(proposals, originals or {})
     return "\n".join(out).rstrip("\n") + "\n"
@@ -217,6 +219,35 @@ def _proposals(proposals: Mapping[str, str], originals: Mapping[str, str]) -> li
 
 
 # ------------------------------------------------------------------------------------ grouping
+
+def _by_subject(records: list[Record]) -> list[str]:
+    """Per family grouped by subject (harness.views.grouping), a table of its subjects: on each
+    backend, passed of results and the phase most of the others failed in."""
+    out = []
+    for family in sorted(subject_families(records)):
+        mine = [r for r in records if family_of(r.case) == family]
+        backends = sorted({r.backend for r in mine})
+        cells: dict[str, dict[str, list[Record]]] = {}
+        for r in mine:
+            cells.setdefault(r.subject, {}).setdefault(r.backend, []).append(r)
+        out += [f"## {_code(family)} by subject", "",
+                f"What its {len(mine)} results test, one row each: on each backend, the cases passed of those run, "
+                "and the phase where most of the others failed.", "",
+                _row(["subject", *(_code(b) for b in backends)]), _row(["---"] + ["---"] * len(backends))]
+        for subject, by_backend in sorted(cells.items()):
+            out.append(_row([_code(subject), *(_subject_cell(by_backend.get(b, [])) for b in backends)]))
+        out.append("")
+    return out
+
+
+def _subject_cell(results: list[Record]) -> str:
+    if not results:
+        return ""
+    passed = sum(r.outcome is Outcome.PASSED for r in results)
+    phases = collections.Counter(r.phase for r in results if r.outcome.is_failure and r.phase)
+    worst = f" ({phases.most_common(1)[0][0]})" if phases else ""
+    return f"{passed}/{len(results)}{worst}"
+
 
 def _signature(r: Record) -> str:
     """A result's signature; without one (older reports), the first line of its message."""
