@@ -124,7 +124,7 @@ BAD = [
     Bad("unknown-when-condition", "an unknown name in `when`",
         {"xfail/eager.yaml": _entry("  when: {tensorflow: '>=2'}\n")}, (),
         "xfail/eager.yaml:1: unknown condition 'tensorflow'; use one of iree-base-compiler, iree-base-runtime, numpy, "
-        "onnx, onnxruntime, python, torch, torch-mlir"),
+        "onnx, onnxruntime, onnxscript, python, torch, torch-mlir"),
     Bad("when-not-a-mapping", "`when` that is not a mapping",
         {"xfail/eager.yaml": _entry("  when: torch>=2\n")}, (),
         "xfail/eager.yaml:1: 'when' must be a mapping such as {torch: '>=2.13'}"),
@@ -389,7 +389,7 @@ BAD = [
     Bad("assume-version-unknown-name", "`--assume-version=tensorflow=2` (a name no condition knows)", {},
         ("--assume-version=tensorflow=2",),
         "--assume-version=tensorflow=2: unknown name 'tensorflow'; use one of iree-base-compiler, "
-        "iree-base-runtime, numpy, onnx, onnxruntime, python, torch, torch-mlir"),
+        "iree-base-runtime, numpy, onnx, onnxruntime, onnxscript, python, torch, torch-mlir"),
     Bad("misspelt-option", "a misspelt option", {}, ("--bakend=eager",),
         "unrecognized arguments: --bakend=eager", ARGPARSE),
     # ------------------------------------------- found by this table, fixed (each was a traceback or a wrong line)

@@ -96,7 +96,7 @@ def test_the_example_project_installed_with_the_wheel_runs_its_family_module_cas
     check = subprocess.run([python, "-m", "harness", "check"], cwd=project, env=unactivated_env(),
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert check.stdout.strip() == "ok: 1 expectation entries of 9 backends match the 8 cases"
+    assert check.stdout.strip() == "ok: 1 expectation entries of 10 backends match the 8 cases"
 
 
 def test_without_the_built_in_entry_points_one_line_says_to_reinstall(monkeypatch):
@@ -113,5 +113,5 @@ def test_the_built_in_families_come_from_the_entry_points():
               if p.dist and p.dist.name == plugins.DISTRIBUTION}
     built_in = ("conv", "module", "onnx", "opinfo", "torch_mlir")
     assert points == {name: f"harness.families.{name}:FAMILIES" for name in built_in}
-    assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "module", "onnx_node", "opinfo",
-                                                      "opinfo_grad", "torch_mlir"]
+    assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "module", "onnx_model", "onnx_node",
+                                                      "opinfo", "opinfo_grad", "torch_mlir"]

@@ -32,7 +32,7 @@ BAD = [
         "xfail/eager.yaml:1:", "bad version condition torch: '>>2'; write a PEP 440 specifier"),
     Bad("unknown-backend", {}, ("--backend=eager,nope",),
         "--backend=nope:", "unknown backend (known: eager, inductor, iree-llvm-cpu, linalg-on-tensors, "
-        "linalg-on-tensors-direct, onnxruntime, "
+        "linalg-on-tensors-direct, onnx-linalg-on-tensors, onnxruntime, "
         "stablehlo, tosa); add configs/<name>.yaml or pass --configs-dir=DIR"),
     Bad("config-bad-class", {"configs/broken.yaml": "name: broken\nclass: fake_backends.FaultyBackend\n"}, (),
         "configs/broken.yaml:", "class 'fake_backends.FaultyBackend' is not of the form 'module:Class'"),
