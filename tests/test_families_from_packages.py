@@ -113,5 +113,5 @@ def test_the_built_in_families_come_from_the_entry_points():
               if p.dist and p.dist.name == plugins.DISTRIBUTION}
     built_in = ("conv", "module", "onnx", "opinfo", "torch_mlir")
     assert points == {name: f"harness.families.{name}:FAMILIES" for name in built_in}
-    assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "module", "onnx_model", "onnx_node",
-                                                      "opinfo", "opinfo_grad", "torch_mlir"]
+    assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "module", "onnx_model",
+                                                      "onnx_node", "opinfo", "opinfo_grad", "torch_mlir"]
