@@ -61,6 +61,12 @@ class OnnxProgram:
     output_names: Sequence[str] = ()
 
 
+def graph_inputs(model: Any) -> list:
+    """An ONNX model's inputs a caller feeds (ValueInfoProtos): not those an initializer gives."""
+    initialised = {i.name for i in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in initialised]
+
+
 # The kinds of program a family builds (Family.program) and a backend takes (its config's
 # `programs:`, each through a front-end): the class a builder returns and what to call it.
 PROGRAM_KINDS = {"torch": (Program, "PyTorch programs"), "onnx": (OnnxProgram, "ONNX models")}

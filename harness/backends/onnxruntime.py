@@ -25,7 +25,7 @@ import onnx
 import onnxruntime as ort
 from onnx import helper
 
-from harness.backend import Backend, CaseContext, OnnxProgram, Program
+from harness.backend import Backend, CaseContext, OnnxProgram, Program, graph_inputs
 from harness.backends.onnx_front import as_declared, declared_dtype, export_to_onnx
 from harness.outcomes import Phase
 
@@ -52,8 +52,7 @@ class OnnxRuntimeBackend(Backend):
         options.graph_optimization_level = getattr(ort.GraphOptimizationLevel,
                                                    self.options.get("graph_optimization", "ORT_ENABLE_ALL"))
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-        initialised = {i.name for i in model.graph.initializer}
-        return Session(session, [i.type for i in model.graph.input if i.name not in initialised],
+        return Session(session, [i.type for i in graph_inputs(model)],
                        [o.type for o in model.graph.output], torch_inputs)
 
     def run(self, artifact: Session, inputs: Sequence[Any], case: CaseContext) -> list:

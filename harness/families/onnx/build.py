@@ -7,10 +7,9 @@ from pathlib import Path
 
 import onnx
 
-from harness.backend import OnnxProgram
+from harness.backend import OnnxProgram, graph_inputs
 from harness.families.interface import Built
 from harness.families.onnx import params
-from harness.families.onnx.model_check import graph_inputs
 from harness.families.onnx.values import compare_values, read_data_set, read_value_file
 from harness.spec import Case
 
@@ -21,8 +20,7 @@ def build_node(case: Case) -> Built:
     directory = params.test_dir(name)
     model = onnx.load(directory / "model.onnx")
     graph = model.graph
-    initialised = {i.name for i in graph.initializer}
-    input_names = [i.name for i in graph.input if i.name not in initialised]
+    input_names = [i.name for i in graph_inputs(model)]
     output_names = [o.name for o in graph.output]
     data_sets = sorted(directory.glob("test_data_set_*"))
     program = OnnxProgram(case.id, model, directory / "model.onnx", input_names, output_names)

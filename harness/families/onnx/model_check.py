@@ -17,6 +17,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import helper
 
+from harness.backend import graph_inputs
 from harness.families.onnx.values import read_value_file
 from harness.files import shown
 
@@ -34,12 +35,6 @@ def load_model(path: Path) -> onnx.ModelProto:
     if not model.ir_version or not model.HasField("graph"):
         raise ValueError(f"{shown(path)} is not an ONNX model (no IR version or graph in it)")
     return model
-
-
-def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
-    """The inputs a caller feeds: not those an initializer gives."""
-    initialised = {i.name for i in model.graph.initializer}
-    return [i for i in model.graph.input if i.name not in initialised]
 
 
 def described(value: onnx.ValueInfoProto) -> str:

@@ -18,15 +18,13 @@ import functools
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.families.manifest_cache import PACKAGE_ROOT, cache_dir
+from harness.families.manifest_cache import ManifestError, cache_dir, run_worker_module
 from harness.families.onnx.params import INSTALL, onnx_installed
-from harness.files import shown
+from harness.files import shown, write_text_atomically
 from harness.spec import check_keys
 
 FAMILY = "onnx_model"
@@ -101,23 +99,18 @@ def _cached_check(key: str, request: str) -> str | None:
         return json.loads(path.read_text(encoding="utf-8"))["error"]
     error = _run_check(request)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
-        json.dump({"error": error}, f)
-    os.replace(f.name, path)
+    write_text_atomically(path, json.dumps({"error": error}))
     return error
 
 
 def _run_check(request: str) -> str | None:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         f.write(request)
     try:
-        done = subprocess.run([sys.executable, "-m", "harness.families.onnx.model_check", f.name], env=env,
-                              capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+        out = run_worker_module("harness.families.onnx.model_check", [f.name], "checking the model's files",
+                                CHECK_TIMEOUT_S)
+    except ManifestError as e:
+        raise ValueError(str(e)) from None
     finally:
         os.unlink(f.name)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        raise ValueError(f"checking the model's files failed: {last}")
-    return json.loads(done.stdout.strip().splitlines()[-1])["error"]
+    return json.loads(out.strip().splitlines()[-1])["error"]
