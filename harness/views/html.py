@@ -34,7 +34,7 @@ import markupsafe
 
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import Record
-from harness.views.grouping import subject_families
+from harness.views.grouping import family_of, subject_families
 
 MAX_MESSAGE_CHARS = 100_000   # a message longer than this is cut in the page (the JSON keeps it whole)
 DATA_ELEMENT_ID = "report-data"
@@ -93,10 +93,10 @@ class _Model:
         seen = {r.backend for r in records}
         self.backends = env_backends + sorted(seen - set(env_backends))
         self.backend_index = {b: j for j, b in enumerate(self.backends)}
-        case_ids = sorted({r.case for r in records}, key=lambda c: (_family(c), c))
+        case_ids = sorted({r.case for r in records}, key=lambda c: (family_of(c), c))
         self.cases = case_ids
         self.case_index = {c: i for i, c in enumerate(case_ids)}
-        self.families = sorted({_family(c) for c in case_ids})
+        self.families = sorted({family_of(c) for c in case_ids})
         # One record per (case, backend); a later duplicate wins, as it would in a re-run.
         latest = {}
         for r in records:
@@ -104,7 +104,7 @@ class _Model:
         self.records = list(latest.values())
         self.cell: dict[tuple[int, int], int] = {key: k for k, key in enumerate(latest)}
         self.by_subject = subject_families(self.records)   # their groups: one per subject, by name
-        self.group_of = {self.case_index[r.case]: f"{_family(r.case)}: {r.subject}" if _family(r.case) in
+        self.group_of = {self.case_index[r.case]: f"{family_of(r.case)}: {r.subject}" if family_of(r.case) in
                          self.by_subject else _group(r.case) for r in self.records}
 
     def payload(self) -> dict:
@@ -116,7 +116,7 @@ class _Model:
         cases = []
         for i, case in enumerate(self.cases):
             first = first_of[i]
-            cases.append({"id": case, "family": _family(case), "params": first.params, "tags": first.tags})
+            cases.append({"id": case, "family": family_of(case), "params": first.params, "tags": first.tags})
         packed = []
         for r in self.records:
             c = self.case_index[r.case]
@@ -149,10 +149,6 @@ def vocabulary() -> dict:
     """What the page's script knows of outcomes and verdicts: harness.outcomes, as data."""
     return {"outcomes": {o.value: {"title": o.title, "failure": o.is_failure, "crash": o.is_crash} for o in Outcome},
             "unexpected": sorted(v.value for v in Verdict if v.is_unexpected)}
-
-
-def _family(case: str) -> str:
-    return case.split("/", 1)[0]
 
 
 def _is_unexpected(record: Record) -> bool:
@@ -212,7 +208,7 @@ def _families(model: _Model) -> list[dict]:
     A group of one case is its row alone, unless the family is grouped by subject (every op its row)."""
     families = []
     for family in model.families:
-        members = [i for i, c in enumerate(model.cases) if _family(c) == family]
+        members = [i for i, c in enumerate(model.cases) if family_of(c) == family]
         groups: dict[str, list[int]] = {}
         for i in members:
             groups.setdefault(model.group_of[i], []).append(i)
