@@ -12,7 +12,8 @@ forward cases alone. Prints the median and every run of each, the
 number of items, and the difference of the medians: what the first collection costs on top.
 Targets (issue 12): warm median at most 1.5 s for all 18,687 float32 samples, cold at most 15 s more;
 (issue 21) warm at most 1.5 s for ONNX's 1,884 node tests (`--marker onnx_node`: every case module is
-still read, as in any run; the cold runs list both op_db and the node tests).
+still read, as in any run, with OpInfo's default selection unless --samples says otherwise; the cold
+runs list both op_db and the node tests).
 """
 from __future__ import annotations
 
@@ -36,10 +37,10 @@ def case_ids(options): return opinfo_case_ids(options, FAMILIES)
 """
 
 
-def collect(cache: Path, samples: str, backend: str, cases_dir: Path | None, marker: str) -> tuple[float, int]:
+def collect(cache: Path, samples: str | None, backend: str, cases_dir: Path | None, marker: str) -> tuple[float, int]:
     env = dict(os.environ, TORCH_BACKEND_E2E_CACHE=str(cache))
     command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", marker,
-               f"--opinfo-samples={samples}", f"--backend={backend}"]
+               f"--backend={backend}"] + ([f"--opinfo-samples={samples}"] if samples else [])
     if cases_dir is not None:
         command += ["-o", f"e2e_cases_dirs={cases_dir}", str(cases_dir)]
     started = time.perf_counter()
@@ -54,11 +55,17 @@ def collect(cache: Path, samples: str, backend: str, cases_dir: Path | None, mar
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--samples", default="all")
+    parser.add_argument("--samples", help="--opinfo-samples (default: all with -m opinfo, else the default "
+                        "selection, as a user's run of another marker has)")
     parser.add_argument("--backend", default="eager")
     parser.add_argument("--families", help="comma list, e.g. opinfo (default: the repository's cases/)")
     parser.add_argument("--marker", default="opinfo", help="the items to collect (-m), e.g. onnx_node")
     args = parser.parse_args()
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("note: PYTHONDONTWRITEBYTECODE is set, so every run compiles the harness and pytest's rewritten "
+              "modules again (about 0.6 s more than a user's run)", file=sys.stderr)
+    if args.samples is None and args.marker == "opinfo":
+        args.samples = "all"
     with tempfile.TemporaryDirectory() as tmp:
         cases_dir = None
         if args.families:
