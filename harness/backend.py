@@ -151,7 +151,9 @@ class Backend:
 
     def standalone(self, program: Program) -> Standalone | None:
         """The backend half of a bundle's standalone repro.py: a Python file defining
-        `compile_and_run(model, example_inputs, dynamic_shapes, input_sets, constants)` -> one list
-        of outputs per input set, with torch and this backend's own package only, and the JSON-able
-        constants it reads (see harness/backends/standalone). None: no standalone reproduction."""
+        `compile_and_run(model, example_inputs, dynamic_shapes, input_sets, constants)` (a PyTorch
+        program) or `run_onnx(model, input_sets, constants)` (an OnnxProgram: a ModelProto and numpy
+        inputs) -> one list of outputs per input set, with torch or onnx and this backend's own
+        package only, and the JSON-able constants it reads (see harness/backends/standalone).
+        None: no standalone reproduction."""
         return None

@@ -35,8 +35,16 @@ def node_ids(names, backend: str) -> list[str]:
     return [f"cases/onnx_node.py::onnx_node/{name}[{backend}]" for name in names]
 
 
+def repro(bundles: Path, backend: str, test: str) -> subprocess.CompletedProcess:
+    """A node test's bundle's repro.py, run alone: from another directory, PATH cut to the system's."""
+    bundle, = (bundles / backend).glob(f"onnx_node_{test}-*")
+    return subprocess.run([sys.executable, str(bundle / "repro.py")], cwd=bundles.parent, capture_output=True,
+                          text=True, timeout=300, env=unactivated_env())
+
+
 def test_node_tests_of_every_output_kind_pass_on_onnxruntime_and_are_not_collected_for_eager(tmp_path):
-    done, results = run_pytest(tmp_path, "--backend=eager,onnxruntime", *node_ids(KINDS, "onnxruntime"))
+    done, results = run_pytest(tmp_path, "--backend=eager,onnxruntime", f"--artifacts-dir={tmp_path / 'bundles'}",
+                               "--artifacts=all", *node_ids(KINDS, "onnxruntime"))
     assert done.returncode == 0, done.stdout[-3000:]
     chosen = {r["case"].split("/", 1)[1]: r for r in results}
     assert sorted(chosen) == sorted(KINDS)
@@ -45,15 +53,32 @@ def test_node_tests_of_every_output_kind_pass_on_onnxruntime_and_are_not_collect
     # Said once for the whole family, not as a skip per case
     assert "1,884 onnx_node cases not collected for eager: it takes PyTorch programs only" in done.stdout
     assert "skipped" not in done.stdout.splitlines()[-1]
+    for name in ("test_string_concat", "test_sequence_insert_at_back"):
+        alone = repro(tmp_path / "bundles", "onnxruntime", name)
+        assert (alone.returncode, alone.stdout.strip()) == (0, "every output matched on onnxruntime"), alone.stderr
 
 
-@pytest.mark.parametrize("backend", ["linalg-on-tensors", "iree-llvm-cpu"])
+# A cast to int4 aborts torch-mlir's lowering (the worker: crashed) and iree-compile (a subprocess).
+ABORTS = {"linalg-on-tensors": ("crashed", "-6"), "iree-llvm-cpu": ("compile_error", "Error code: -6")}
+
+
+@pytest.mark.parametrize("backend", sorted(ABORTS))
 def test_a_node_test_runs_through_torch_mlirs_and_irees_onnx_importers(tmp_path, backend):
-    done, results = run_pytest(tmp_path, f"--backend={backend}", *node_ids(["test_add_uint16", "test_matmul_2d"],
-                                                                          backend))
+    """...and their bundles' repro.py reproduce alone, a pass as a pass and an abort as the abort
+    (the crash set's case attempted here)."""
+    crashing, (outcome, abort) = "test_castlike_FLOAT16_to_INT4", ABORTS[backend]
+    done, results = run_pytest(tmp_path, f"--backend={backend}", f"--artifacts-dir={tmp_path / 'bundles'}",
+                               "--artifacts=all", "--run-crash-set",
+                               *node_ids(["test_add_uint16", "test_matmul_2d", crashing], backend))
     assert done.returncode == 0, done.stdout[-3000:]
-    assert [(r["outcome"], r["phase_durations"].keys() >= {"import", "lower"}) for r in results] == [
-        ("passed", True)] * 2
+    outcomes = {r["case"]: (r["outcome"], r["phase"]) for r in results}
+    assert outcomes == {"onnx_node/test_add_uint16": ("passed", None), "onnx_node/test_matmul_2d": ("passed", None),
+                        f"onnx_node/{crashing}": (outcome, "lower")}
+    assert all(r["phase_durations"].keys() >= {"import", "lower"} for r in results if r["outcome"] == "passed")
+    alone = repro(tmp_path / "bundles", backend, "test_add_uint16")
+    assert (alone.returncode, alone.stdout.strip()) == (0, f"every output matched on {backend}"), alone.stderr
+    alone = repro(tmp_path / "bundles", backend, crashing)
+    assert abort in f"{alone.returncode} {alone.stderr}" and alone.returncode != 0, alone.stderr[-2000:]
 
 
 def write_block(folder: Path, outputs: list | None = None) -> Path:

@@ -42,7 +42,17 @@ import torch
 from iree.compiler import CompilerToolError, compile_str, ir
 from iree.compiler.extras.fx_importer import FxImporter
 
-from harness.backend import Backend, CaseContext, OnnxProgram, Program, export_program, own_outputs, user_output_count
+from harness.backend import (
+    STANDALONE_SCRIPTS,
+    Backend,
+    CaseContext,
+    OnnxProgram,
+    Program,
+    Standalone,
+    export_program,
+    own_outputs,
+    user_output_count,
+)
 from harness.backends.onnx_front import as_declared
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
@@ -180,6 +190,13 @@ class IreeBackend(Backend):
         # IREE's integers are signless: uint8 comes back as int8.
         return [from_numpy(r.view(np.uint8) if i in artifact.unsigned and isinstance(r, np.ndarray) else r)
                 for i, r in enumerate(results)]
+
+    def standalone(self, program: Program | OnnxProgram) -> Standalone | None:
+        if not isinstance(program, OnnxProgram):
+            return None
+        return Standalone(STANDALONE_SCRIPTS / "iree.py", {
+            "onnx_opset": int(self.options.get("onnx_opset", 17)), "target_backends": self.targets,
+            "flags": self.flags, "driver": self.options.get("driver", "local-task")})
 
     def versions(self) -> dict[str, str]:
         iree = {d: version_text(d, m) for d, m in (("iree-base-compiler", "iree.compiler"),

@@ -217,15 +217,19 @@ class MlirBackend(Backend):
     def versions(self) -> dict[str, str]:
         return {"torch": torch.__version__, "torch-mlir": version_text("torch-mlir")}  # a source build too
 
-    def standalone(self, program: Program) -> Standalone | None:
+    def standalone(self, program: Program | OnnxProgram) -> Standalone | None:
+        to_llvm = [*self.options["to_linalg_pipelines"], ",".join(self.llvm_lowering_passes())]
+        if isinstance(program, OnnxProgram):
+            return Standalone(STANDALONE_SCRIPTS / "mlir.py", {
+                "opt_level": int(self.options.get("opt_level", 2)),
+                "pipelines": [self.torch_backend_pipeline("onnx_backend_pipeline"), *to_llvm]})
         if self.options.get("torch_front_end", "fx_importer") != "fx_importer":
             return None   # the bundle's repro.py gives the harness command instead
         return Standalone(STANDALONE_SCRIPTS / "mlir.py", {
             "func_name": symbol_name(program.name), "opt_level": int(self.options.get("opt_level", 2)),
             "strict_export": bool(self.options.get("strict_export", False)),
             "import_symbolic_shape_expressions": bool(self.options.get("import_symbolic_shape_expressions", False)),
-            "pipelines": [self.torch_backend_pipeline(), *self.options["to_linalg_pipelines"],
-                          ",".join(self.llvm_lowering_passes())]})   # Torch backend, Linalg, LLVM
+            "pipelines": [self.torch_backend_pipeline(), *to_llvm]})   # Torch backend, Linalg..., LLVM
 
 
 def note_lowering_paths(notes: dict, module: ir.Module, ops: list[str]) -> None:

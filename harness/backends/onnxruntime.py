@@ -25,7 +25,7 @@ import onnx
 import onnxruntime as ort
 from onnx import helper
 
-from harness.backend import Backend, CaseContext, OnnxProgram, Program, graph_inputs
+from harness.backend import STANDALONE_SCRIPTS, Backend, CaseContext, OnnxProgram, Program, Standalone, graph_inputs
 from harness.backends.onnx_front import as_declared, declared_dtype, export_to_onnx
 from harness.outcomes import Phase
 
@@ -71,6 +71,13 @@ class OnnxRuntimeBackend(Backend):
             results = [raw_tensor(value, t) for value, t in
                        zip(artifact.session.run_with_ort_values(None, values), artifact.output_types)]
         return [as_declared(value, t) for value, t in zip(results, artifact.output_types)]
+
+    def standalone(self, program: OnnxProgram | Program) -> Standalone | None:
+        if not isinstance(program, OnnxProgram):
+            return None
+        return Standalone(STANDALONE_SCRIPTS / "onnxruntime.py", {
+            "intra_op_threads": int(self.options.get("intra_op_threads", 1)),
+            "graph_optimization": self.options.get("graph_optimization", "ORT_ENABLE_ALL")})
 
     def versions(self) -> dict[str, str]:
         return {"onnxruntime": ort.__version__, "onnx": onnx.__version__}

@@ -35,7 +35,7 @@ def write_repro(bundle: Bundle, case: dict, built: Built, backend: Any, toleranc
     if isinstance(built.program, OnnxProgram):
         from harness.worker.repro_onnx import write_onnx_files
 
-        write_onnx_files(bundle, built, backend.name, rerun, built.tolerance or tolerance)
+        write_onnx_files(bundle, built, backend, rerun, built.tolerance or tolerance)
     else:
         _write_torch_repro(bundle, case, built.program, built.input_sets, backend, tolerance, reductions, rerun,
                            versions)

@@ -1,10 +1,11 @@
-"""Reproduce one ONNX case of the harness without it: python repro.py (needs onnx, numpy, onnxruntime).
+"""Reproduce one ONNX case of the harness without it: python repro.py (needs onnx, numpy and the
+backend's own package).
 
 It reads model.onnx, each test_data_set_<i>/ (input_<j>.pb, and output_<j>.pb: the expected
-outputs) and repro.json beside it, runs the model with onnxruntime's CPU execution provider and
-compares with ONNX's backend-runner rule (allclose at the case's rtol and atol, strings and
-integers exactly). Exit status 0: every output matched; 1: one did not (printed); the backend's
-own error otherwise. For a backend other than onnxruntime it prints the harness command instead.
+outputs), repro.json and backend_repro.py beside it (the backend's `run_onnx`, from the harness's
+backends/standalone), runs the model on the backend and compares with ONNX's backend-runner rule
+(allclose at the case's rtol and atol, strings and integers exactly). Exit status 0: every output
+matched; 1: one did not (printed); the backend's own error otherwise.
 """
 import json
 import sys
@@ -12,9 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import backend_repro  # noqa: E402 - beside this file, found through the path entry above
 
 
 def read_value(path, type_proto):
@@ -47,30 +51,36 @@ def differs(got, want, rtol, atol):
     return None
 
 
+def as_declared(value, type_proto):
+    """A compiler's signless integers (int8 for uint8) viewed as the type the model declares."""
+    if not type_proto.HasField("tensor_type") or not isinstance(value, np.ndarray):
+        return value
+    dtype = helper.tensor_dtype_to_np_dtype(type_proto.tensor_type.elem_type)
+    same_width_ints = {value.dtype.kind, dtype.kind} <= {"u", "i"} and value.dtype.itemsize == dtype.itemsize
+    return value.view(dtype) if same_width_ints else value
+
+
 def main():
     constants = json.loads((HERE / "repro.json").read_text())
-    if constants["backend"] != "onnxruntime":
-        raise SystemExit(f"backend {constants['backend']}: no standalone reproduction of ONNX models yet; "
-                         f"rerun it through the harness:\n  {constants['rerun']}")
-    import onnxruntime as ort
-
     model = onnx.load(HERE / "model.onnx")
     graph = model.graph
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [i.name for i in session.get_inputs()]
+    initialized = {i.name for i in graph.initializer}
+    declared_inputs = [i for i in graph.input if i.name not in initialized]
+    input_sets, expected = [], []
     for data_set in constants["data_sets"]:
         directory = HERE / data_set
-        inputs = [read_value(directory / f"input_{j}.pb", graph.input[j].type)
-                  for j in range(len(list(directory.glob("input_*.pb"))))]
-        want = [read_value(directory / f"output_{j}.pb", graph.output[j].type)
-                for j in range(len(list(directory.glob("output_*.pb"))))]
-        got = session.run(None, dict(zip(names, inputs)))
+        input_sets.append([read_value(directory / f"input_{j}.pb", declared_inputs[j].type)
+                           for j in range(len(list(directory.glob("input_*.pb"))))])
+        expected.append([read_value(directory / f"output_{j}.pb", graph.output[j].type)
+                         for j in range(len(list(directory.glob("output_*.pb"))))])
+    results = backend_repro.run_onnx(model, input_sets, constants["backend_constants"])
+    for data_set, got, want in zip(constants["data_sets"], results, expected):
         for output, g, w in zip(graph.output, got, want):
-            problem = differs(g, w, constants["rtol"], constants["atol"])
+            problem = differs(as_declared(g, output.type), w, constants["rtol"], constants["atol"])
             if problem:
                 print(f"{data_set} {output.name}: {problem}")
                 return 1
-    print("every output matched")
+    print(f"every output matched on {constants['backend']}")
     return 0
 
 

@@ -2,8 +2,10 @@
 torch-mlir's own runtime helpers for the RefBackend-style calling convention (results arrive
 through a consume callback).
 
-constants: func_name, pipelines (Torch backend, to Linalg..., LLVM), opt_level, strict_export,
-import_symbolic_shape_expressions. A scalar result (a Python number) arrives by value.
+compile_and_run takes a PyTorch program (torch.export, the FX importer); run_onnx an ONNX model
+(torch-mlir's ONNX importer). constants: func_name, pipelines (to the Torch backend contract, to
+Linalg..., LLVM), opt_level, strict_export, import_symbolic_shape_expressions. A scalar result (a
+Python number) arrives by value.
 """
 import ctypes
 import inspect
@@ -33,9 +35,32 @@ def compile_and_run(model, example_inputs, dynamic_shapes, input_sets, constants
     module = torch_mlir.fx.export_and_import(
         exported, output_type="raw", func_name=func_name,
         import_symbolic_shape_expressions=constants.get("import_symbolic_shape_expressions", False))
+    return _lower_and_run(module, func_name, [[t.contiguous().numpy() for t in inputs] for inputs in input_sets],
+                          constants)
+
+
+def run_onnx(model, input_sets, constants):
+    """An ONNX model: shapes inferred with data propagation, torch-mlir's ONNX importer, then the
+    pipelines (the first one from Torch ONNX IR to the Torch backend contract)."""
+    import onnx
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras import onnx_importer
+
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    info = onnx_importer.ModelInfo(onnx.shape_inference.infer_shapes(model, data_prop=True))
+    module = info.create_module(context=context)
+    onnx_importer.NodeImporter.define_function(info.main_graph, module.operation).import_all()
+    func_name = ir.StringAttr(module.body.operations[0].attributes["sym_name"]).value
+    return _lower_and_run(module, func_name, input_sets, constants)
+
+
+def _lower_and_run(module, func_name, input_sets, constants):
+    """The pipelines on the module, then each input set (numpy arrays) through the ExecutionEngine."""
     for index, pipeline in enumerate(constants["pipelines"], 1):
         run_pipeline_with_repro_report(module, f"builtin.module({pipeline})", f"stage {index}")
-        if index == 1:   # Torch backend IR still says which results are ui8 (signless i8 from here on)
+        if index == 1:   # Torch backend IR still says which results are unsigned (signless from here on)
             unsigned = _unsigned_results(str(module), func_name)
     consume = re.search(r"refbackend_consume_func_return_(\w+)", str(module))
     tokens = consume.group(1).split("_")
@@ -45,20 +70,24 @@ def compile_and_run(model, example_inputs, dynamic_shapes, input_sets, constants
     def on_results(*values):
         arrays = [v if t in SCALARS else unranked_memref_to_numpy(v, CARRIERS[t]).copy()
                   for v, t in zip(values, tokens)]
-        results.append([a.view(np.uint8) if i in unsigned else a for i, a in enumerate(arrays)])
+        results.append([a.view(unsigned[i]) if i in unsigned else a for i, a in enumerate(arrays)])
 
     arg_types = [SCALARS.get(t) or ctypes.POINTER(UnrankedMemRefDescriptor) for t in tokens]
     callback = ctypes.CFUNCTYPE(None, *arg_types)(on_results)
     engine.register_runtime(consume.group(0), callback)
-    for inputs in input_sets:
-        arrays = [t.contiguous().numpy() for t in inputs]
-        engine.invoke(func_name, *[ctypes.pointer(ctypes.pointer(get_unranked_memref_descriptor(a)))
+    for arrays in input_sets:
+        engine.invoke(func_name, *[ctypes.pointer(ctypes.pointer(get_unranked_memref_descriptor(_c_order(a))))
                                    for a in arrays])
     return results
 
 
+def _c_order(value):
+    return np.require(np.asarray(value), requirements="C")   # ascontiguousarray makes a 0-d array 1-d
+
+
 def _unsigned_results(torch_backend_ir, func_name):
-    """Positions of the entry function's ui8 results."""
+    """The entry function's unsigned results: position -> numpy dtype."""
     match = re.search(rf"func\.func @{re.escape(func_name)}\(.*\)\s*->\s*\(?(.*?)\)?\s*\{{", torch_backend_ir)
     types = re.findall(r"!torch\.vtensor<[^>]*>|!torch\.\w+", match.group(1)) if match else []
-    return [i for i, t in enumerate(types) if t.endswith(",ui8>")]
+    widths = {i: re.search(r",ui(8|16|32|64)>$", t) for i, t in enumerate(types)}
+    return {i: np.dtype(f"uint{w.group(1)}") for i, w in widths.items() if w}
