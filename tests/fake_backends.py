@@ -232,3 +232,39 @@ class RandomFaultBackend(Backend):
         if self._fault(program)[0] == "wrong_values":
             return _perturb(outputs, "wrong_values")
         return outputs
+
+
+# --------------------------------------------------------------------------- history (tests/test_history.py)
+
+class VersionedBackend(Backend):
+    """Eager PyTorch whose verdict on a case depends on the case's name and on what changed, for
+    the history's five kinds of case: `*always_fail*` always fails; `*flip*` fails on every other
+    attempt (flip_attempts.txt in the project counts them); `*regress*` fails, and `*fixed*`
+    passes, when the torch-mlir the worker would import is not the `baseline` version."""
+
+    def compile(self, program, case):
+        case.enter(Phase.COMPILE)
+        name = program.name
+        moved = self.versions()["torch-mlir"] != self.options["baseline"]
+        if ("always_fail" in name or ("regress" in name and moved) or ("fixed" in name and not moved)
+                or ("flip" in name and self._flip_fails())):
+            raise RuntimeError(f"{name} fails on torch-mlir {self.versions()['torch-mlir']}")
+        return program
+
+    @staticmethod
+    def _flip_fails() -> bool:
+        counter = os.path.abspath("flip_attempts.txt")
+        attempts = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
+        with open(counter, "w") as out:
+            out.write(str(attempts))
+        return attempts % 2 == 1
+
+    def run(self, program, inputs, case):
+        case.enter(Phase.RUN)
+        with torch.no_grad():
+            return program.module(*inputs)
+
+    def versions(self):
+        from harness.installation.packages import version_text
+
+        return {"torch-mlir": version_text("torch-mlir")}   # a source build's from its version file

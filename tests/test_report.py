@@ -35,7 +35,7 @@ def test_write_json_sorts_and_summarises(tmp_path):
     path = tmp_path / "r.json"
     write_json(path, {"python": "3.11"}, list(RECORDS), complete=True)
     report = json.loads(path.read_text())
-    assert set(report) == {"schema_version", "complete", "created", "environment", "results", "summary"}
+    assert set(report) == {"schema_version", "run_id", "complete", "created", "environment", "results", "summary"}
     assert report["schema_version"] == SCHEMA_VERSION == 1
     assert report["complete"] is True
     assert report["environment"] == {"python": "3.11"}

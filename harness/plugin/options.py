@@ -40,6 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--report-json", metavar="PATH", help="write the JSON result report here")
     group.addoption("--report-md", metavar="PATH", help="write a Markdown triage report here")
     group.addoption("--report-html", metavar="PATH", help="write a self-contained HTML result matrix here")
+    group.addoption("--history", metavar="DB",
+                    help="record this run in a history database (created when missing; "
+                         "python -m harness history show DB)")
     group.addoption("--update-expectations", action="store_true",
                     help="rewrite xfail/ and crash_sets/ files of the selected backends to match this run")
     group.addoption("--artifacts-dir", metavar="DIR",

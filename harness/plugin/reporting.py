@@ -2,14 +2,17 @@
 reports, and the run's summary in the terminal."""
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from harness.controller.bundles import remove_empty_folders
 from harness.files import write_text_atomically
+from harness.installation.commits import run_identity
 from harness.plugin.proposals import write_proposals
 from harness.plugin.state import RUNNER
 from harness.record import Record
@@ -25,6 +28,7 @@ class ResultReporter:
         self.records: list[dict] = []
         self.backend_versions: dict[str, dict] = {}  # what each backend says of itself
         self.messages = config.stash[RUNNER].notices()  # for the terminal summary, after the results
+        self.identity = run_identity(config.rootpath)  # the command line and the commits, at the start
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "e2e", None)
@@ -44,6 +48,8 @@ class ResultReporter:
         option = self.config.getoption
         if option("report_json"):
             write_text_atomically(Path(option("report_json")), json.dumps(report, indent=1) + "\n")
+        if option("history"):
+            self.messages.append(record_history(Path(option("history")), report, option("report_json")))
         if option("report_html"):
             from harness.views.html import render_html  # the views load only when asked for
             write_text_atomically(Path(option("report_html")), render_html(report))
@@ -53,7 +59,7 @@ class ResultReporter:
     def environment(self) -> dict:
         runner = self.config.stash[RUNNER]
         versions = {name.replace("-", "_"): version for name, version in runner.versions.items()}
-        return {**versions, "platform": platform.platform(),
+        return {**versions, "platform": platform.platform(), **self.identity,
                 "backends": {name: {**info, "reported": self.backend_versions.get(name, {})}
                              for name, info in runner.backend_environment().items()},
                 "run_crash_set": runner.settings.run_crash_set,
@@ -64,3 +70,24 @@ class ResultReporter:
             terminalreporter.section("e2e summary")
             for line in terminal_lines([Record.from_json(r) for r in self.records]) + self.messages:
                 terminalreporter.write_line(line)
+
+
+def record_history(database: Path, report: dict, report_json: str | None) -> str:
+    """Ingest the run into the history (from its JSON report, written to a temporary file when
+    --report-json was not given); the line the summary says."""
+    from harness.errors import HarnessInputError
+    from harness.history.store import open_history
+
+    with contextlib.ExitStack() as stack:
+        if report_json:
+            path = Path(report_json)
+        else:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="e2e-history-")))
+            path = folder / "report.json"
+            path.write_text(json.dumps(report), encoding="utf-8")
+        try:
+            with open_history(database, write=True) as store:
+                number, _ = store.ingest(path)
+        except HarnessInputError as e:
+            return f"history: not recorded: {e}"
+    return f"history: recorded as run {number} in {database}"

@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB
 from harness.controller.runner import Settings
+from harness.errors import HarnessInputError
 from harness.families.interface import Family, Option
 from harness.families.plugins import declared_options, resolve
 from harness.spec import is_positive_finite
@@ -114,11 +115,24 @@ def _cli_or_ini(config: pytest.Config, name: str, here: Path, root: Path) -> Pat
 
 
 def check_report_paths(config: pytest.Config) -> None:
-    for option in ("report_json", "report_md", "report_html"):
+    for option in ("report_json", "report_md", "report_html", "history"):
         report = config.getoption(option)
-        if report and not _writable(Path(report)):
+        if report and not _writable(Path(report)) and not (option == "history" and Path(report).is_file()):
             raise pytest.UsageError(f"--{option.replace('_', '-')}={report}: cannot write there; "
                                     f"create the directory or pick another path")
+    if config.getoption("history") and not hasattr(config, "workerinput"):
+        check_history(Path(config.getoption("history")))
+
+
+def check_history(path: Path) -> None:
+    """A corrupt or newer history file fails the run at its start, not after its last case."""
+    from harness.history.store import open_history
+
+    try:
+        with open_history(path, write=True):
+            pass
+    except HarnessInputError as e:
+        raise pytest.UsageError(f"--history: {e}") from None
 
 
 def _writable(path: Path) -> bool:

@@ -11,6 +11,8 @@
     python -m harness check-xfail-sets XFAIL_SETS_PY --suite DIR --set NAME [--crash-set NAME] REPORT.json
                                        [--backend NAME] [--markdown] [-o PATH]
     python -m harness opinfo-stats [--dtypes float32,float64]
+    python -m harness history ingest DB REPORT.json ...
+    python -m harness history show DB [--format text|json] [--all] [--html PATH]
 
 Each subcommand is a function taking the parsed arguments and returning the exit status (None: 0);
 bad input is a HarnessInputError, printed as one `error: ...` line with exit status 2.
@@ -33,6 +35,7 @@ from harness.inputs.registry import case_module_ids, case_modules, check_unique,
 from harness.record import Record
 from harness.tools import rundiff
 from harness.tools.expectation_update import proposals_for_report
+from harness.tools.history_commands import add_history_commands
 from harness.views.html import render_html
 from harness.views.json_report import write_json
 from harness.views.markdown import render_markdown
@@ -89,7 +92,8 @@ def merge(args: argparse.Namespace) -> None:
     """Combine shard reports into one; write_json recomputes the summary and writes atomically."""
     merged = rundiff.merge_reports([(str(path), rundiff.read_report(path)) for path in args.reports])
     with writing(args.output):
-        write_json(args.output, merged["environment"], merged["results"], merged["complete"])
+        write_json(args.output, merged["environment"], merged["results"], merged["complete"],
+                   merged["run_id"], merged["created"])
 
 
 def durations(args: argparse.Namespace) -> None:
@@ -193,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument(f"--{option.name}", dest=option.dest, metavar=option.metavar,
                          help=f"{option.help} (as in pytest)")
     sub.set_defaults(run=check)
+    add_history_commands(commands)
     for family in families.values():   # their subcommands: fuzz, opinfo-stats, import-xfail-sets, ...
         if family.commands is not None:
             family.commands(commands)

@@ -28,7 +28,7 @@ from pathlib import Path
 from harness.errors import HarnessInputError
 from harness.outcomes import Outcome
 from harness.record import Record
-from harness.views.json_report import SCHEMA_VERSION
+from harness.views.json_report import SCHEMA_VERSION, merged_run_id
 
 TOP_VERSIONS = ("python", "torch", "torch_mlir", "numpy")
 REGENERATE = "pass a file written by --report-json with this checkout"
@@ -82,7 +82,8 @@ def key(record: dict) -> tuple[str, str]:
 def merge_reports(inputs: list[tuple[str, dict]]) -> dict:
     """One report from the shard reports `(path, report)`; the rules are in the module docstring.
 
-    Returns {"environment", "results", "complete"}: what write_json takes (it recomputes the summary).
+    Returns {"environment", "results", "complete", "run_id", "created"}: what write_json takes (it
+    recomputes the summary); the merged run is as old as its first shard.
     """
     owner: dict[tuple[str, str], str] = {}
     results = []
@@ -94,7 +95,10 @@ def merge_reports(inputs: list[tuple[str, dict]]) -> dict:
             owner[key(r)] = path
             results.append(r)
     return {"environment": merge_environments([(p, r.get("environment", {})) for p, r in inputs]),
-            "results": results, "complete": all(r.get("complete") is True for _, r in inputs)}
+            "results": results, "complete": all(r.get("complete") is True for _, r in inputs),
+            "run_id": merged_run_id([r.get("run_id") or f"created:{r.get('created')!r}" for _, r in inputs]),
+            "created": min((r["created"] for _, r in inputs if isinstance(r.get("created"), (int, float))),
+                           default=None)}
 
 
 def merge_environments(envs: list[tuple[str, dict]]) -> dict:

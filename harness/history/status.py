@@ -1,0 +1,113 @@
+"""The status of each (case, backend) over the history, judged on its latest run against the one
+before (the runs that hold it):
+
+  passing      passed in the latest run and in the one before (or in its only run)
+  failing      failed in both (or in its only run); `since`: the first run of this failing streak;
+               `signature_changed` when the latest failure's signature is not the one before's
+  new_failure  failed in the latest run, passed in the one before; `changed`: what differs
+  fixed        passed in the latest run, failed in the one before; `changed` likewise
+  flaky        at some run its outcome changed while nothing it depends on did (no package
+               version, no commit), or its reruns in fresh workers disagreed; flaky wins
+
+A failure is any outcome but passed; not_run (a crash-set case not attempted) is no result.
+Runs are numbered from 1, oldest first.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness.history.store import HistoryStore
+
+STATUSES = ("new_failure", "flaky", "fixed", "failing", "passing")   # the order views list them in
+
+STATUS_SQL = """
+    WITH numbered AS (SELECT seq, row_number() OVER (ORDER BY created, seq) AS run FROM runs)
+    SELECT s."case", s.backend,
+      CASE WHEN s.flaky_seq IS NOT NULL THEN 'flaky'
+           WHEN s.last_pass AND coalesce(s.prev_pass, true) THEN 'passing'
+           WHEN s.last_pass THEN 'fixed'
+           WHEN s.prev_pass THEN 'new_failure'
+           ELSE 'failing' END AS status,
+      last.run AS run, since.run AS since, prev.run AS previous, flaky.run AS flaky_since,
+      s.last_outcome, s.last_phase, s.last_signature,
+      NOT s.last_pass AND s.prev_pass IS NOT NULL AND NOT s.prev_pass
+          AND s.last_signature IS DISTINCT FROM s.prev_signature AS signature_changed,
+      s.prev_seq, s.last_seq, s.recent
+    FROM state s
+    JOIN numbered last ON last.seq = s.last_seq
+    LEFT JOIN numbered prev ON prev.seq = s.prev_seq
+    LEFT JOIN numbered since ON since.seq = s.streak_start
+    LEFT JOIN numbered flaky ON flaky.seq = s.flaky_seq
+"""
+
+
+def case_statuses(store: HistoryStore, include_passing: bool = False) -> list[dict[str, Any]]:
+    """Every (case, backend) that is not plain passing (all of them with include_passing), the
+    most recent first, with what changed for new failures and fixed cases."""
+    where = "" if include_passing else "WHERE status <> 'passing'"
+    order = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(STATUSES))
+    rows = store.db.execute(f"""SELECT * FROM ({STATUS_SQL}) {where}
+                                ORDER BY run DESC, CASE status {order} END, backend, "case" """).fetchall()
+    names = [d[0] for d in store.db.description]
+    cases = [dict(zip(names, row)) for row in rows]
+    changes = _changes(store, {(c["prev_seq"], c["last_seq"]) for c in cases
+                               if c["status"] in ("new_failure", "fixed")})
+    for case in cases:
+        pair = (case.pop("prev_seq"), case.pop("last_seq"))
+        if case["status"] in ("new_failure", "fixed"):
+            case["changed"] = changes[pair].get(case["backend"], {})
+        if case["status"] != "failing":
+            case["since"] = None
+            case.pop("signature_changed")
+        if case["status"] != "flaky":
+            case.pop("flaky_since")
+    return cases
+
+
+def _changes(store: HistoryStore, pairs: set[tuple[int, int]]) -> dict[tuple[int, int], dict[str, dict]]:
+    """For each pair of runs, per backend: {package: [before, after]} of what differs."""
+    seqs = sorted({seq for pair in pairs for seq in pair})
+    if not seqs:
+        return {}
+    rows = store.db.execute("SELECT seq, scope, package, version FROM versions WHERE list_contains(?, seq)",
+                            [seqs]).fetchall()
+    commits = store.db.execute("SELECT seq, harness_commit, project_commit FROM runs WHERE list_contains(?, seq)",
+                               [seqs]).fetchall()
+    by_run: dict[int, dict[str, dict[str, str]]] = {seq: {} for seq in seqs}
+    for seq, scope, package, version in rows:
+        by_run[seq].setdefault(scope, {})[package] = version
+    for seq, harness, project in commits:
+        by_run[seq].setdefault("", {}).update({"harness commit": harness, "project commit": project})
+    return {(before, after): {backend: _differences({**by_run[before].get("", {}), **by_run[before].get(backend, {})},
+                                                    {**by_run[after].get("", {}), **by_run[after].get(backend, {})})
+                              for backend in set(by_run[before]) | set(by_run[after])}
+            for before, after in pairs}
+
+
+def _differences(before: dict[str, str], after: dict[str, str]) -> dict[str, list]:
+    return {name: [before.get(name), after.get(name)] for name in sorted(set(before) | set(after))
+            if before.get(name) != after.get(name)}
+
+
+def runs(store: HistoryStore) -> list[dict[str, Any]]:
+    rows = store.db.execute("""SELECT row_number() OVER (ORDER BY created, seq) AS run, identity, created, command,
+                                      harness_commit, project_commit, complete, results, source
+                               FROM runs ORDER BY created, seq""").fetchall()
+    names = [d[0] for d in store.db.description]
+    return [dict(zip(names, row)) for row in rows]
+
+
+def pass_rates(store: HistoryStore) -> list[dict[str, Any]]:
+    """Per run and backend: results, how many passed (not_run left out), for the history page."""
+    rows = store.db.execute("""
+        WITH numbered AS (SELECT seq, row_number() OVER (ORDER BY created, seq) AS run FROM runs)
+        SELECT n.run, t.backend, t.results, t.passed FROM tallies t JOIN numbered n USING (seq)
+        ORDER BY n.run, t.backend""").fetchall()
+    return [{"run": run, "backend": backend, "results": results, "passed": passed}
+            for run, backend, results, passed in rows]
+
+
+def as_json(store: HistoryStore, include_passing: bool = False) -> str:
+    return json.dumps({"runs": runs(store), "cases": case_statuses(store, include_passing)}, indent=1)
+

@@ -1,0 +1,346 @@
+"""The results database: one DuckDB file, no server.
+
+Tables:
+  meta          schema_version
+  runs          one per ingested report: identity (the report's run_id; `created:<time>` for a
+                report older than run_id), when it ran, the command line, the harness's and the
+                tested project's commits, complete, how many results
+  versions      every package version of a run's environment: scope '' (python, torch, ...) or
+                a backend's name (its config's and its workers' reported versions)
+  fingerprints  per run and backend, its versions and commits as one string: two runs with the
+                same fingerprint changed nothing that backend's results depend on
+  tallies       per run and backend, its results and how many passed (not_run left out)
+  results       every result: case, backend, outcome, phase, signature, expected, verdict,
+                duration, attempts (JSON, when rerun), flaky
+  state         per (case, backend), what the status needs, kept up to date at each ingest (a
+                year of nightlies holds 77 million results; no view scans them): its last and
+                previous result, where its current pass/fail streak began, the first run that
+                showed it flaky, and its last 30 outcomes
+
+Runs are numbered by when they ran (`created`), oldest first; a report older than the newest
+run already recorded rebuilds `state` from `results`. Writers hold an exclusive lock on
+DB.lock and readers a shared one, so concurrent ingests run one after the other, and ingesting
+a report whose identity is recorded already adds nothing.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import duckdb
+
+from harness.errors import HarnessInputError
+from harness.files import shown
+
+RECENT = 30   # outcomes kept per (case, backend) for the history page's strips
+LOCK_TIMEOUT = 600.0
+# One letter per outcome in state.recent; not_run is not history (nothing was tried).
+OUTCOME_CODES = {"passed": "P", "mismatch": "M", "compile_error": "C", "runtime_error": "R", "crashed": "X",
+                 "timed_out": "T"}
+
+# MIGRATIONS[i] takes a file from schema version i to i + 1; a new file runs them all.
+MIGRATIONS: list[list[str]] = [
+    [   # 1: runs, their versions, results, and the state of each (case, backend)
+        "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+        """CREATE TABLE runs (seq INTEGER PRIMARY KEY, identity VARCHAR UNIQUE, created DOUBLE, command VARCHAR,
+               harness_commit VARCHAR, project_commit VARCHAR, complete BOOLEAN, results INTEGER, source VARCHAR)""",
+        "CREATE TABLE versions (seq INTEGER, scope VARCHAR, package VARCHAR, version VARCHAR)",
+        "CREATE TABLE fingerprints (seq INTEGER, backend VARCHAR, fingerprint VARCHAR)",
+        "CREATE TABLE tallies (seq INTEGER, backend VARCHAR, results INTEGER, passed INTEGER)",
+        """CREATE TABLE results (seq INTEGER, "case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase VARCHAR,
+               signature VARCHAR, expected VARCHAR, verdict VARCHAR, duration DOUBLE)""",
+        """CREATE TABLE state ("case" VARCHAR, backend VARCHAR, last_seq INTEGER, last_pass BOOLEAN,
+               last_outcome VARCHAR, last_phase VARCHAR, last_signature VARCHAR, prev_seq INTEGER,
+               prev_pass BOOLEAN, prev_signature VARCHAR, streak_start INTEGER, flaky_seq INTEGER,
+               recent VARCHAR)""",
+    ],
+    [   # 2: reruns in a fresh worker (--rerun-failures): every attempt, and whether they disagreed
+        "ALTER TABLE results ADD COLUMN attempts VARCHAR",
+        "ALTER TABLE results ADD COLUMN flaky BOOLEAN DEFAULT false",
+        "REBUILD_STATE",   # the flaky rule now reads reruns too
+    ],
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# A report's results as DuckDB reads them from the file (keys not named here are not read).
+RESULT_STRUCT = ('STRUCT("case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase VARCHAR, signature VARCHAR, '
+                 'expected VARCHAR, verdict VARCHAR, duration_s DOUBLE, attempts JSON, flaky BOOLEAN)[]')
+HEADER_COLUMNS = {"schema_version": "INTEGER", "run_id": "VARCHAR", "created": "DOUBLE", "complete": "BOOLEAN",
+                  "environment": "JSON"}
+REPORT_FIX = "pass a file written by pytest --report-json (or python -m harness merge)"
+
+
+class HistoryStore:
+    """An open history database; use `open_history`."""
+
+    def __init__(self, path: Path, connection: duckdb.DuckDBPyConnection):
+        self.path, self.db = path, connection
+
+    # ---- writing ---------------------------------------------------------------------------
+
+    def ingest(self, report: Path) -> tuple[int, bool]:
+        """Record the run of a JSON report: (its run number, False when it was recorded already)."""
+        header = self._header(report)
+        identity = header["run_id"] or f"created:{header['created']!r}"
+        known = self.db.execute("SELECT seq FROM runs WHERE identity = ?", [identity]).fetchall()
+        if known:
+            return self.run_number(known[0][0]), False
+        seq = self.db.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchall()[0][0]
+        newest = self.db.execute("SELECT coalesce(max(created), -1e300) FROM runs").fetchall()[0][0]
+        environment = header["environment"]
+        self.db.execute("BEGIN TRANSACTION")
+        try:
+            self._insert_run(seq, identity, header, environment, report)
+            self._insert_results(seq, report)
+            if header["created"] >= newest:
+                self._advance_state(seq)
+            else:   # a report older than the newest run: its results change every later streak
+                self.rebuild_state()
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return self.run_number(seq), True
+
+    def _header(self, report: Path) -> dict[str, Any]:
+        try:
+            row = self.db.execute(f"SELECT * FROM read_json(?, columns = {_columns(HEADER_COLUMNS)}, "
+                                  "format = 'unstructured', maximum_object_size = 2147483647)",
+                                  [str(report)]).fetchall()
+        except duckdb.IOException as e:
+            raise HarnessInputError(shown(report), f"cannot be read ({_first_line(e)})", REPORT_FIX) from None
+        except duckdb.Error as e:
+            raise HarnessInputError(shown(report), f"is not a JSON report ({_first_line(e)})", REPORT_FIX) from None
+        header = dict(zip(HEADER_COLUMNS, row[0])) if row else {}
+        if header.get("schema_version") is None or header.get("created") is None:
+            raise HarnessInputError(shown(report), "is not a harness report (no schema_version or created)",
+                                    REPORT_FIX)
+        header["environment"] = json.loads(header["environment"] or "{}")
+        return header
+
+    def _insert_run(self, seq: int, identity: str, header: dict, environment: dict, report: Path) -> None:
+        self.db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
+                        [seq, identity, header["created"], environment.get("command"),
+                         environment.get("harness_commit"), environment.get("project_commit"),
+                         bool(header["complete"]), str(report)])
+        scoped = scoped_versions(environment)
+        rows = [(seq, scope, package, version) for scope, versions in scoped.items()
+                for package, version in versions.items()]
+        if rows:
+            self.db.executemany("INSERT INTO versions VALUES (?, ?, ?, ?)", rows)
+        self.db.executemany("INSERT INTO fingerprints VALUES (?, ?, ?)",
+                            [(seq, backend, fingerprint(scoped, backend, environment))
+                             for backend in scoped if backend])
+
+    def _insert_results(self, seq: int, report: Path) -> None:
+        self.db.execute(f"""
+            INSERT INTO results SELECT ?, r."case", r.backend, r.outcome, r.phase, r.signature, r.expected,
+                   r.verdict, r.duration_s, CAST(r.attempts AS VARCHAR), coalesce(r.flaky, false)
+            FROM (SELECT unnest(results) AS r FROM read_json(?, columns = {{'results': '{RESULT_STRUCT}'}},
+                  format = 'unstructured', maximum_object_size = 2147483647))""", [seq, str(report)])
+        self.db.execute("UPDATE runs SET results = (SELECT count(*) FROM results WHERE seq = ?) WHERE seq = ?",
+                        [seq, seq])
+        self.db.execute("""INSERT INTO tallies SELECT seq, backend, count(*), count(*) FILTER (WHERE outcome = 'passed')
+                           FROM results WHERE seq = ? AND outcome <> 'not_run' GROUP BY seq, backend""", [seq])
+        # A backend with results but no environment block (a hand-made report) still gets a fingerprint.
+        self.db.execute("""INSERT INTO fingerprints SELECT DISTINCT ?, backend, '' FROM results WHERE seq = ?
+                           AND backend NOT IN (SELECT backend FROM fingerprints WHERE seq = ?)""", [seq, seq, seq])
+
+    def _advance_state(self, seq: int) -> None:
+        """Fold the newest run's results into `state`, one set operation (no per-case loop)."""
+        self.db.execute(f"""
+            CREATE OR REPLACE TEMP TABLE incoming AS
+            SELECT "case", backend, outcome = 'passed' AS pass, outcome, phase, signature, flaky
+            FROM results WHERE seq = {seq} AND outcome IN {_codes_list()}""")
+        self.db.execute(f"""
+            CREATE OR REPLACE TEMP TABLE next_state AS
+            SELECT coalesce(n."case", s."case") AS "case", coalesce(n.backend, s.backend) AS backend,
+              CASE WHEN n."case" IS NULL THEN s.last_seq ELSE {seq} END AS last_seq,
+              CASE WHEN n."case" IS NULL THEN s.last_pass ELSE n.pass END AS last_pass,
+              CASE WHEN n."case" IS NULL THEN s.last_outcome ELSE n.outcome END AS last_outcome,
+              CASE WHEN n."case" IS NULL THEN s.last_phase ELSE n.phase END AS last_phase,
+              CASE WHEN n."case" IS NULL THEN s.last_signature ELSE n.signature END AS last_signature,
+              CASE WHEN n."case" IS NULL THEN s.prev_seq ELSE s.last_seq END AS prev_seq,
+              CASE WHEN n."case" IS NULL THEN s.prev_pass ELSE s.last_pass END AS prev_pass,
+              CASE WHEN n."case" IS NULL THEN s.prev_signature ELSE s.last_signature END AS prev_signature,
+              CASE WHEN n."case" IS NULL THEN s.streak_start
+                   WHEN s."case" IS NULL OR s.last_pass <> n.pass THEN {seq} ELSE s.streak_start END AS streak_start,
+              CASE WHEN n."case" IS NULL OR s.flaky_seq IS NOT NULL THEN s.flaky_seq
+                   WHEN n.flaky OR (s.last_pass <> n.pass AND f_last.fingerprint = f_new.fingerprint) THEN {seq}
+                   END AS flaky_seq,
+              CASE WHEN n."case" IS NULL THEN s.recent
+                   ELSE right(coalesce(s.recent, '') || {_code_sql('n.outcome')}, {RECENT}) END AS recent
+            FROM state s FULL OUTER JOIN incoming n ON s."case" = n."case" AND s.backend = n.backend
+            LEFT JOIN fingerprints f_last ON f_last.seq = s.last_seq AND f_last.backend = s.backend
+            LEFT JOIN fingerprints f_new ON f_new.seq = {seq} AND f_new.backend = n.backend""")
+        self.db.execute("DELETE FROM state")
+        self.db.execute("INSERT INTO state SELECT * FROM next_state")
+
+    def rebuild_state(self) -> None:
+        """`state` from every result, in the order the runs ran (the same rules as _advance_state)."""
+        self.db.execute(f"""
+            CREATE OR REPLACE TEMP TABLE next_state AS
+            WITH ordered AS (
+              SELECT r."case", r.backend, r.seq, r.outcome, r.outcome = 'passed' AS pass, r.phase, r.signature,
+                     coalesce(r.flaky, false) AS flaky, f.fingerprint,
+                     row_number() OVER (PARTITION BY r."case", r.backend ORDER BY u.created, r.seq) AS k
+              FROM results r JOIN runs u USING (seq)
+              LEFT JOIN fingerprints f ON f.seq = r.seq AND f.backend = r.backend
+              WHERE r.outcome IN {_codes_list()}),
+            steps AS (
+              SELECT *, lag(pass) OVER w AS before_pass, lag(fingerprint) OVER w AS before_fingerprint,
+                     lag(signature) OVER w AS before_signature, lag(seq) OVER w AS before_seq,
+                     count(*) OVER (PARTITION BY "case", backend) AS n
+              FROM ordered WINDOW w AS (PARTITION BY "case", backend ORDER BY k))
+            SELECT "case", backend,
+              max(seq) FILTER (WHERE k = n), bool_or(pass) FILTER (WHERE k = n),
+              max(outcome) FILTER (WHERE k = n), max(phase) FILTER (WHERE k = n),
+              max(signature) FILTER (WHERE k = n), max(before_seq) FILTER (WHERE k = n),
+              bool_or(before_pass) FILTER (WHERE k = n), max(before_signature) FILTER (WHERE k = n),
+              arg_max(seq, k) FILTER (WHERE before_pass IS NULL OR before_pass <> pass),
+              arg_min(seq, k) FILTER (WHERE flaky OR (before_pass <> pass AND before_fingerprint = fingerprint)),
+              string_agg({_code_sql('outcome')}, '' ORDER BY k) FILTER (WHERE k > n - {RECENT})
+            FROM steps GROUP BY "case", backend""")
+        self.db.execute("DELETE FROM state")
+        self.db.execute("INSERT INTO state SELECT * FROM next_state")
+
+    # ---- reading ---------------------------------------------------------------------------
+
+    def run_number(self, seq: int) -> int:
+        """A run's number: its place among the recorded runs by when they ran, from 1."""
+        return self.db.execute("SELECT count(*) FROM runs WHERE created < (SELECT created FROM runs WHERE seq = ?) "
+                               "OR (created = (SELECT created FROM runs WHERE seq = ?) AND seq <= ?)",
+                               [seq, seq, seq]).fetchall()[0][0]
+
+
+def scoped_versions(environment: dict) -> dict[str, dict[str, str]]:
+    """A report environment's package versions: '' -> the run's own (python, torch, ...), and each
+    backend -> the versions its config checked and its workers reported (null: not installed)."""
+    def text(value: Any) -> str | None:
+        return None if value is None else str(value)
+
+    top = {k: text(v) for k, v in environment.items() if isinstance(v, (str, int, float)) and k not in NOT_VERSIONS}
+    scoped = {"": top}
+    for backend, block in (environment.get("backends") or {}).items():
+        if isinstance(block, dict):
+            scoped[backend] = {str(k): text(v) for part in ("versions", "reported")
+                               for k, v in (block.get(part) or {}).items()}
+    return scoped
+
+
+# Environment keys that are not package versions (commits are compared apart, in the fingerprint).
+NOT_VERSIONS = {"platform", "run_crash_set", "command", "harness_commit", "project_commit", "assumed_versions"}
+
+
+def fingerprint(scoped: dict[str, dict[str, str]], backend: str, environment: dict) -> str:
+    """What a backend's results depend on in a run: the run's versions, the backend's, the commits."""
+    commits = {"harness commit": environment.get("harness_commit"),
+               "project commit": environment.get("project_commit")}
+    versions = {**scoped.get("", {}), **scoped.get(backend, {}), **commits}
+    return json.dumps(versions, sort_keys=True)
+
+
+def _code_sql(column: str) -> str:
+    return "CASE " + " ".join(f"WHEN {column} = '{o}' THEN '{c}'" for o, c in OUTCOME_CODES.items()) + " END"
+
+
+def _codes_list() -> str:
+    return "(" + ", ".join(f"'{o}'" for o in OUTCOME_CODES) + ")"
+
+
+def _columns(columns: dict[str, str]) -> str:
+    return "{" + ", ".join(f"'{k}': '{v}'" for k, v in columns.items()) + "}"
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+# ---- opening -------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def open_history(path: Path, write: bool) -> Iterator[HistoryStore]:
+    """The database at `path` (created when writing to a new one), migrated to this schema,
+    under the lock; every problem with the file is one HarnessInputError naming it."""
+    path = Path(path)
+    if not write and not path.exists():
+        raise HarnessInputError(shown(path), "does not exist", "record a run first: pytest --history=" + shown(path))
+    with _locked(path, exclusive=write):
+        try:
+            connection = duckdb.connect(str(path), read_only=not write)
+        except duckdb.Error as e:
+            raise HarnessInputError(shown(path), f"is not a history database ({_first_line(e)})",
+                                    "move it away, or pass another path, and record the runs again") from None
+        try:
+            store = HistoryStore(path, connection)
+            _migrate(store, write)
+            yield store
+        finally:
+            connection.close()
+
+
+def _migrate(store: HistoryStore, write: bool) -> None:
+    version = _schema_version(store)
+    if version > SCHEMA_VERSION:
+        raise HarnessInputError(shown(store.path), f"has history schema {version}; this harness reads up to "
+                                f"{SCHEMA_VERSION}", "upgrade the harness, or pass another file")
+    if version == SCHEMA_VERSION:
+        return
+    if not write:
+        raise HarnessInputError(shown(store.path), f"has history schema {version}, older than this harness's "
+                                f"{SCHEMA_VERSION}", f"migrate it: python -m harness history ingest {store.path}")
+    apply_migrations(store, version, SCHEMA_VERSION)
+
+
+def apply_migrations(store: HistoryStore, start: int, stop: int) -> None:
+    """Take the file from schema `start` to `stop`, in one transaction."""
+    store.db.execute("BEGIN TRANSACTION")
+    for version in range(start, stop):
+        for statement in MIGRATIONS[version]:
+            if statement == "REBUILD_STATE":
+                store.rebuild_state()
+            else:
+                store.db.execute(statement)
+    store.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(stop)])
+    store.db.execute("COMMIT")
+
+
+def _schema_version(store: HistoryStore) -> int:
+    tables = {t for (t,) in store.db.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    if not tables:
+        return 0   # a new file
+    if "meta" not in tables:
+        raise HarnessInputError(shown(store.path), "is a DuckDB file but not a history database (no meta table)",
+                                "pass the file pytest --history wrote")
+    row = store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    return int(row[0][0]) if row else 0
+
+
+@contextlib.contextmanager
+def _locked(path: Path, exclusive: bool) -> Iterator[None]:
+    """DB.lock held while the file is open: DuckDB lets one process write a file, and a second
+    opening it would fail instead of waiting its turn."""
+    lock_path = path.with_name(path.name + ".lock")
+    try:
+        handle = open(lock_path, "a+")
+    except OSError as e:
+        raise HarnessInputError(shown(path), f"cannot be opened ({e.strerror})", "check the folder exists") from None
+    with handle:
+        deadline = time.monotonic() + LOCK_TIMEOUT
+        while True:
+            try:
+                fcntl.flock(handle, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise HarnessInputError(shown(path), f"is locked by another process for over {LOCK_TIMEOUT:g} s",
+                                            "wait for the other ingest to finish") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,0 +1,48 @@
+"""`python -m harness history ingest DB REPORT.json...` and `python -m harness history show DB`."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.files import shown, write_text_atomically, writing
+from harness.history import status
+from harness.history.store import open_history
+
+
+def add_history_commands(commands: argparse._SubParsersAction) -> None:
+    history = commands.add_parser("history", help="the run history: record reports, show what changed")
+    verbs = history.add_subparsers(dest="verb", required=True)
+
+    sub = verbs.add_parser("ingest", help="record the runs of JSON reports (a report recorded already adds nothing)")
+    sub.add_argument("db", type=Path, help="the history database (created when missing)")
+    sub.add_argument("reports", nargs="+", type=Path, help="JSON reports: a run's, a nightly's merged one, shards")
+    sub.set_defaults(run=ingest)
+
+    sub = verbs.add_parser("show", help="what changed in the latest runs: new failures, fixed, flaky, still failing")
+    sub.add_argument("db", type=Path)
+    sub.add_argument("--format", choices=("text", "json"), default="text")
+    sub.add_argument("--all", action="store_true", help="with --format=json, the passing cases too")
+    sub.add_argument("--html", type=Path, metavar="PATH", help="also write the history page here")
+    sub.set_defaults(run=show)
+
+
+def ingest(args: argparse.Namespace) -> None:
+    with open_history(args.db, write=True) as store:
+        for report in args.reports:
+            number, added = store.ingest(report)
+            print(f"{shown(report)}: run {number}" + ("" if added else " (recorded already: nothing added)"))
+
+
+def show(args: argparse.Namespace) -> None:
+    with open_history(args.db, write=False) as store:
+        if args.format == "json":
+            print(status.as_json(store, args.all))
+        else:
+            from harness.views.history_text import history_text
+
+            print(history_text(status.runs(store), status.case_statuses(store)))
+        if args.html:
+            from harness.views.history_html import render_history_html
+
+            with writing(args.html):
+                write_text_atomically(args.html, render_history_html(store))

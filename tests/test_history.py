@@ -1,0 +1,179 @@
+"""The run history: real runs recorded with --history, reports ingested, the status of each case
+over the runs (a real version change made by a source-build copy of torch-mlir on PYTHONPATH),
+and bad database files and reports."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from e2e_support import REPO, Project
+
+from harness.history import status
+from harness.history.store import SCHEMA_VERSION, HistoryStore, apply_migrations, open_history
+from harness.installation.packages import version_text
+
+pytest_plugins = ["pytester"]
+
+CASES = '''\
+from harness.api import conv_backward_case
+
+CASES = [conv_backward_case(name, input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3])
+         for name in ("always_pass", "always_fail", "flip", "regress", "fixed")]
+'''
+BASELINE = version_text("torch-mlir")
+MOVED = "20261002"
+
+
+def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def source_build_of_torch_mlir(folder: Path, version: str) -> Path:
+    """What a torch-mlir source build on PYTHONPATH looks like to the harness: the package (its
+    files linked from the installed one) with a version file and no distribution metadata."""
+    import importlib.util
+
+    installed = Path(next(iter(importlib.util.find_spec("torch_mlir").submodule_search_locations)))
+    package = folder / "torch_mlir"
+    package.mkdir(parents=True)
+    for entry in installed.iterdir():
+        if entry.name != "__pycache__":
+            (package / entry.name).symlink_to(entry)
+    (package / "version.py").write_text(f'__version__ = "{version}"\n')
+    return folder
+
+
+@pytest.fixture
+def project(pytester) -> Project:
+    project = Project(pytester.path, pytester)
+    project.write("cases/history.py", CASES)
+    project.write("configs/versioned.yaml", json.dumps(
+        {"name": "versioned", "class": "fake_backends:VersionedBackend", "options": {"baseline": BASELINE}}))
+    return project
+
+
+def statuses(folder: Path, db: str = "history.db") -> dict[str, dict]:
+    done = harness("history", "show", db, "--format=json", "--all", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return {c["case"].rsplit("/", 1)[1]: c for c in json.loads(done.stdout)["cases"]}
+
+
+def test_five_runs_give_each_status_and_what_changed(project, monkeypatch, tmp_path):
+    for run in range(1, 6):
+        if run == 5:   # torch-mlir moves to a source build that says another version
+            build = source_build_of_torch_mlir(tmp_path / "build", MOVED)
+            monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(build), os.environ.get("PYTHONPATH")])))
+        result = project.run("--backend=versioned", "--history=history.db", "cases/history.py")
+        assert f"history: recorded as run {run} in history.db" in result.output, result.output[-3000:]
+    assert result.report["environment"]["torch_mlir"] == MOVED
+
+    cases = statuses(project.path)
+    assert {name: c["status"] for name, c in cases.items()} == {
+        "always_pass": "passing", "always_fail": "failing", "flip": "flaky", "regress": "new_failure",
+        "fixed": "fixed"}
+    assert cases["always_fail"]["since"] == 1 and cases["always_fail"]["recent"] == "CCCCC"
+    assert cases["flip"]["flaky_since"] == 2 and cases["flip"]["recent"] == "CPCPC"
+    for name in ("regress", "fixed"):   # the torch-mlir the run saw, and the one its backend reported
+        assert cases[name]["changed"] == {"torch_mlir": [BASELINE, MOVED], "torch-mlir": [BASELINE, MOVED]}
+        assert cases[name]["run"] == 5 and cases[name]["previous"] == 4
+
+    # The same report again adds nothing; the terminal table lists what changed.
+    done = harness("history", "ingest", "history.db", "report.json", cwd=project.path)
+    assert done.stdout.strip() == "report.json: run 5 (recorded already: nothing added)", done.stderr
+    text = harness("history", "show", "history.db", cwd=project.path).stdout
+    assert text.splitlines()[0].startswith("5 runs; the latest, run 5,")
+    for title in ("new failures (1)", "fixed (1)", "flaky (1)", "still failing (1)"):
+        assert title in text
+    assert "torch_mlir " + BASELINE + " -> " + MOVED in text
+
+
+def write_report(path: Path, run_id: str, created: float, outcomes: dict[str, str], torch: str = "2.13.0") -> Path:
+    results = [{"case": case, "backend": "b", "outcome": outcome, "phase": None if outcome == "passed" else "lower",
+                "signature": None if outcome == "passed" else f"{case} broke", "expected": "pass", "verdict": "ok",
+                "duration_s": 0.1} for case, outcome in outcomes.items()]
+    path.write_text(json.dumps({"schema_version": 1, "run_id": run_id, "created": created, "complete": True,
+                                "environment": {"torch": torch, "backends": {"b": {"versions": {}, "reported": {}}}},
+                                "results": results}))
+    return path
+
+
+def test_a_report_older_than_the_newest_run_gives_the_state_of_runs_ingested_in_order(tmp_path):
+    days = [{"x": "passed", "y": "compile_error"}, {"x": "compile_error", "y": "passed"},
+            {"x": "compile_error", "y": "passed"}]
+    reports = [write_report(tmp_path / f"{i}.json", f"r{i}", 1000.0 + i, d, torch=f"2.{i}") for i, d in enumerate(days)]
+    with open_history(tmp_path / "in_order.db", write=True) as store:
+        for report in reports:
+            store.ingest(report)
+        in_order = status.case_statuses(store, include_passing=True)
+    with open_history(tmp_path / "shuffled.db", write=True) as store:
+        for report in (reports[2], reports[0], reports[1]):
+            store.ingest(report)
+        shuffled = status.case_statuses(store, include_passing=True)
+    assert shuffled == in_order
+    assert [(c["case"], c["status"], c["since"]) for c in in_order] == [("x", "failing", 2), ("y", "passing", None)]
+
+
+def test_an_older_schema_is_migrated_and_a_newer_one_refused(tmp_path):
+    old = tmp_path / "v1.db"
+    db = duckdb.connect(str(old))   # a file of schema 1, as the first harness with a history wrote it
+    apply_migrations(HistoryStore(old, db), 0, 1)
+    db.execute("INSERT INTO runs VALUES (1, 'r0', 0.5, 'pytest', NULL, NULL, true, 1, 'r0.json')")
+    db.execute("INSERT INTO fingerprints VALUES (1, 'b', '{}')")
+    db.execute("INSERT INTO results VALUES (1, 'x', 'b', 'compile_error', 'lower', 'x broke', 'pass', 'ok', 0.1)")
+    db.close()
+    with open_history(old, write=True) as store:   # migrated, its run kept: x was failing, now fixed
+        assert store.db.execute("SELECT value FROM meta").fetchall() == [(str(SCHEMA_VERSION),)]
+        store.ingest(write_report(tmp_path / "r.json", "r1", 1.0, {"x": "passed"}))
+        assert [(c["case"], c["status"]) for c in status.case_statuses(store)] == [("x", "fixed")]
+    db = duckdb.connect(str(old))
+    db.execute("UPDATE meta SET value = '99'")
+    db.close()
+    done = harness("history", "show", "v1.db", cwd=tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (
+        2, f"error: v1.db: has history schema 99; this harness reads up to {SCHEMA_VERSION}; "
+           "upgrade the harness, or pass another file")
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"not a database at all" * 100, "is not a history database"),
+])
+def test_a_corrupt_database_is_one_line_for_the_tool_and_for_pytest(project, content, problem):
+    (project.path / "history.db").write_bytes(content)
+    done = harness("history", "show", "history.db", cwd=project.path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: history.db: {problem} (")
+    result = project.run("--backend=eager", "--history=history.db", "cases/tiny.py")
+    assert result.ret == 4 and len(result.error_lines()) == 1, result.output[-2000:]
+    assert result.error_lines()[0].startswith(f"ERROR: --history: history.db: {problem}")
+
+
+@pytest.mark.parametrize("content, problem", [
+    ('{"results": []}', "is not a harness report (no schema_version or created)"),
+    ("this is not JSON", "is not a JSON report"),
+])
+def test_a_file_that_is_not_a_report_is_one_line(tmp_path, content, problem):
+    (tmp_path / "r.json").write_text(content)
+    done = harness("history", "ingest", "h.db", "r.json", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: r.json: {problem}")
+
+
+def test_two_processes_ingesting_at_once_lose_nothing_and_double_nothing(tmp_path):
+    reports = [write_report(tmp_path / f"{i}.json", f"r{i}", 1000.0 + i, {f"c{j}": "passed" for j in range(2000)})
+               for i in range(6)]
+    names = [r.name for r in reports]
+    # Each process ingests every report, in another order: six runs, each once.
+    both = [subprocess.Popen([sys.executable, "-m", "harness", "history", "ingest", "h.db", *order], cwd=tmp_path,
+                             env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for order in (names, names[::-1])]
+    outputs = [p.communicate(timeout=300) for p in both]
+    assert [p.returncode for p in both] == [0, 0], outputs
+    with open_history(tmp_path / "h.db", write=False) as store:
+        assert [r["identity"] for r in status.runs(store)] == [f"r{i}" for i in range(6)]
+        assert store.db.execute("SELECT count(*) FROM results").fetchall() == [(6 * 2000,)]
