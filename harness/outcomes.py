@@ -63,6 +63,7 @@ class Verdict(str, enum.Enum):
     UNEXPECTED_FAILURE = "unexpected_failure", "unexpected failure", True
     UNEXPECTED_PASS = "unexpected_pass", "unexpected pass", True
     SKIPPED = "skipped", "skipped", False
+    FLAKY = "flaky", "flaky: its reruns disagreed (--flaky-ok)", False
 
     def __new__(cls, value: str, label: str, is_unexpected: bool):
         member = str.__new__(cls, value)

@@ -30,6 +30,9 @@ class Record:
     backend_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # from Backend.versions(),
                                      # with a worker's first case of a backend; moved into the environment
     subject: str | None = None       # what the case tests (Family.subject), e.g. "topk"; None: not said
+    attempts: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # with --rerun-failures: each
+                                     # attempt's outcome, phase, signature, duration_s, the first one first
+    flaky: bool = False              # its attempts disagreed
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -60,7 +63,8 @@ class Record:
                    message=data.get("message") or "", expectation_source=data.get("expectation_source"),
                    phase_durations=dict(data.get("phase_durations") or {}), notes=dict(data.get("notes") or {}),
                    signature=data.get("signature"), artifacts=data.get("artifacts"),
-                   backend_versions=dict(data.get("backend_versions") or {}), subject=data.get("subject"))
+                   backend_versions=dict(data.get("backend_versions") or {}), subject=data.get("subject"),
+                   attempts=list(data.get("attempts") or []), flaky=bool(data.get("flaky", False)))
 
     @property
     def tested(self) -> str:

@@ -239,7 +239,7 @@ class RandomFaultBackend(Backend):
 class VersionedBackend(Backend):
     """Eager PyTorch whose verdict on a case depends on the case's name and on what changed, for
     the history's five kinds of case: `*always_fail*` always fails; `*flip*` fails on every other
-    attempt (flip_attempts.txt in the project counts them); `*regress*` fails, and `*fixed*`
+    attempt (flip_attempts.txt in the project lists them); `*regress*` fails, and `*fixed*`
     passes, when the torch-mlir the worker would import is not the `baseline` version."""
 
     def compile(self, program, case):
@@ -253,11 +253,11 @@ class VersionedBackend(Backend):
 
     @staticmethod
     def _flip_fails() -> bool:
-        counter = os.path.abspath("flip_attempts.txt")
-        attempts = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
-        with open(counter, "w") as out:
-            out.write(str(attempts))
-        return attempts % 2 == 1
+        """Each attempt adds the worker's pid to flip_attempts.txt; the odd ones fail."""
+        with open("flip_attempts.txt", "a+") as attempts:
+            attempts.write(f"{os.getpid()}\n")
+            attempts.seek(0)
+            return len(attempts.read().split()) % 2 == 1
 
     def run(self, program, inputs, case):
         case.enter(Phase.RUN)

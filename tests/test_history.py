@@ -93,6 +93,22 @@ def test_five_runs_give_each_status_and_what_changed(project, monkeypatch, tmp_p
     assert "torch_mlir " + BASELINE + " -> " + MOVED in text
 
 
+def test_a_failure_that_passes_when_rerun_in_a_fresh_worker_is_flaky(project):
+    result = project.run("--backend=versioned", "--rerun-failures=2", "cases/history.py", "-k", "flip")
+    record = result.record("versioned", "conv_backward/2d/flip")
+    assert (record["flaky"], record["verdict"]) == (True, "unexpected_failure") and result.ret == 1
+    assert [(a["outcome"], a["phase"]) for a in record["attempts"]] == [("compile_error", "compile"), ("passed", None)]
+    assert record["attempts"][0]["signature"] == "RuntimeError: conv_backward/2d/flip fails on torch-mlir N"
+    first, second = (project.path / "flip_attempts.txt").read_text().split()
+    assert first != second   # the rerun ran in another worker process
+    assert "FLAKY: conv_backward/2d/flip [attempts: compile_error, passed] (fails the run" in result.output
+
+    result = project.run("--backend=versioned", "--rerun-failures=2", "--flaky-ok", "--history=history.db",
+                         "cases/history.py", "-k", "flip")
+    assert (result.ret, result.record("versioned", "conv_backward/2d/flip")["verdict"]) == (0, "flaky")
+    assert statuses(project.path)["flip"]["status"] == "flaky"   # from its first run in the history
+
+
 def write_report(path: Path, run_id: str, created: float, outcomes: dict[str, str], torch: str = "2.13.0") -> Path:
     results = [{"case": case, "backend": "b", "outcome": outcome, "phase": None if outcome == "passed" else "lower",
                 "signature": None if outcome == "passed" else f"{case} broke", "expected": "pass", "verdict": "ok",

@@ -42,7 +42,7 @@ def test_vocabulary_is_fixed():
     assert [o.value for o in Outcome] == ["passed", "mismatch", "compile_error", "runtime_error", "crashed",
                                           "timed_out", "not_run"]
     assert [e.value for e in Expected] == ["pass", "xfail", "crash"]
-    assert [v.value for v in Verdict] == ["ok", "unexpected_failure", "unexpected_pass", "skipped"]
+    assert [v.value for v in Verdict] == ["ok", "unexpected_failure", "unexpected_pass", "skipped", "flaky"]
     assert [p.value for p in Phase] == ["setup", "export", "import", "lower", "compile", "run", "compare"]
 
 

@@ -303,6 +303,11 @@ class WorkerPool:
     def _new_worker(self) -> Worker:
         return Worker(self.rootdir, self.preload, self.env)
 
+    def fresh_worker(self) -> None:
+        """The next case runs in a worker that has run no case yet (a rerun of a failure)."""
+        if self.worker is not None and self.worker.cases > 0:
+            self._replace()
+
     def _recycle_if_due(self, worker: Worker) -> None:
         worker.cases += 1
         if ((self.recycle_after and worker.cases >= self.recycle_after)

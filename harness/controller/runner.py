@@ -23,11 +23,11 @@ from harness.families.interface import Family
 from harness.families.plugins import discover_all, worker_env
 from harness.files import shown
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
-from harness.inputs.expectations import Expectations, load_expectations
+from harness.inputs.expectations import Entry, Expectations, load_expectations
 from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate, version_text
-from harness.outcomes import Expected, Outcome, decide
+from harness.outcomes import Expected, Outcome, Verdict, decide
 from harness.protocol import CaseResult
 from harness.record import Record, repro_command
 from harness.spec import Case
@@ -50,6 +50,8 @@ class Settings:
     recycle_after: int | None = None    # cases per worker before it is replaced
     recycle_rss_mb: float | None = None # resident MiB after a case beyond which the worker is replaced
     assumed_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # --assume-version NAME=VERSION
+    rerun_failures: int = 0             # reruns of an unexpected failure, each in a fresh worker
+    flaky_ok: bool = False              # a case whose attempts disagreed does not fail the run
     # The families' options by dest name (harness.families.plugins.resolve): what case modules'
     # cases(options) and the families' discover(options) see.
     family_options: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -151,11 +153,13 @@ class Runner:
         else:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
-            result = run_case(self.pool, case, self.families[case.family], config, entry=entry,
-                              given_timeout=self.settings.case_timeout,
-                              memory_limit_mb=self.settings.memory_limit_mb, bundle=bundle, rerun=rerun)
+            result = self._attempt(case, config, entry, bundle, rerun)
         phase = result.phase and result.phase.value
         verdict = decide(result.outcome, expected, result.phase, entry.phase if entry else None)
+        attempts = self._reruns(case, config, entry, result, rerun) if verdict is Verdict.UNEXPECTED_FAILURE else []
+        flaky = len({a["outcome"] for a in attempts}) > 1
+        if flaky and self.settings.flaky_ok:
+            verdict = Verdict.FLAKY
         record = Record(case=case.id, backend=backend, nodeid=nodeid, params=dict(case.params),
                         tags=list(case.tags), outcome=result.outcome, phase=phase, expected=expected,
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
@@ -163,10 +167,32 @@ class Runner:
                         phase_durations=result.durations, notes=result.notes,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),
                         backend_versions=result.versions or {},
-                        subject=self.families[case.family].subject(case.params))
+                        subject=self.families[case.family].subject(case.params), attempts=attempts, flaky=flaky)
         if bundle is not None:
             self._keep_or_drop(bundle, record, rerun)
         return record
+
+    def _attempt(self, case: Case, config: BackendConfig, entry: Entry | None, bundle: Path | None,
+                 rerun: str) -> CaseResult:
+        return run_case(self.pool, case, self.families[case.family], config, entry=entry,
+                        given_timeout=self.settings.case_timeout, memory_limit_mb=self.settings.memory_limit_mb,
+                        bundle=bundle, rerun=rerun)
+
+    def _reruns(self, case: Case, config: BackendConfig, entry: Entry | None, first: CaseResult,
+                rerun: str) -> list[dict]:
+        """Every attempt (the first, then up to --rerun-failures more, until one passes), each rerun
+        in a worker that has run no case: a pass in the process that failed would prove little."""
+        if not self.settings.rerun_failures:
+            return []
+        attempts = [_attempt_json(first)]
+        for _ in range(self.settings.rerun_failures):
+            self.pool.fresh_worker()
+            started = time.monotonic()
+            again = self._attempt(case, config, entry, None, rerun)   # the first attempt's bundle stays
+            attempts.append(_attempt_json(again, time.monotonic() - started))
+            if again.outcome is Outcome.PASSED:
+                break
+        return attempts
 
     def _keep_or_drop(self, bundle: Path, record: Record, rerun: str) -> None:
         """Keep an unexpected result's bundle (every bundle with --artifacts=all), with its README."""
@@ -243,3 +269,10 @@ def _required_packages(config: BackendConfig) -> dict:
     found = {d: locate(d, config.module_of(d)) for d in config.requires}
     return {"versions": {d: p and p.version_text for d, p in found.items()},
             "imported_from": {d: p and p.path for d, p in found.items()}}
+
+
+def _attempt_json(result: CaseResult, seconds: float | None = None) -> dict:
+    phase = result.phase and result.phase.value
+    return {"outcome": result.outcome.value, "phase": phase,
+            "signature": signature(result.outcome.value, phase, result.message, result.frame),
+            "duration_s": round(seconds if seconds is not None else sum(result.durations.values()), 3)}

@@ -17,8 +17,12 @@ _DIAGNOSTIC = re.compile(r"(?:^|\n|:\s)\s*error: (.+)")      # an MLIR / IREE di
 # The op dump MLIR appends: "...: %12:3 = "torch.aten..."(...)", or for an op without results '..: "op"(...)'
 _OP_DUMP = re.compile(r":\s+(?:%[\w#:]+(?:\s*,\s*%[\w#:]+)*\s*=|\"[\w.]+\"\().*")
 _OPERATOR_NAME = re.compile(r'"torch\.operator"\(.*?<\{name = "([\w.]+)"')  # the op inside a torch.operator
+# torch.onnx's errors open with the step that failed and put the cause under "## Exception summary",
+# as "<class 'torch.onnx._internal.exporter._errors.DispatchError'>: No ONNX function found for ...".
+_EXPORTER_CAUSE = re.compile(r"## Exception summary\s+<class '(?:\w+\.)*(\w+)'>: ([^\n]+)")
 _INPUT_SET = re.compile(r"\s*\(input set \d+: shapes .*\)$")  # harness.worker.execute's note on later input sets
 _NORMALISERS = [
+    (re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]"), ""),  # terminal colours (torch.onnx's), controls
     (re.compile(r"\s*\(at [^()]*:\d+\)\s*$"), ""),             # our "(at file.py:12)" suffix
     (re.compile(r"(?:<stdin>|[\w./-]+\.\w+):\d+:\d+:\s*"), ""),  # "file.mlir:23:36: "
     (re.compile(r"(?<![\w.])/[\w.+-]+(?:/[\w.+-]+)+"), "<path>"),
@@ -46,7 +50,9 @@ def first_error(message: str) -> str:
     """The first MLIR diagnostic of a message, else its first line; op dumps cut off, except the
     name of a `torch.operator` (an op torch-mlir has no definition of), which is the bug."""
     match = _DIAGNOSTIC.search(message)
-    line = match.group(1) if match else next((text for text in message.splitlines() if text.strip()), "")
+    cause = None if match else _EXPORTER_CAUSE.search(message)
+    line = (match.group(1) if match else f"{cause.group(1)}: {cause.group(2)}" if cause
+            else next((text for text in message.splitlines() if text.strip()), ""))
     named = _OPERATOR_NAME.search(line) if "'torch.operator'" in line else None
     line = _OP_DUMP.sub("", line)
     return f"{line} ({named.group(1)})" if named else line

@@ -78,6 +78,8 @@ class CaseItem(pytest.Item):
                               f"fail: delete that line's entry (or narrow its id)")
         if record.verdict is Verdict.UNEXPECTED_FAILURE:
             raise CaseFailure(_failure_text(record))
+        if record.verdict is Verdict.FLAKY:
+            return   # --flaky-ok: its reruns disagreed; the summary, the report and the history say so
         if record.expected is not Expected.PASS:
             pytest.xfail(f"{record.outcome.value} in {record.phase} ({record.expectation_source})")
 
@@ -94,6 +96,9 @@ class CaseItem(pytest.Item):
 
 def _failure_text(record) -> str:
     head = f"{record.outcome.value} in phase {record.phase}"
+    if record.attempts:
+        attempts = ", ".join(a["outcome"] for a in record.attempts)
+        head += f" (attempts: {attempts}{'; flaky' if record.flaky else ''})"
     if record.expected is not Expected.PASS:
         head += f" (expected {record.expected.value} at {record.expectation_source}, in a different phase)"
     return f"{head}\n{record.message}\nparams: {record.params}"

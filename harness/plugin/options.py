@@ -31,6 +31,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--memory-limit", type=float, metavar="MIB",
                     help="a worker's resident memory limit (default 8192, or the config's memory_limit_mb)")
     group.addoption("--recycle-after", type=int, metavar="N", help="replace each worker after N cases")
+    group.addoption("--rerun-failures", type=int, default=0, metavar="N",
+                    help="run an unexpected failure again, up to N times, each in a fresh worker; attempts "
+                         "that disagree make the case flaky (default 0)")
+    group.addoption("--flaky-ok", action="store_true",
+                    help="a flaky case (its reruns disagreed) does not fail the run")
     group.addoption("--recycle-rss", type=float, metavar="MIB",
                     help="replace a worker whose resident memory after a case exceeds MIB (default: half of "
                          "--memory-limit)")

@@ -36,6 +36,9 @@ def settings_from(config: pytest.Config, families: Mapping[str, Family]) -> Sett
         value = config.getoption(option)
         if value is not None and not is_positive_finite(value):
             raise pytest.UsageError(f"--{option.replace('_', '-')}={value:g}: must be a positive, finite number")
+    reruns = config.getoption("rerun_failures")
+    if reruns < 0:
+        raise pytest.UsageError(f"--rerun-failures={reruns}: must be 0 or more reruns")
     memory_limit = config.getoption("memory_limit") or DEFAULT_MEMORY_LIMIT_MB
     return Settings(
         rootdir=root, backends=list(dict.fromkeys(names)),
@@ -52,6 +55,7 @@ def settings_from(config: pytest.Config, families: Mapping[str, Family]) -> Sett
         # default once it holds half the memory limit, before a case pays for the growth.
         recycle_rss_mb=config.getoption("recycle_rss") or memory_limit / 2,
         assumed_versions=_assumed_versions(config.getoption("assume_version")),
+        rerun_failures=reruns, flaky_ok=config.getoption("flaky_ok"),
         family_options=family_options(config, families))
 
 

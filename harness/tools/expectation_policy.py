@@ -37,6 +37,7 @@ import collections
 import dataclasses
 import fnmatch
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
 
@@ -207,9 +208,12 @@ def _same_file(source_path: str, path: Path) -> bool:
     return Path(os.path.normpath(source)).parts[-2:] == Path(os.path.normpath(path)).parts[-2:]
 
 
+CONTROLS = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")   # terminal colours and controls
+
+
 def _reason(r: Record) -> str:
     text = r.signature or next((line for line in r.message.splitlines() if line.strip()), "")
-    text = " ".join(str(text).split())
+    text = " ".join(CONTROLS.sub("", str(text)).split())   # a YAML file holds no escape characters
     if len(text) > REASON_LIMIT:
         text = text[:REASON_LIMIT - 4].rstrip() + " ..."
     return text or f"{r.outcome.value} in phase {r.phase}"

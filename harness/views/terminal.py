@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import collections
 
-from harness.outcomes import Outcome
+from harness.outcomes import Outcome, Verdict
 from harness.record import Record
 
 
@@ -16,7 +16,10 @@ def terminal_lines(records: list[Record]) -> list[str]:
         counts = "  ".join(f"{o.value}={outcomes[o]}" for o in Outcome if outcomes[o])
         lines.append(f"{backend}: {len(mine)} cases  {counts}")
         for r in mine:
-            if r.verdict.is_unexpected:
+            if r.flaky:
+                lines.append(f"  FLAKY: {r.case} [attempts: {', '.join(a['outcome'] for a in r.attempts)}]"
+                             + ("" if r.verdict is Verdict.FLAKY else " (fails the run; --flaky-ok lets it pass)"))
+            elif r.verdict.is_unexpected:
                 where = f" in {r.phase}" if r.phase else ""
                 first = r.message.splitlines()[0][:160] if r.message else ""
                 lines.append(f"  {r.verdict.value.upper()}: {r.case} [{r.outcome.value}{where}] {first}")
