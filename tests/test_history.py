@@ -193,3 +193,40 @@ def test_two_processes_ingesting_at_once_lose_nothing_and_double_nothing(tmp_pat
     with open_history(tmp_path / "h.db", write=False) as store:
         assert [r["identity"] for r in status.runs(store)] == [f"r{i}" for i in range(6)]
         assert store.db.execute("SELECT count(*) FROM results").fetchall() == [(6 * 2000,)]
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def history_page(tmp_path: Path) -> Path:
+    """Four runs of three cases, torch moving every run (so no flip is flaky), as a history page."""
+    days = [{"x": "passed", "y": "compile_error", "z": "passed"}, {"x": "compile_error", "y": "passed", "z": "crashed"},
+            {"x": "compile_error", "y": "passed", "z": "passed"}, {"x": "mismatch", "y": "passed", "z": "crashed"}]
+    reports = [write_report(tmp_path / f"{i}.json", f"r{i}", 1000.0 + i, d, torch=f"2.{i}") for i, d in enumerate(days)]
+    assert harness("history", "ingest", "h.db", *[r.name for r in reports], cwd=tmp_path).returncode == 0
+    done = harness("history", "show", "h.db", "--html=h.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "h.html"
+
+
+def test_the_history_page_draws_the_pass_rates_and_each_cases_strip_offline(tmp_path):
+    page = history_page(tmp_path).read_text()
+    assert "http://" not in page and "https://" not in page and "<script src" not in page
+    polyline = page.split("<polyline", 1)[1].split("/>", 1)[0]
+    assert polyline.count(",") == 4   # one point per run of backend b
+    assert "b, run 2: 1 of 3 passed (33.3%)" in page
+    # x: still failing since run 2 (P C C M); z: a new failure, torch 2.2 -> 2.3
+    assert page.count("<rect") == 4 + 4
+    assert "since run 2" in page and "changed: torch 2.2 \u2192 2.3" in page
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed (apt-get install chromium)")
+def test_chromium_runs_the_history_pages_filters(tmp_path):
+    page = history_page(tmp_path)
+    done = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri() + "#q=torch%202.2"],
+                          capture_output=True, text=True, timeout=180)
+    assert 'data-ready="1"' in done.stdout, done.stderr[-2000:]
+    assert "Showing 1 of 2 cases" in done.stdout
+    hidden = [line for line in done.stdout.splitlines() if line.startswith("<tr class=") and "hidden" in line]
+    assert len(hidden) == 1 and 'data-status="failing"' in hidden[0]

@@ -51,12 +51,13 @@ def case_statuses(store: HistoryStore, include_passing: bool = False) -> list[di
                                 ORDER BY run DESC, CASE status {order} END, backend, "case" """).fetchall()
     names = [d[0] for d in store.db.description]
     cases = [dict(zip(names, row)) for row in rows]
-    changes = _changes(store, {(c["prev_seq"], c["last_seq"]) for c in cases
-                               if c["status"] in ("new_failure", "fixed")})
+    versions = _versions_of(store, {seq for c in cases if c["status"] in ("new_failure", "fixed")
+                                    for seq in (c["prev_seq"], c["last_seq"])})
     for case in cases:
-        pair = (case.pop("prev_seq"), case.pop("last_seq"))
+        before, after = case.pop("prev_seq"), case.pop("last_seq")
         if case["status"] in ("new_failure", "fixed"):
-            case["changed"] = changes[pair].get(case["backend"], {})
+            case["changed"] = _differences(_seen_by(versions[before], case["backend"]),
+                                           _seen_by(versions[after], case["backend"]))
         if case["status"] != "failing":
             case["since"] = None
             case.pop("signature_changed")
@@ -65,24 +66,24 @@ def case_statuses(store: HistoryStore, include_passing: bool = False) -> list[di
     return cases
 
 
-def _changes(store: HistoryStore, pairs: set[tuple[int, int]]) -> dict[tuple[int, int], dict[str, dict]]:
-    """For each pair of runs, per backend: {package: [before, after]} of what differs."""
-    seqs = sorted({seq for pair in pairs for seq in pair})
-    if not seqs:
-        return {}
-    rows = store.db.execute("SELECT seq, scope, package, version FROM versions WHERE list_contains(?, seq)",
-                            [seqs]).fetchall()
-    commits = store.db.execute("SELECT seq, harness_commit, project_commit FROM runs WHERE list_contains(?, seq)",
-                               [seqs]).fetchall()
+def _versions_of(store: HistoryStore, seqs: set[int]) -> dict[int, dict[str, dict[str, str]]]:
+    """Per run: scope ('' or a backend) -> {package: version}, the commits in scope ''."""
     by_run: dict[int, dict[str, dict[str, str]]] = {seq: {} for seq in seqs}
-    for seq, scope, package, version in rows:
+    if not seqs:
+        return by_run
+    chosen = sorted(seqs)
+    for seq, scope, package, version in store.db.execute(
+            "SELECT seq, scope, package, version FROM versions WHERE list_contains(?, seq)", [chosen]).fetchall():
         by_run[seq].setdefault(scope, {})[package] = version
-    for seq, harness, project in commits:
+    for seq, harness, project in store.db.execute(
+            "SELECT seq, harness_commit, project_commit FROM runs WHERE list_contains(?, seq)", [chosen]).fetchall():
         by_run[seq].setdefault("", {}).update({"harness commit": harness, "project commit": project})
-    return {(before, after): {backend: _differences({**by_run[before].get("", {}), **by_run[before].get(backend, {})},
-                                                    {**by_run[after].get("", {}), **by_run[after].get(backend, {})})
-                              for backend in set(by_run[before]) | set(by_run[after])}
-            for before, after in pairs}
+    return by_run
+
+
+def _seen_by(scoped: dict[str, dict[str, str]], backend: str) -> dict[str, str]:
+    """What a backend's results depend on in a run: the run's versions and commits, then its own."""
+    return {**scoped.get("", {}), **scoped.get(backend, {})}
 
 
 def _differences(before: dict[str, str], after: dict[str, str]) -> dict[str, list]:
