@@ -69,9 +69,15 @@ def test_five_runs_give_each_status_and_what_changed(project, monkeypatch, tmp_p
         if run == 5:   # torch-mlir moves to a source build that says another version
             build = source_build_of_torch_mlir(tmp_path / "build", MOVED)
             monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(build), os.environ.get("PYTHONPATH")])))
-        result = project.run("--backend=versioned", "--history=history.db", "cases/history.py")
+        result = project.run("--backend=versioned", "--history=history.db", "--report-md=report.md",
+                             "cases/history.py")
         assert f"history: recorded as run {run} in history.db" in result.output, result.output[-3000:]
     assert result.report["environment"]["torch_mlir"] == MOVED
+    markdown = (project.path / "report.md").read_text()   # the last run's triage report
+    for title in ("## New failures since the run before (1)", "## Fixed since the run before (1)",
+                  "## Flaky cases (1)"):
+        assert title in markdown
+    assert f"torch\\_mlir {BASELINE} → {MOVED}" in markdown.split("## Fixed")[0]   # Markdown-escaped
 
     cases = statuses(project.path)
     assert {name: c["status"] for name, c in cases.items()} == {

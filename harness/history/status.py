@@ -15,9 +15,10 @@ Runs are numbered from 1, oldest first.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from harness.history.store import HistoryStore
+from harness.history.store import HistoryStore, open_history, report_identity
 
 STATUSES = ("new_failure", "flaky", "fixed", "failing", "passing")   # the order views list them in
 
@@ -42,13 +43,18 @@ STATUS_SQL = """
 """
 
 
-def case_statuses(store: HistoryStore, include_passing: bool = False) -> list[dict[str, Any]]:
+def case_statuses(store: HistoryStore, include_passing: bool = False,
+                  run_identity: str | None = None) -> list[dict[str, Any]]:
     """Every (case, backend) that is not plain passing (all of them with include_passing), the
-    most recent first, with what changed for new failures and fixed cases."""
-    where = "" if include_passing else "WHERE status <> 'passing'"
+    most recent first, with what changed for new failures and fixed cases; with `run_identity`,
+    only the cases whose latest run is that run (what a run's own report describes)."""
+    conditions = ([] if include_passing else ["status <> 'passing'"]) + (
+        ["last_seq = (SELECT seq FROM runs WHERE identity = $run)"] if run_identity else [])
+    where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
     order = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(STATUSES))
     rows = store.db.execute(f"""SELECT * FROM ({STATUS_SQL}) {where}
-                                ORDER BY run DESC, CASE status {order} END, backend, "case" """).fetchall()
+                                ORDER BY run DESC, CASE status {order} END, backend, "case" """,
+                            {"run": run_identity} if run_identity else {}).fetchall()
     names = [d[0] for d in store.db.description]
     cases = [dict(zip(names, row)) for row in rows]
     versions = _versions_of(store, {seq for c in cases if c["status"] in ("new_failure", "fixed")
@@ -112,3 +118,8 @@ def pass_rates(store: HistoryStore) -> list[dict[str, Any]]:
 def as_json(store: HistoryStore, include_passing: bool = False) -> str:
     return json.dumps({"runs": runs(store), "cases": case_statuses(store, include_passing)}, indent=1)
 
+
+def run_statuses(database: Path, report: dict) -> list[dict[str, Any]]:
+    """The statuses of a recorded report's cases (its run the latest of each): for its Markdown report."""
+    with open_history(database, write=False) as store:
+        return case_statuses(store, run_identity=report_identity(report))

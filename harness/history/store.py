@@ -85,7 +85,7 @@ class HistoryStore:
     def ingest(self, report: Path) -> tuple[int, bool]:
         """Record the run of a JSON report: (its run number, False when it was recorded already)."""
         header = self._header(report)
-        identity = header["run_id"] or f"created:{header['created']!r}"
+        identity = report_identity(header)
         known = self.db.execute("SELECT seq FROM runs WHERE identity = ?", [identity]).fetchall()
         if known:
             return self.run_number(known[0][0]), False
@@ -215,6 +215,11 @@ class HistoryStore:
         return self.db.execute("SELECT count(*) FROM runs WHERE created < (SELECT created FROM runs WHERE seq = ?) "
                                "OR (created = (SELECT created FROM runs WHERE seq = ?) AND seq <= ?)",
                                [seq, seq, seq]).fetchall()[0][0]
+
+
+def report_identity(report: dict) -> str:
+    """What identifies a report's run: its run_id, else (a report older than run_id) its time."""
+    return report.get("run_id") or f"created:{report['created']!r}"
 
 
 def scoped_versions(environment: dict) -> dict[str, dict[str, str]]:

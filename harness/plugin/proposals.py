@@ -26,7 +26,8 @@ def write_proposals(config: pytest.Config, report: dict, complete: bool) -> list
         from harness.views.markdown import render_markdown
         text = render_markdown(report, {shown(p): t for p, t in proposals.items()},
                                originals={shown(p): p.read_text(encoding="utf-8") if p.exists() else ""
-                                          for p in proposals})
+                                          for p in proposals},
+                               history=history_of(config.getoption("history"), report))
         write_text_atomically(Path(config.getoption("report_md")), text)
     if not config.getoption("update_expectations"):
         return messages
@@ -54,3 +55,15 @@ def proposals_for(config: pytest.Config, records: list[dict]) -> dict[Path, str]
             found.update(propose(mine, *runner.expectation_files(backend), case_ids=ids,
                                  versions=runner.conditions))
     return found
+
+
+def history_of(database: str | None, report: dict) -> list[dict] | None:
+    """This run's cases' statuses, when it was recorded in a history (--history)."""
+    if not database:
+        return None
+    from harness.history.status import run_statuses
+
+    try:
+        return run_statuses(Path(database), report)
+    except HarnessInputError:
+        return None   # the summary says why the run was not recorded

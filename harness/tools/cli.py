@@ -110,8 +110,14 @@ def report(args: argparse.Namespace) -> None:
     if args.md is None and args.html is None:
         raise HarnessInputError(str(args.report), "nothing to write", "pass --md=PATH and/or --html=PATH")
     if args.md is not None:
+        history = None
+        if args.history is not None:
+            from harness.history.status import run_statuses  # DuckDB loads only when a history is asked for
+
+            history = run_statuses(args.history, data)
         with writing(args.md):
-            write_text_atomically(args.md, render_markdown(data, proposals_for_report(data, Path.cwd())))
+            write_text_atomically(args.md, render_markdown(data, proposals_for_report(data, Path.cwd()),
+                                                           history=history))
     if args.html is not None:
         with writing(args.html):
             write_text_atomically(args.html, render_html(data))
@@ -183,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("report", type=Path)
     sub.add_argument("--md", type=Path, help="write the Markdown report here")
     sub.add_argument("--html", type=Path, help="write the HTML matrix here")
+    sub.add_argument("--history", type=Path, metavar="DB",
+                     help="the run history holding this report's run: sections on new failures, fixed, flaky cases")
     sub.set_defaults(run=report)
 
     sub = commands.add_parser("check", help="validate every expectation file against the case registry "

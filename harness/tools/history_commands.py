@@ -5,8 +5,6 @@ import argparse
 from pathlib import Path
 
 from harness.files import shown, write_text_atomically, writing
-from harness.history import status
-from harness.history.store import open_history
 
 
 def add_history_commands(commands: argparse._SubParsersAction) -> None:
@@ -27,6 +25,8 @@ def add_history_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def ingest(args: argparse.Namespace) -> None:
+    from harness.history.store import open_history  # DuckDB loads for the history commands alone
+
     with open_history(args.db, write=True) as store:
         for report in args.reports:
             number, added = store.ingest(report)
@@ -34,6 +34,9 @@ def ingest(args: argparse.Namespace) -> None:
 
 
 def show(args: argparse.Namespace) -> None:
+    from harness.history import status
+    from harness.history.store import open_history
+
     with open_history(args.db, write=False) as store:
         if args.format == "json":
             print(status.as_json(store, args.all))

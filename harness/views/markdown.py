@@ -37,13 +37,16 @@ COLLAPSE_FILE_LINES = 80  # a proposed file longer than this is collapsed
 
 
 def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
-                    originals: Mapping[str, str] | None = None) -> str:
+                    originals: Mapping[str, str] | None = None, history: list[dict] | None = None) -> str:
     """The report as Markdown. `proposals`: {path: proposed text} (see proposals_for_report);
-    `originals`, optional: {path: current text}, to show a diff above each proposed file."""
+    `originals`, optional: {path: current text}, to show a diff above each proposed file;
+    `history`, optional: this run's cases' statuses over the run history
+    (harness.history.status.case_statuses), for sections on new failures, fixed and flaky cases."""
     records = sorted((Record.from_json(r) for r in report.get("results", [])),   # the JSON boundary
                      key=lambda r: (r.backend, r.case))
     environment = report.get("environment") or {}
     out = _head(report, records, environment)
+    out += _history_sections(history) if history is not None else []
     out += _crashes(records)
     out += _unexpected_failures(records)
     out += _unexpected_passes(records)
@@ -56,6 +59,33 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
 
 
 # ------------------------------------------------------------------------------------ sections
+
+HISTORY_SECTIONS = (("new_failure", "New failures since the run before",
+                     "failed in this run, passed in the one before that held them"),
+                    ("fixed", "Fixed since the run before", "passed in this run, failed in the one before"),
+                    ("flaky", "Flaky cases", "their outcome changed with nothing changed, or their reruns disagreed"))
+HISTORY_ROWS = 100
+
+
+def _history_sections(history: list[dict]) -> list[str]:
+    out = []
+    for status, title, meaning in HISTORY_SECTIONS:
+        chosen = [c for c in history if c["status"] == status]
+        if not chosen:
+            continue
+        out += [f"## {title} ({len(chosen)})", "", f"From the run history: {meaning}.", "",
+                _row(["backend", "case", "outcome", "what changed" if status != "flaky" else "flaky since",
+                      "last outcomes"]), _row(["---"] * 5)]
+        for c in chosen[:HISTORY_ROWS]:
+            changed = ", ".join(f"{name} {old} → {new}" for name, (old, new) in (c.get("changed") or {}).items())
+            when = f"run {c['flaky_since']}" if status == "flaky" else changed or "nothing recorded"
+            outcome = c["last_outcome"] + (f" in {c['last_phase']}" if c["last_phase"] else "")
+            out.append(_row([_code(c["backend"]), _code(c["case"]), _escape_text(outcome), _escape_text(when),
+                             _code(c["recent"] or "")]))
+        if len(chosen) > HISTORY_ROWS:
+            out.append(f"\n... and {len(chosen) - HISTORY_ROWS} more: `python -m harness history show DB`")
+        out.append("")
+    return out
 
 def _head(report: dict, records: list[Record], environment: dict) -> list[str]:
     backends = sorted({r.backend for r in records} | set(environment.get("backends") or {}))
