@@ -1,0 +1,122 @@
+"""The run history at a year of nightlies: how fast reports ingest, how fast every view answers,
+how big the file grows.
+
+    python benchmarks/history_scale.py [--runs 365] [--backends 7] [--cases 30000] [--db PATH]
+
+Writes one synthetic JSON report per night (a harness report's shape and keys: 7 x 30,000 results,
+a night of every OpInfo sample on every backend), ingests it with `python -m harness history
+ingest`'s code path, and deletes it (a year of reports would be 47 GB). Outcomes: 85% of the
+(case, backend) pairs always pass, 10% always fail (one of 400 signatures), 3% flip at random,
+2% break when torch moves (every 30 nights) and stay broken; a night now and then is partial.
+Prints the ingest rate (results per second of ingest, report writing not counted: the median
+of the nights and the total), the time of each view's query at the end (history show as text
+and as JSON, the history page, the Markdown report's sections for the last run), and the file's
+size. Targets (issue 22): at least 200,000 results a second; every view at most 1 s.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.history import status  # noqa: E402
+from harness.history.store import open_history  # noqa: E402
+from harness.views.history_html import render_history_html  # noqa: E402
+from harness.views.history_text import history_text  # noqa: E402
+
+FAILING = ["compile_error", "mismatch", "runtime_error", "crashed"]
+RESULT = ('{{"case": "{case}", "backend": "{backend}", "nodeid": "cases/opinfo.py::{case}[{backend}]", '
+          '"params": {{"op": "{op}", "sample": {sample}, "dtype": "float32"}}, "tags": ["opinfo", "float32"], '
+          '"outcome": "{outcome}", "phase": {phase}, "expected": "{expected}", "verdict": "{verdict}", '
+          '"duration_s": {duration}, "message": {message}, "expectation_source": null, '
+          '"phase_durations": {{"setup": 0.01, "compile": {duration}}}, "notes": {{}}, "signature": {signature}, '
+          '"artifacts": null, "backend_versions": {{}}, "subject": "{op}"}}')
+
+
+def kinds(pairs: int, rng: random.Random) -> list[str]:
+    return rng.choices(["pass", "fail", "flip", "regress"], weights=[85, 10, 3, 2], k=pairs)
+
+
+def night_report(path: Path, night: int, args: argparse.Namespace, kind_of: list[str], rng: random.Random) -> int:
+    torch = f"2.{13 + night // 30}.0"
+    backends = [f"backend{b}" for b in range(args.backends)]
+    lines = []
+    for b, backend in enumerate(backends):
+        for c in range(args.cases):
+            kind = kind_of[b * args.cases + c]
+            fails = (kind == "fail" or (kind == "flip" and rng.random() < 0.5)
+                     or (kind == "regress" and night // 30 > (c % 12)))
+            outcome = FAILING[c % 4] if fails else "passed"
+            sig = f"error {c % 400}: failed to legalize operation 'torch.aten.op{c % 400}'"
+            lines.append(RESULT.format(
+                case=f"opinfo/op{c // 10}/default/float32/{c % 10}", backend=backend, op=f"op{c // 10}", sample=c % 10,
+                outcome=outcome, phase='"lower"' if fails else "null", expected="xfail" if kind == "fail" else "pass",
+                verdict="ok" if not fails or kind == "fail" else "unexpected_failure", duration=0.05,
+                message=json.dumps(sig + " (at harness/backends/mlir.py:120)") if fails else '""',
+                signature=json.dumps(sig) if fails else "null"))
+    environment = {"python": "3.11.7", "torch": torch, "torch_mlir": "20261001", "numpy": "2.4.6",
+                   "command": "pytest --opinfo-samples=all", "harness_commit": f"{night:040x}", "project_commit": None,
+                   "backends": {b: {"versions": {"torch-mlir": "20261001"}, "reported": {}} for b in backends}}
+    head = json.dumps({"schema_version": 1, "run_id": f"night-{night}", "complete": night % 50 != 7,
+                       "created": 1.7e9 + night * 86400.0, "environment": environment})
+    path.write_text(head[:-1] + ', "results": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")
+    return len(lines)
+
+
+def timed(what: str, run) -> float:
+    started = time.perf_counter()
+    run()
+    seconds = time.perf_counter() - started
+    print(f"  {what}: {seconds:.3f} s", flush=True)
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=365)
+    parser.add_argument("--backends", type=int, default=7)
+    parser.add_argument("--cases", type=int, default=30000)
+    parser.add_argument("--db", type=Path, help="keep the database here (default: a temporary folder)")
+    args = parser.parse_args()
+    rng = random.Random(0)
+    kind_of = kinds(args.backends * args.cases, rng)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = args.db or Path(tmp) / "history.db"
+        rates, total_results, total_seconds = [], 0, 0.0
+        for night in range(args.runs):
+            report = Path(tmp) / "night.json"
+            count = night_report(report, night, args, kind_of, rng)
+            started = time.perf_counter()
+            with open_history(db, write=True) as store:
+                store.ingest(report)
+            seconds = time.perf_counter() - started
+            rates.append(count / seconds)
+            total_results += count
+            total_seconds += seconds
+            if night % 10 == 0 or night == args.runs - 1:
+                print(f"night {night + 1}: {count:,} results in {seconds:.2f} s ({count / seconds:,.0f}/s); "
+                      f"file {db.stat().st_size / 2**20:,.0f} MiB", flush=True)
+        print(f"ingest: {total_results:,} results; median {statistics.median(rates):,.0f} results/s per night, "
+              f"overall {total_results / total_seconds:,.0f}/s")
+        print(f"file: {db.stat().st_size / 2**20:,.0f} MiB for {args.runs} runs")
+        print("views at this size:")
+        with open_history(db, write=False) as store:
+            last = {"run_id": f"night-{args.runs - 1}"}
+            views = [timed("history show (text)", lambda: history_text(status.runs(store), status.case_statuses(store))),
+                     timed("history show --format=json", lambda: status.as_json(store)),
+                     timed("history show --html", lambda: render_history_html(store)),
+                     timed("the Markdown report's history sections",
+                           lambda: status.case_statuses(store, run_identity=last["run_id"]))]
+        print(f"slowest view: {max(views):.3f} s")
+
+
+if __name__ == "__main__":
+    main()
