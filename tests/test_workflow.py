@@ -238,7 +238,7 @@ def test_shards_are_balanced_by_the_last_nightlys_durations(workflow):
     restores it, splits by it (least_duration) and runs its longest cases first."""
     e2e, matrix = workflow["jobs"]["e2e"], workflow["jobs"]["matrix"]
     restore, = uses(e2e, "actions/cache/restore")
-    save, = uses(matrix, "actions/cache/save")
+    save = next(s for s in uses(matrix, "actions/cache/save") if s["with"]["path"] == "nightly-baseline/")
     assert (restore["with"]["path"], restore["with"]["key"]) == (save["with"]["path"], save["with"]["key"])
     assert "python -m harness durations reports/all.json -o nightly-baseline/test_durations.json" in runs(matrix)
     for flag in ("--durations-path=nightly-baseline/test_durations.json", "--splitting-algorithm=least_duration",
@@ -258,11 +258,18 @@ def test_the_matrix_job_merges_diffs_and_decides(workflow):
     assert "python -m harness table reports/all.json" in commands
     assert "python -m harness diff nightly-baseline/all.json reports/all.json --markdown" in commands
     assert "$GITHUB_STEP_SUMMARY" in commands
-    restore, = uses(job, "actions/cache/restore")
-    save, = uses(job, "actions/cache/save")
-    assert restore["with"]["path"] == save["with"]["path"]   # the path is part of a cache's version
-    assert restore["with"]["key"] == save["with"]["key"]
-    assert restore["with"]["key"].startswith(restore["with"]["restore-keys"])
+    restores, saves = uses(job, "actions/cache/restore"), uses(job, "actions/cache/save")
+    assert [r["with"]["path"] for r in restores] == [s["with"]["path"] for s in saves] == [   # the path is
+        "nightly-baseline/", "nightly-history/"]                                          # part of its version
+    for restore, save in zip(restores, saves):
+        assert restore["with"]["key"] == save["with"]["key"]
+        assert restore["with"]["key"].startswith(restore["with"]["restore-keys"])
+    # The history records the merged night, draws its page, and feeds the triage report.
+    assert "python -m harness history ingest nightly-history/history.db reports/all.json" in commands
+    assert "history show nightly-history/history.db --html reports/history.html" in commands
+    assert "--history nightly-history/history.db" in commands
+    upload = next(u for u in uses(job, "actions/upload-artifact") if u["with"]["name"] == "nightly-report")
+    assert "reports/history.html" in upload["with"]["path"]
     verdict = job["steps"][-1]
     assert verdict["if"] == "always()"
     assert set(verdict["env"]) == {"MERGED", "COMPLETE", "DIFF", "UNEXPECTED"}
