@@ -110,7 +110,8 @@ def main() -> None:
         print("views at this size:")
         with open_history(db, write=False) as store:
             last = {"run_id": f"night-{args.runs - 1}"}
-            views = [timed("history show (text)", lambda: history_text(status.runs(store), status.case_statuses(store))),
+            views = [timed("history show (text)",
+                           lambda: history_text(status.runs(store), status.case_statuses(store))),
                      timed("history show --format=json", lambda: status.as_json(store)),
                      timed("history show --html", lambda: render_history_html(store)),
                      timed("the Markdown report's history sections",

@@ -376,6 +376,12 @@ BAD = [
         "argument --artifacts: invalid choice: 'bogus' (choose from 'unexpected', 'all')", ARGPARSE),
     Bad("memory-limit-zero", "`--memory-limit=0`", {}, ("--memory-limit=0",),
         "--memory-limit=0: must be a positive, finite number"),
+    Bad("rerun-failures-negative", "`--rerun-failures=-1`", {}, ("--rerun-failures=-1",),
+        "--rerun-failures=-1: must be 0 or more reruns"),
+    Bad("history-not-a-database", "`--history=FILE` where FILE is not a history database",
+        {"history.db": "not a database at all\n"}, ("--history=history.db",),
+        "--history: history.db: is not a history database (not a DuckDB file); move it away, or pass another "
+        "path, and record the runs again"),
     Bad("recycle-after-zero", "`--recycle-after=0`", {}, ("--recycle-after=0",),
         "--recycle-after=0: must be a positive, finite number"),
     Bad("recycle-after-fraction", "`--recycle-after=1.5`", {}, ("--recycle-after=1.5",),

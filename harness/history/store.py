@@ -308,7 +308,8 @@ def open_history(path: Path, write: bool) -> Iterator[HistoryStore]:
         try:
             connection = duckdb.connect(str(path), read_only=not write)
         except duckdb.Error as e:
-            raise HarnessInputError(shown(path), f"is not a history database ({_first_line(e)})",
+            why = "not a DuckDB file" if "not a valid DuckDB database" in str(e) else _first_line(e)
+            raise HarnessInputError(shown(path), f"is not a history database ({why})",
                                     "move it away, or pass another path, and record the runs again") from None
         try:
             store = HistoryStore(path, connection)
