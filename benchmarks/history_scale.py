@@ -1,11 +1,12 @@
 """The run history at a year of nightlies: how fast reports ingest, how fast every view answers,
 how big the file grows.
 
-    python benchmarks/history_scale.py [--runs 365] [--backends 7] [--cases 30000] [--db PATH]
+    python benchmarks/history_scale.py [--runs 365] [--backends 7] [--cases 30000] [--batch 1] [--db PATH]
 
 Writes one synthetic JSON report per night (a harness report's shape and keys: 7 x 30,000 results,
 a night of every OpInfo sample on every backend), ingests it with `python -m harness history
-ingest`'s code path, and deletes it (a year of reports would be 47 GB). Outcomes: 85% of the
+ingest`'s code path (`--batch` reports per ingest, as a backfill of old reports passes them), and
+deletes it (a year of reports would be 47 GB). Outcomes: 85% of the
 (case, backend) pairs always pass, 10% always fail (one of 400 signatures), 3% flip at random,
 2% break when torch moves (every 30 nights) and stay broken; a night now and then is partial.
 Prints the ingest rate (results per second of ingest, report writing not counted: the median
@@ -45,30 +46,42 @@ def kinds(pairs: int, rng: random.Random) -> list[str]:
     return rng.choices(["pass", "fail", "flip", "regress"], weights=[85, 10, 3, 2], k=pairs)
 
 
-def night_report(path: Path, night: int, args: argparse.Namespace, kind_of: list[str], rng: random.Random) -> int:
-    torch = f"2.{13 + night // 30}.0"
-    backends = [f"backend{b}" for b in range(args.backends)]
-    lines = []
-    for b, backend in enumerate(backends):
-        for c in range(args.cases):
-            kind = kind_of[b * args.cases + c]
-            fails = (kind == "fail" or (kind == "flip" and rng.random() < 0.5)
-                     or (kind == "regress" and night // 30 > (c % 12)))
-            outcome = FAILING[c % 4] if fails else "passed"
-            sig = f"error {c % 400}: failed to legalize operation 'torch.aten.op{c % 400}'"
-            lines.append(RESULT.format(
-                case=f"opinfo/op{c // 10}/default/float32/{c % 10}", backend=backend, op=f"op{c // 10}", sample=c % 10,
-                outcome=outcome, phase='"lower"' if fails else "null", expected="xfail" if kind == "fail" else "pass",
-                verdict="ok" if not fails or kind == "fail" else "unexpected_failure", duration=0.05,
-                message=json.dumps(sig + " (at harness/backends/mlir.py:120)") if fails else '""',
-                signature=json.dumps(sig) if fails else "null"))
-    environment = {"python": "3.11.7", "torch": torch, "torch_mlir": "20261001", "numpy": "2.4.6",
-                   "command": "pytest --opinfo-samples=all", "harness_commit": f"{night:040x}", "project_commit": None,
-                   "backends": {b: {"versions": {"torch-mlir": "20261001"}, "reported": {}} for b in backends}}
-    head = json.dumps({"schema_version": 1, "run_id": f"night-{night}", "complete": night % 50 != 7,
-                       "created": 1.7e9 + night * 86400.0, "environment": environment})
-    path.write_text(head[:-1] + ', "results": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")
-    return len(lines)
+class Nights:
+    """Each (case, backend)'s result as report text, passing and failing, written once; a night
+    picks one of the two per pair (the reports differ only in outcomes and their environment)."""
+
+    def __init__(self, args: argparse.Namespace, rng: random.Random):
+        self.args, self.rng = args, rng
+        self.backends = [f"backend{b}" for b in range(args.backends)]
+        self.kinds = kinds(args.backends * args.cases, rng)
+        self.lines = [(self._line(b, c, fails=False), self._line(b, c, fails=True))
+                      for b in range(args.backends) for c in range(args.cases)]
+
+    def _line(self, b: int, c: int, fails: bool) -> str:
+        kind = self.kinds[b * self.args.cases + c]
+        sig = f"error {c % 400}: failed to legalize operation 'torch.aten.op{c % 400}'"
+        return RESULT.format(
+            case=f"opinfo/op{c // 10}/default/float32/{c % 10}", backend=self.backends[b], op=f"op{c // 10}",
+            sample=c % 10, outcome=FAILING[c % 4] if fails else "passed", phase='"lower"' if fails else "null",
+            expected="xfail" if kind == "fail" else "pass",
+            verdict="ok" if not fails or kind == "fail" else "unexpected_failure", duration=0.05,
+            message=json.dumps(sig + " (at harness/backends/mlir.py:120)") if fails else '""',
+            signature=json.dumps(sig) if fails else "null")
+
+    def write(self, path: Path, night: int) -> int:
+        cases, random_ = self.args.cases, self.rng.random
+        picked = [failing if (kind == "fail" or (kind == "flip" and random_() < 0.5)
+                              or (kind == "regress" and night // 30 > (i % cases) % 12)) else passing
+                  for i, (kind, (passing, failing)) in enumerate(zip(self.kinds, self.lines))]
+        environment = {"python": "3.11.7", "torch": f"2.{13 + night // 30}.0", "torch_mlir": "20261001",
+                       "numpy": "2.4.6", "command": "pytest --opinfo-samples=all",
+                       "harness_commit": f"{night // 7:040x}",   # the harness moves weekly
+                       "project_commit": None,
+                       "backends": {b: {"versions": {"torch-mlir": "20261001"}, "reported": {}} for b in self.backends}}
+        head = json.dumps({"schema_version": 1, "run_id": f"night-{night}", "complete": night % 50 != 7,
+                           "created": 1.7e9 + night * 86400.0, "environment": environment})
+        path.write_text(head[:-1] + ', "results": [\n' + ",\n".join(picked) + "\n]}\n", encoding="utf-8")
+        return len(picked)
 
 
 def timed(what: str, run) -> float:
@@ -84,27 +97,32 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=365)
     parser.add_argument("--backends", type=int, default=7)
     parser.add_argument("--cases", type=int, default=30000)
+    parser.add_argument("--batch", type=int, default=1,
+                        help="reports per `history ingest` (a backfill passes many; a nightly one)")
     parser.add_argument("--db", type=Path, help="keep the database here (default: a temporary folder)")
     args = parser.parse_args()
-    rng = random.Random(0)
-    kind_of = kinds(args.backends * args.cases, rng)
+    nights = Nights(args, random.Random(0))
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db or Path(tmp) / "history.db"
         rates, total_results, total_seconds = [], 0, 0.0
-        for night in range(args.runs):
-            report = Path(tmp) / "night.json"
-            count = night_report(report, night, args, kind_of, rng)
+        for first in range(0, args.runs, args.batch):
+            batch = range(first, min(first + args.batch, args.runs))
+            reports = [Path(tmp) / f"night{night}.json" for night in batch]
+            count = sum(nights.write(report, night) for report, night in zip(reports, batch))
             started = time.perf_counter()
             with open_history(db, write=True) as store:
-                store.ingest(report)
+                store.ingest_all(reports)
             seconds = time.perf_counter() - started
+            for report in reports:
+                report.unlink()
             rates.append(count / seconds)
             total_results += count
             total_seconds += seconds
-            if night % 10 == 0 or night == args.runs - 1:
-                print(f"night {night + 1}: {count:,} results in {seconds:.2f} s ({count / seconds:,.0f}/s); "
-                      f"file {db.stat().st_size / 2**20:,.0f} MiB", flush=True)
-        print(f"ingest: {total_results:,} results; median {statistics.median(rates):,.0f} results/s per night, "
+            if first % (10 * args.batch) == 0 or batch[-1] == args.runs - 1:
+                print(f"nights {batch[0] + 1}-{batch[-1] + 1}: {count:,} results in {seconds:.2f} s "
+                      f"({count / seconds:,.0f}/s); file {db.stat().st_size / 2**20:,.0f} MiB", flush=True)
+        print(f"ingest: {total_results:,} results; median {statistics.median(rates):,.0f} results/s per ingest "
+              f"of {args.batch} report(s), "
               f"overall {total_results / total_seconds:,.0f}/s")
         print(f"file: {db.stat().st_size / 2**20:,.0f} MiB for {args.runs} runs")
         print("views at this size:")

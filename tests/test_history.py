@@ -138,6 +138,10 @@ def test_a_report_older_than_the_newest_run_gives_the_state_of_runs_ingested_in_
             store.ingest(report)
         shuffled = status.case_statuses(store, include_passing=True)
     assert shuffled == in_order
+    with open_history(tmp_path / "at_once.db", write=True) as store:   # one ingest, a report given twice
+        assert store.ingest_all([reports[2], reports[0], reports[0], reports[1]]) == [
+            (3, True), (1, True), (1, False), (2, True)]
+        assert status.case_statuses(store, include_passing=True) == in_order
     assert [(c["case"], c["status"], c["since"]) for c in in_order] == [("x", "failing", 2), ("y", "passing", None)]
 
 

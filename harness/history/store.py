@@ -87,27 +87,40 @@ class HistoryStore:
 
     def ingest(self, report: Path) -> tuple[int, bool]:
         """Record the run of a JSON report: (its run number, False when it was recorded already)."""
-        header = self._header(report)
-        identity = report_identity(header)
-        known = self.db.execute("SELECT seq FROM runs WHERE identity = ?", [identity]).fetchall()
-        if known:
-            return self.run_number(known[0][0]), False
-        seq = self.db.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchall()[0][0]
+        return self.ingest_all([report])[0]
+
+    def ingest_all(self, reports: list[Path]) -> list[tuple[int, bool]]:
+        """Record the runs of several reports in one transaction, their results read in one
+        statement (DuckDB parses the files in parallel): per report, (its run number, False when
+        it was recorded already, or given twice)."""
+        headers = [self._header(report) for report in reports]
+        identities = [report_identity(h) for h in headers]
+        known = dict(self.db.execute("SELECT identity, seq FROM runs WHERE list_contains(?, identity)",
+                                     [identities]).fetchall())
+        first = {identity: i for i, identity in reversed(list(enumerate(identities)))}
+        new = sorted((i for i, identity in enumerate(identities) if identity not in known and first[identity] == i),
+                     key=lambda i: headers[i]["created"])
+        next_seq = self.db.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchall()[0][0]
         newest = self.db.execute("SELECT coalesce(max(created), -1e300) FROM runs").fetchall()[0][0]
-        environment = header["environment"]
-        self.db.execute("BEGIN TRANSACTION")
-        try:
-            self._insert_run(seq, identity, header, environment, report)
-            self._insert_results(seq, report)
-            if header["created"] >= newest:
-                self._advance_state(seq)
-            else:   # a report older than the newest run: its results change every later streak
-                self.rebuild_state()
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        return self.run_number(seq), True
+        seqs = {i: next_seq + k for k, i in enumerate(new)}
+        if new:
+            self.db.execute("BEGIN TRANSACTION")
+            try:
+                for i in new:
+                    self._insert_run(seqs[i], identities[i], headers[i], reports[i])
+                self._insert_results({str(reports[i]): seqs[i] for i in new})
+                if headers[new[0]]["created"] >= newest:
+                    for i in new:
+                        self._advance_state(seqs[i])
+                else:   # a report older than the newest run: its results change every later streak
+                    self.rebuild_state()
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        return [(self.run_number(seqs[i]), True) if i in seqs
+                else (self.run_number(known.get(identity) or seqs[first[identity]]), False)
+                for i, identity in enumerate(identities)]
 
     def _header(self, report: Path) -> dict[str, Any]:
         """The report's keys but its results: from the text before them (the harness writes them
@@ -129,7 +142,8 @@ class HistoryStore:
                                     REPORT_FIX)
         return {**{k: None for k in HEADER_COLUMNS}, **header}
 
-    def _insert_run(self, seq: int, identity: str, header: dict, environment: dict, report: Path) -> None:
+    def _insert_run(self, seq: int, identity: str, header: dict, report: Path) -> None:
+        environment = header["environment"]
         self.db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
                         [seq, identity, header["created"], environment.get("command"),
                          environment.get("harness_commit"), environment.get("project_commit"),
@@ -143,28 +157,35 @@ class HistoryStore:
                             [(seq, backend, fingerprint(scoped, backend, environment))
                              for backend in scoped if backend])
 
-    def _insert_results(self, seq: int, report: Path) -> None:
+    def _insert_results(self, seqs: dict[str, int]) -> None:
+        """Every result of the reports {path: its run's seq}, then each run's tallies."""
+        files = list(seqs)
         self.db.execute(f"""
-            INSERT INTO results SELECT ?, r."case", r.backend, r.outcome, r.phase, r.signature, r.expected,
+            INSERT INTO results SELECT f.seq, r."case", r.backend, r.outcome, r.phase, r.signature, r.expected,
                    r.verdict, r.duration_s, CAST(r.attempts AS VARCHAR), coalesce(r.flaky, false)
-            FROM (SELECT unnest(results) AS r FROM read_json(?, columns = {{'results': '{RESULT_STRUCT}'}},
-                  {READ_OPTIONS}))""", [seq, str(report)])
-        self.db.execute("UPDATE runs SET results = (SELECT count(*) FROM results WHERE seq = ?) WHERE seq = ?",
-                        [seq, seq])
+            FROM (SELECT filename, unnest(results) AS r FROM read_json(?, columns = {{'results': '{RESULT_STRUCT}'}},
+                  filename = true, {READ_OPTIONS}))
+            JOIN (SELECT unnest(?) AS filename, unnest(?) AS seq) f USING (filename)""",
+                        [files, files, [seqs[f] for f in files]])
+        chosen = list(seqs.values())
         self.db.execute("""INSERT INTO tallies SELECT seq, backend, count(*), count(*) FILTER (WHERE outcome = 'passed')
-                           FROM results WHERE seq = ? AND outcome <> 'not_run' GROUP BY seq, backend""", [seq])
+                           FROM results WHERE list_contains(?, seq) AND outcome <> 'not_run'
+                           GROUP BY seq, backend""", [chosen])
+        self.db.execute("""UPDATE runs SET results = t.n FROM (SELECT seq, count(*) AS n FROM results
+                           WHERE list_contains(?, seq) GROUP BY seq) t WHERE runs.seq = t.seq""", [chosen])
         # A backend with results but no environment block (a hand-made report) still gets a fingerprint.
-        self.db.execute("""INSERT INTO fingerprints SELECT DISTINCT ?, backend, '' FROM results WHERE seq = ?
-                           AND backend NOT IN (SELECT backend FROM fingerprints WHERE seq = ?)""", [seq, seq, seq])
+        self.db.execute("""INSERT INTO fingerprints SELECT DISTINCT seq, backend, '' FROM results r
+                           WHERE list_contains(?, seq) AND NOT EXISTS (SELECT 1 FROM fingerprints f
+                           WHERE f.seq = r.seq AND f.backend = r.backend)""", [chosen])
 
     def _advance_state(self, seq: int) -> None:
-        """Fold the newest run's results into `state`, one set operation (no per-case loop)."""
+        """Fold the newest run's results into `state`, one set operation (no per-case loop); the
+        table is replaced whole, which DuckDB writes faster than it updates 200,000 rows."""
         self.db.execute(f"""
-            CREATE OR REPLACE TEMP TABLE incoming AS
-            SELECT "case", backend, outcome = 'passed' AS pass, outcome, phase, signature, flaky
-            FROM results WHERE seq = {seq} AND outcome IN {_codes_list()}""")
-        self.db.execute(f"""
-            CREATE OR REPLACE TEMP TABLE next_state AS
+            CREATE OR REPLACE TABLE state AS
+            WITH incoming AS (
+              SELECT "case", backend, outcome = 'passed' AS pass, outcome, phase, signature, flaky
+              FROM results WHERE seq = {seq} AND outcome IN {_codes_list()})
             SELECT coalesce(n."case", s."case") AS "case", coalesce(n.backend, s.backend) AS backend,
               CASE WHEN n."case" IS NULL THEN s.last_seq ELSE {seq} END AS last_seq,
               CASE WHEN n."case" IS NULL THEN s.last_pass ELSE n.pass END AS last_pass,
@@ -184,13 +205,11 @@ class HistoryStore:
             FROM state s FULL OUTER JOIN incoming n ON s."case" = n."case" AND s.backend = n.backend
             LEFT JOIN fingerprints f_last ON f_last.seq = s.last_seq AND f_last.backend = s.backend
             LEFT JOIN fingerprints f_new ON f_new.seq = {seq} AND f_new.backend = n.backend""")
-        self.db.execute("DELETE FROM state")
-        self.db.execute("INSERT INTO state SELECT * FROM next_state")
 
     def rebuild_state(self) -> None:
         """`state` from every result, in the order the runs ran (the same rules as _advance_state)."""
         self.db.execute(f"""
-            CREATE OR REPLACE TEMP TABLE next_state AS
+            CREATE OR REPLACE TABLE state AS
             WITH ordered AS (
               SELECT r."case", r.backend, r.seq, r.outcome, r.outcome = 'passed' AS pass, r.phase, r.signature,
                      coalesce(r.flaky, false) AS flaky, f.fingerprint,
@@ -204,16 +223,17 @@ class HistoryStore:
                      count(*) OVER (PARTITION BY "case", backend) AS n
               FROM ordered WINDOW w AS (PARTITION BY "case", backend ORDER BY k))
             SELECT "case", backend,
-              max(seq) FILTER (WHERE k = n), bool_or(pass) FILTER (WHERE k = n),
-              max(outcome) FILTER (WHERE k = n), max(phase) FILTER (WHERE k = n),
-              max(signature) FILTER (WHERE k = n), max(before_seq) FILTER (WHERE k = n),
-              bool_or(before_pass) FILTER (WHERE k = n), max(before_signature) FILTER (WHERE k = n),
-              arg_max(seq, k) FILTER (WHERE before_pass IS NULL OR before_pass <> pass),
-              arg_min(seq, k) FILTER (WHERE flaky OR (before_pass <> pass AND before_fingerprint = fingerprint)),
-              string_agg({_code_sql('outcome')}, '' ORDER BY k) FILTER (WHERE k > n - {RECENT})
+              max(seq) FILTER (WHERE k = n) AS last_seq, bool_or(pass) FILTER (WHERE k = n) AS last_pass,
+              max(outcome) FILTER (WHERE k = n) AS last_outcome, max(phase) FILTER (WHERE k = n) AS last_phase,
+              max(signature) FILTER (WHERE k = n) AS last_signature,
+              max(before_seq) FILTER (WHERE k = n) AS prev_seq,
+              bool_or(before_pass) FILTER (WHERE k = n) AS prev_pass,
+              max(before_signature) FILTER (WHERE k = n) AS prev_signature,
+              arg_max(seq, k) FILTER (WHERE before_pass IS NULL OR before_pass <> pass) AS streak_start,
+              arg_min(seq, k) FILTER (WHERE flaky OR (before_pass <> pass AND before_fingerprint = fingerprint))
+                  AS flaky_seq,
+              string_agg({_code_sql('outcome')}, '' ORDER BY k) FILTER (WHERE k > n - {RECENT}) AS recent
             FROM steps GROUP BY "case", backend""")
-        self.db.execute("DELETE FROM state")
-        self.db.execute("INSERT INTO state SELECT * FROM next_state")
 
     # ---- reading ---------------------------------------------------------------------------
 

@@ -28,8 +28,7 @@ def ingest(args: argparse.Namespace) -> None:
     from harness.history.store import open_history  # DuckDB loads for the history commands alone
 
     with open_history(args.db, write=True) as store:
-        for report in args.reports:
-            number, added = store.ingest(report)
+        for report, (number, added) in zip(args.reports, store.ingest_all(args.reports)):
             print(f"{shown(report)}: run {number}" + ("" if added else " (recorded already: nothing added)"))
 
 
