@@ -61,9 +61,9 @@ def case_statuses(store: HistoryStore, include_passing: bool = False,
                                     for seq in (c["prev_seq"], c["last_seq"])})
     for case in cases:
         before, after = case.pop("prev_seq"), case.pop("last_seq")
-        if case["status"] in ("new_failure", "fixed"):
-            case["changed"] = _differences(_seen_by(versions[before], case["backend"]),
-                                           _seen_by(versions[after], case["backend"]))
+        case["changed"] = (_differences(_seen_by(versions[before], case["backend"]),
+                                        _seen_by(versions[after], case["backend"]))
+                           if case["status"] in ("new_failure", "fixed") else None)
         if case["status"] != "failing":
             case["since"] = None
             case.pop("signature_changed")

@@ -16,7 +16,7 @@ import markupsafe
 
 from harness.history import status
 from harness.history.store import OUTCOME_CODES, HistoryStore
-from harness.views.history_text import when
+from harness.views.history_text import describe_changes, when
 
 CASES_SHOWN = 5000          # table rows; the JSON view lists every case
 CHART = {"width": 720, "height": 220, "left": 44, "right": 12, "top": 12, "bottom": 28}
@@ -79,6 +79,6 @@ def _row(case: dict[str, Any]) -> dict[str, Any]:
         when_ = f"since run {case['flaky_since']}"
     else:
         when_ = f"run {case['run']}"
-    changed = ", ".join(f"{name} {old} \u2192 {new}" for name, (old, new) in (case.get("changed") or {}).items())
+    changed = describe_changes(case.get("changed"))
     return {**case, "when": when_, "strip": strip, "strip_width": max(9 * len(strip), 9), "changed_text": changed,
             "status_title": STATUS_TITLES[case["status"]]}

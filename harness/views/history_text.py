@@ -34,7 +34,7 @@ def row(case: dict[str, Any]) -> list[str]:
     else:
         when_ = f"run {case['run']}"
     outcome = case["last_outcome"] + (f" in {case['last_phase']}" if case["last_phase"] else "")
-    detail = ", ".join(f"{name} {before} -> {after}" for name, (before, after) in (case.get("changed") or {}).items())
+    detail = describe_changes(case.get("changed"), "->")
     if case["status"] in ("failing", "new_failure", "flaky") and case["last_signature"]:
         detail = "; ".join(filter(None, [detail, case["last_signature"][:100]]))
     if case.get("signature_changed"):
@@ -49,3 +49,8 @@ def table(rows: list[list[str]]) -> list[str]:
 
 def when(created: float) -> str:
     return datetime.datetime.fromtimestamp(created, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def describe_changes(changed: dict[str, list] | None, arrow: str = "\u2192") -> str:
+    """`changed` as text: "torch 2.13.0 -> 2.14.0, torch-mlir 20261001 -> 20261002"."""
+    return ", ".join(f"{name} {old} {arrow} {new}" for name, (old, new) in (changed or {}).items())

@@ -26,6 +26,7 @@ from typing import Iterable, Mapping
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import Record
 from harness.views.grouping import family_of, subject_families
+from harness.views.history_text import describe_changes
 
 SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
 COLLAPSE_AFTER = 5
@@ -77,7 +78,7 @@ def _history_sections(history: list[dict]) -> list[str]:
                 _row(["backend", "case", "outcome", "what changed" if status != "flaky" else "flaky since",
                       "last outcomes"]), _row(["---"] * 5)]
         for c in chosen[:HISTORY_ROWS]:
-            changed = ", ".join(f"{name} {old} → {new}" for name, (old, new) in (c.get("changed") or {}).items())
+            changed = describe_changes(c.get("changed"))
             when = f"run {c['flaky_since']}" if status == "flaky" else changed or "nothing recorded"
             outcome = c["last_outcome"] + (f" in {c['last_phase']}" if c["last_phase"] else "")
             out.append(_row([_code(c["backend"]), _code(c["case"]), _escape_text(outcome), _escape_text(when),
