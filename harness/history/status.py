@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.history.store import HistoryStore, open_history, report_identity
+from harness.history.reports import report_identity
+from harness.history.store import HistoryStore, open_history
 
 STATUSES = ("new_failure", "flaky", "fixed", "failing", "passing")   # the order views list them in
 

@@ -35,6 +35,7 @@ import duckdb
 
 from harness.errors import HarnessInputError
 from harness.files import shown
+from harness.history.reports import REPORT_FIX, fingerprint, header_before_results, report_identity, scoped_versions
 
 RECENT = 30   # outcomes kept per (case, backend) for the history page's strips
 LOCK_TIMEOUT = 600.0
@@ -71,10 +72,8 @@ RESULT_STRUCT = ('STRUCT("case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase
                  'expected VARCHAR, verdict VARCHAR, duration_s DOUBLE, attempts JSON, flaky BOOLEAN)[]')
 HEADER_COLUMNS = {"schema_version": "INTEGER", "run_id": "VARCHAR", "created": "DOUBLE", "complete": "BOOLEAN",
                   "environment": "JSON"}
-REPORT_FIX = "pass a file written by pytest --report-json (or python -m harness merge)"
 # The report is one JSON object (records = true: read as such; left to guess, DuckDB is 6x slower).
 READ_OPTIONS = "format = 'unstructured', records = true, maximum_object_size = 2147483647"
-RESULTS_KEY = '"results": ['
 
 
 class HistoryStore:
@@ -125,7 +124,7 @@ class HistoryStore:
     def _header(self, report: Path) -> dict[str, Any]:
         """The report's keys but its results: from the text before them (the harness writes them
         last but one), else read by DuckDB from the whole file."""
-        header = _header_before_results(report)
+        header = header_before_results(report)
         if header is None:
             try:
                 row = self.db.execute(f"SELECT * FROM read_json(?, columns = {_columns(HEADER_COLUMNS)}, "
@@ -242,61 +241,6 @@ class HistoryStore:
         return self.db.execute("SELECT count(*) FROM runs WHERE created < (SELECT created FROM runs WHERE seq = ?) "
                                "OR (created = (SELECT created FROM runs WHERE seq = ?) AND seq <= ?)",
                                [seq, seq, seq]).fetchall()[0][0]
-
-
-def _header_before_results(report: Path, chunk: int = 1 << 16) -> dict[str, Any] | None:
-    """json.dumps(build_report(...)) puts every key but the summary before "results": those keys,
-    from the file's first bytes, without reading its results; None when the file is not so."""
-    try:
-        with open(report, "rb") as stream:
-            text = stream.read(chunk).decode("utf-8", errors="replace")
-            while RESULTS_KEY not in text and len(text) < 64 * chunk:
-                more = stream.read(chunk)
-                if not more:
-                    break
-                text += more.decode("utf-8", errors="replace")
-    except OSError as e:
-        raise HarnessInputError(shown(report), f"cannot be read ({e.strerror})", REPORT_FIX) from None
-    head, found, _ = text.partition(RESULTS_KEY)
-    if not found:
-        return None
-    try:
-        header = json.loads(head.rstrip().rstrip(",") + "}")
-    except ValueError:
-        return None
-    return header if isinstance(header, dict) else None
-
-
-def report_identity(report: dict) -> str:
-    """What identifies a report's run: its run_id, else (a report older than run_id) its time."""
-    return report.get("run_id") or f"created:{report['created']!r}"
-
-
-def scoped_versions(environment: dict) -> dict[str, dict[str, str]]:
-    """A report environment's package versions: '' -> the run's own (python, torch, ...), and each
-    backend -> the versions its config checked and its workers reported (null: not installed)."""
-    def text(value: Any) -> str | None:
-        return None if value is None else str(value)
-
-    top = {k: text(v) for k, v in environment.items() if isinstance(v, (str, int, float)) and k not in NOT_VERSIONS}
-    scoped = {"": top}
-    for backend, block in (environment.get("backends") or {}).items():
-        if isinstance(block, dict):
-            scoped[backend] = {str(k): text(v) for part in ("versions", "reported")
-                               for k, v in (block.get(part) or {}).items()}
-    return scoped
-
-
-# Environment keys that are not package versions (commits are compared apart, in the fingerprint).
-NOT_VERSIONS = {"platform", "run_crash_set", "command", "harness_commit", "project_commit", "assumed_versions"}
-
-
-def fingerprint(scoped: dict[str, dict[str, str]], backend: str, environment: dict) -> str:
-    """What a backend's results depend on in a run: the run's versions, the backend's, the commits."""
-    commits = {"harness commit": environment.get("harness_commit"),
-               "project commit": environment.get("project_commit")}
-    versions = {**scoped.get("", {}), **scoped.get(backend, {}), **commits}
-    return json.dumps(versions, sort_keys=True)
 
 
 def _code_sql(column: str) -> str:

@@ -20,13 +20,17 @@ from __future__ import annotations
 import collections
 import difflib
 import html
-import re
-from typing import Iterable, Mapping
+from typing import Mapping
 
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import Record
 from harness.views.grouping import family_of, subject_families
-from harness.views.history_text import describe_changes
+from harness.views.markdown_history import history_sections
+from harness.views.markdown_text import bold_if as _bold_if
+from harness.views.markdown_text import code as _code
+from harness.views.markdown_text import escape_text as _escape_text
+from harness.views.markdown_text import fenced as _fenced
+from harness.views.markdown_text import row as _row
 
 SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
 COLLAPSE_AFTER = 5
@@ -47,7 +51,7 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
                      key=lambda r: (r.backend, r.case))
     environment = report.get("environment") or {}
     out = _head(report, records, environment)
-    out += _history_sections(history) if history is not None else []
+    out += history_sections(history) if history is not None else []
     out += _crashes(records)
     out += _unexpected_failures(records)
     out += _unexpected_passes(records)
@@ -60,33 +64,6 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
 
 
 # ------------------------------------------------------------------------------------ sections
-
-HISTORY_SECTIONS = (("new_failure", "New failures since the run before",
-                     "failed in this run, passed in the one before that held them"),
-                    ("fixed", "Fixed since the run before", "passed in this run, failed in the one before"),
-                    ("flaky", "Flaky cases", "their outcome changed with nothing changed, or their reruns disagreed"))
-HISTORY_ROWS = 100
-
-
-def _history_sections(history: list[dict]) -> list[str]:
-    out = []
-    for status, title, meaning in HISTORY_SECTIONS:
-        chosen = [c for c in history if c["status"] == status]
-        if not chosen:
-            continue
-        out += [f"## {title} ({len(chosen)})", "", f"From the run history: {meaning}.", "",
-                _row(["backend", "case", "outcome", "what changed" if status != "flaky" else "flaky since",
-                      "last outcomes"]), _row(["---"] * 5)]
-        for c in chosen[:HISTORY_ROWS]:
-            changed = describe_changes(c.get("changed"))
-            when = f"run {c['flaky_since']}" if status == "flaky" else changed or "nothing recorded"
-            outcome = c["last_outcome"] + (f" in {c['last_phase']}" if c["last_phase"] else "")
-            out.append(_row([_code(c["backend"]), _code(c["case"]), _escape_text(outcome), _escape_text(when),
-                             _code(c["recent"] or "")]))
-        if len(chosen) > HISTORY_ROWS:
-            out.append(f"\n... and {len(chosen) - HISTORY_ROWS} more: `python -m harness history show DB`")
-        out.append("")
-    return out
 
 def _head(report: dict, records: list[Record], environment: dict) -> list[str]:
     backends = sorted({r.backend for r in records} | set(environment.get("backends") or {}))
@@ -372,40 +349,3 @@ def _cases_phrase(group: list[Record]) -> str:
 
 def _indent(lines: list[str]) -> list[str]:
     return [("  " + line) if line else line for line in lines]
-
-
-# ------------------------------------------------------------------------------------ escaping
-
-def _code(text: object) -> str:
-    """An inline code span holding `text` on one line, whatever backticks it contains."""
-    text = " ".join(str(text).split())
-    if not text:
-        return "(empty)"
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _fenced(text: str, language: str = "") -> list[str]:
-    """A fenced code block longer than any backtick run inside it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [fence + language, *text.rstrip("\n").splitlines(), fence]
-
-
-def _escape_text(text: object) -> str:
-    """Plain text that Markdown and HTML leave alone: one line, inline syntax escaped (`|` is left to _row)."""
-    text = " ".join(str(text).split())
-    return re.sub(r"([\\`*_{}\[\]<>#~!])", r"\\\1", text)
-
-
-def _row(cells: Iterable[str]) -> str:
-    """A table row: each cell on one line, `|` escaped (also inside code spans, as GFM requires)."""
-    return "| " + " | ".join(" ".join(str(c).split()).replace("|", "\\|") for c in cells) + " |"
-
-
-def _bold_if(n: int) -> str:
-    return f"**{n}**" if n else "0"
-
-
