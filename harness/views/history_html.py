@@ -16,7 +16,7 @@ import markupsafe
 
 from harness.history import status
 from harness.history.store import OUTCOME_CODES, HistoryStore
-from harness.views.history_text import describe_changes, when
+from harness.views.history_text import describe_changes, when, when_text
 
 CASES_SHOWN = 5000          # table rows; the JSON view lists every case
 CHART = {"width": 720, "height": 220, "left": 44, "right": 12, "top": 12, "bottom": 28}
@@ -73,12 +73,6 @@ def _row(case: dict[str, Any]) -> dict[str, Any]:
     codes = {code: outcome for outcome, code in OUTCOME_CODES.items()}
     strip = [{"x": i * 9, "colour": OUTCOME_COLOURS[codes[code]], "title": codes[code]}
              for i, code in enumerate(case["recent"] or "")]
-    if case["status"] == "failing":
-        when_ = f"since run {case['since']}"
-    elif case["status"] == "flaky":
-        when_ = f"since run {case['flaky_since']}"
-    else:
-        when_ = f"run {case['run']}"
-    changed = describe_changes(case.get("changed"))
-    return {**case, "when": when_, "strip": strip, "strip_width": max(9 * len(strip), 9), "changed_text": changed,
+    return {**case, "when": when_text(case), "strip": strip, "strip_width": max(9 * len(strip), 9),
+            "changed_text": describe_changes(case.get("changed")),
             "status_title": STATUS_TITLES[case["status"]]}

@@ -26,13 +26,17 @@ def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]]) -> str
     return "\n".join(lines)
 
 
-def row(case: dict[str, Any]) -> list[str]:
+def when_text(case: dict[str, Any], flaky: str = "") -> str:
+    """Since when a failing or flaky case is so, else the run its status is about."""
     if case["status"] == "failing":
-        when_ = f"since run {case['since']}"
-    elif case["status"] == "flaky":
-        when_ = f"flaky since run {case['flaky_since']}"
-    else:
-        when_ = f"run {case['run']}"
+        return f"since run {case['since']}"
+    if case["status"] == "flaky":
+        return f"{flaky}since run {case['flaky_since']}"
+    return f"run {case['run']}"
+
+
+def row(case: dict[str, Any]) -> list[str]:
+    when_ = when_text(case, flaky="flaky ")
     outcome = case["last_outcome"] + (f" in {case['last_phase']}" if case["last_phase"] else "")
     detail = describe_changes(case.get("changed"), "->")
     if case["status"] in ("failing", "new_failure", "flaky") and case["last_signature"]:
