@@ -222,7 +222,10 @@ class Worker:
         self.proc.wait()
         self.selector.close()
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            stream.close()
+            try:
+                stream.close()
+            except BrokenPipeError:   # a request still buffered for the dead worker
+                pass
 
 
 class WorkerPool:

@@ -113,18 +113,19 @@ class Runner:
 
     def _add_cases_files(self) -> None:
         """--cases-file cases join the first case module of their family (collected with it), or,
-        for a family no module declares (a module case in a bug report), the first case module."""
+        for a family no module declares (a module case in a bug report), the first case module;
+        where there is none (a reduced case's folder), the cases file is collected itself."""
         homes: dict[str, list[Case]] = {}
         for cases in self.module_cases.values():
             for case in cases:
                 homes.setdefault(case.family, cases)
         first = next(iter(self.module_cases.values()), None)
-        for case in (c for f in self.settings.cases_files for c in load_cases_file(f, self.families)):
-            home = homes.get(case.family, first)
-            if home is None:
-                raise HarnessInputError(case.id, "there is no case module to collect it with",
-                                        "add one to the cases directory (e2e_cases_dirs)")
-            home.append(case)
+        for path in self.settings.cases_files:
+            for case in load_cases_file(path, self.families):
+                home = homes.get(case.family, first)
+                if home is None:
+                    home = self.module_cases.setdefault(Path(path).resolve(), [])
+                home.append(case)
 
     def _load_expectations(self, all_configs: dict[str, BackendConfig]) -> dict[str, Expectations]:
         """Each selected backend's expectations, checked against every case id."""

@@ -73,6 +73,9 @@ def no_subject(params: Mapping[str, Any]) -> None:
     return None
 
 
+DEFAULT_GRAPHS = {"torch": "harness.reduce.torch_graph:program_graph"}   # Family.graph by program kind
+
+
 @dataclasses.dataclass(frozen=True)
 class Family:
     name: str
@@ -109,10 +112,18 @@ class Family:
     # Params that name files (a path or a list of paths): a cases file's relative paths are read
     # from the cases file's folder, and `validate` gets them absolute.
     path_params: tuple[str, ...] = ()
+    # Reducer side (`python -m harness reduce`, which imports torch): "package.module:function"
+    # taking (Built, case params) and returning the program as a graph to cut (see
+    # harness.reduce.torch_graph for what it offers). "": the default of the family's program kind
+    # (a PyTorch program: its exported FX graph); None: its programs cannot be cut.
+    graph: str | None = ""
 
     def __post_init__(self) -> None:
         if self.program not in PROGRAM_KINDS:
             raise ValueError(f"family {self.name}: program {self.program!r} is not one of {', '.join(PROGRAM_KINDS)}")
+
+    def graph_cutter(self) -> str | None:
+        return DEFAULT_GRAPHS.get(self.program) if self.graph == "" else self.graph
 
     def case(self, name: str, params: Mapping[str, Any], *, tags: Iterable[str] = (),
              timeout: float | None = None, errors_named: bool = True) -> Case:

@@ -78,3 +78,7 @@ def _collect_discovered(config: pytest.Config, runner: Runner) -> None:
         if not any(folder == path or path in folder.parents for path in collected):
             config.args.append(str(folder))
             collected.append(folder)
+    for path in runner.settings.cases_files:   # a cases file that is its cases' own home
+        path = Path(path).resolve()
+        if path in runner.module_cases and not any(path == p or p in path.parents for p in collected):
+            config.args.append(str(path))

@@ -13,6 +13,8 @@
     python -m harness opinfo-stats [--dtypes float32,float64]
     python -m harness history ingest DB REPORT.json ...
     python -m harness history show DB [--format text|json] [--all] [--html PATH]
+    python -m harness reduce CASE --backend NAME [--cases-file FILE | --report REPORT] --out DIR [-n N]
+    python -m harness reduce --all REPORT --out DIR [-n N]
 
 Each subcommand is a function taking the parsed arguments and returning the exit status (None: 0);
 bad input is a HarnessInputError, printed as one `error: ...` line with exit status 2.
@@ -33,6 +35,7 @@ from harness.inputs.configs import load_configs
 from harness.inputs.expectations import load_expectations
 from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module
 from harness.record import Record
+from harness.reduce.command import add_reduce_command
 from harness.tools import rundiff
 from harness.tools.expectation_update import proposals_for_report
 from harness.tools.history_commands import add_history_commands
@@ -206,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"{option.help} (as in pytest)")
     sub.set_defaults(run=check)
     add_history_commands(commands)
+    add_reduce_command(commands)
     for family in families.values():   # their subcommands: fuzz, opinfo-stats, import-xfail-sets, ...
         if family.commands is not None:
             family.commands(commands)

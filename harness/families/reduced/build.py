@@ -1,0 +1,62 @@
+"""The reduced family's torch half (worker only): load model.py and inputs.pt.
+
+The golden is a float64 copy of the module (its floating constants upcast) run on the inputs
+upcast, as for any PyTorch case; a program that cannot run in float64 (a dtype fixed by one of
+its ops) falls back to eager at the inputs' dtypes, and the result's notes say so.
+"""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import sys
+from pathlib import Path
+
+import torch
+
+from harness.backend import Program
+from harness.families.interface import Built
+from harness.reduce.model_source import standalone_source
+from harness.spec import Case
+
+
+def build(case: Case) -> Built:
+    params = case.params
+    module = _load_model(Path(params["module"]))
+    inputs = tuple(torch.load(params["inputs"]))
+    dynamic = [_dims(params["dynamic"].get(str(i))) for i in range(len(inputs))]
+    program = Program(case.id, module, inputs, dynamic if any(dynamic) else None, params["output_names"])
+    tolerance = params["tolerance"]
+    with torch.no_grad():   # each output's dtype, and the values of integer and boolean outputs
+        reference = [tuple(module(*inputs))]
+    built = Built(program, [inputs], reference=reference,
+                  tolerance=tolerance and (tolerance["rtol"], tolerance["atol"]))
+    try:
+        built.goldens = [_float64_outputs(module, inputs)]
+    except Exception as e:  # noqa: BLE001 - any failure to run in float64: compare with eager at its dtypes
+        built.float64_golden = False
+        built.notes["golden"] = f"eager at the program's dtypes (in float64 it raised {type(e).__name__})"
+    return built
+
+
+def _load_model(path: Path) -> torch.nn.Module:
+    name = f"reduced_model_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    loaded = sys.modules[name] = importlib.util.module_from_spec(spec)   # torch.export looks the class up
+    spec.loader.exec_module(loaded)
+    model = loaded.Model()
+    model.repro_source = lambda: standalone_source(path)
+    return model
+
+
+def _dims(dims: list[int] | None):
+    return {d: torch.export.Dim.DYNAMIC for d in dims} if dims else None
+
+
+def _float64_outputs(module: torch.nn.Module, inputs: tuple) -> tuple:
+    wide = copy.deepcopy(module)
+    for name, buffer in list(wide.named_buffers()):
+        if buffer.is_floating_point():
+            setattr(wide, name, buffer.to(torch.float64))
+    upcast = tuple(t.to(torch.float64) if t.is_floating_point() else t for t in inputs)
+    with torch.no_grad():
+        return tuple(wide(*upcast))
