@@ -43,7 +43,7 @@ from harness.families.plugins import default_options, discover_all, load_familie
 from harness.files import shown, write_text_atomically
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.registry import case_modules, load_case_module, load_cases_file
-from harness.protocol import BundleRequest, CaseResult
+from harness.protocol import CaseResult
 from harness.spec import Case
 
 REDUCED_FAMILY = "reduced"

@@ -166,9 +166,10 @@ class TorchGraph:
         return nodes
 
     def _outputs(self, nodes: set) -> list[torch.fx.Node]:
-        """Tensor results no kept node reads, and the program's own outputs that are kept."""
-        return [n for n in self.graph.nodes if n in nodes and isinstance(self.values.get(n), torch.Tensor)
-                and (n in self.output_names or not any(u in nodes for u in n.users))]
+        """The program's own outputs that are kept, in their order, then the tensor results no kept node reads."""
+        own = [n for n in self.output_names if n in nodes]
+        return own + [n for n in self.graph.nodes if n in nodes and n not in self.output_names
+                      and isinstance(self.values.get(n), torch.Tensor) and not any(u in nodes for u in n.users)]
 
 
 def _intermediate_values(graph_module: torch.fx.GraphModule, arguments: list) -> dict:

@@ -1,0 +1,186 @@
+"""`python -m harness reduce`: the search alone, the cut graph in eager PyTorch, and two modules of
+a dozen ops with one failing op buried in them, reduced on the real tosa backend: a lowering that
+fails (math.erf in float64 does not legalize) and a segfault (nonzero of a 0-d tensor crashes
+torch-mlir's decomposition). The modules are written here, run as a user's project would."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from e2e_support import python_path_env
+
+from harness.reduce.search import DeltaDebugger
+
+BURIED = '''\
+import torch
+
+
+class Trunk(torch.nn.Module):
+    """A dozen ops around one `culprit(c)`."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        a = self.lin(x).relu()
+        b = a * 2 + 1
+        c = torch.tanh(b) - a
+        d = self.culprit(c)
+        e = c.sigmoid() * b + d
+        f = e.sum(dim=1, keepdim=True)
+        g = (e / (f + 1)).abs()
+        return g.exp() - g, c.neg()
+
+
+class BuriedErf(Trunk):
+    def culprit(self, c):
+        return torch.erf(c)
+
+
+class BuriedNonzero(Trunk):
+    def culprit(self, c):
+        return torch.nonzero(c.mean()).to(c.dtype).sum()
+'''
+CASES = '''\
+- {family: module, name: buried_erf, module: "buried:BuriedErf", inputs: [{shape: [4, 8], dtype: float64}]}
+- {family: module, name: buried_nonzero, module: "buried:BuriedNonzero", inputs: [{shape: [4, 8]}]}
+'''
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    (tmp_path / "buried.py").write_text(BURIED)
+    (tmp_path / "cases.yaml").write_text(CASES)
+    return tmp_path
+
+
+def harness(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin"})
+
+
+# --------------------------------------------------------------------------- the search
+
+@pytest.mark.parametrize("parallel", [1, 3])
+def test_delta_debugging_finds_the_two_units_the_failure_needs_whatever_the_parallelism(parallel):
+    batches = []
+
+    def test(candidates):
+        batches.append(len(candidates))
+        return [{3, 7} <= set(kept) for kept in candidates]
+
+    search = DeltaDebugger(12, test, parallel)
+    assert search.reduce() == {3, 7}
+    assert max(batches) <= parallel
+    assert search.candidates_run == sum(batches) and search.steps[-1].units == 2
+
+
+def test_a_candidate_that_is_no_program_counts_as_passing():
+    search = DeltaDebugger(4, lambda candidates: [None if not kept else 0 in kept for kept in candidates])
+    assert search.reduce() == {0}
+
+
+# --------------------------------------------------------------------------- the cut graph, in eager PyTorch
+
+def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_path):
+    import importlib.util
+
+    import torch
+
+    from harness.backend import Program
+    from harness.families.interface import Built
+    from harness.reduce.torch_graph import TorchGraph
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(6, 5)            # 30 weights: saved in constants.pt
+            self.register_buffer("scale", torch.tensor([0.5, 2.0, 1.0, 3.0, 1.5]))   # written out
+
+        def forward(self, x):
+            values, indices = torch.max(self.lin(x) * self.scale, dim=1)   # a unit with two results
+            return values.exp(), indices
+
+    torch.manual_seed(0)
+    model, x = Model(), torch.randn(3, 6)
+    graph = TorchGraph(Built(Program("t", model, (x,), output_names=["values", "indices"]), [(x,)]),
+                       {"dtype": "float32"})
+    names = [unit.node.name for unit in graph.units]
+    assert names == ["linear", "mul", "max_1", "exp"]
+
+    def load(kept, folder):
+        params = graph.write(frozenset(kept), tmp_path / folder)
+        spec = importlib.util.spec_from_file_location(folder, params["module"])
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return params, module.Model()(*module.example_inputs())
+
+    params, outputs = load(range(4), "whole")
+    assert params["output_names"] == ["values", "indices"]
+    torch.testing.assert_close(list(outputs), list(model(x)))
+    assert (tmp_path / "whole" / "constants.pt").is_file()
+    assert "torch.tensor([0.5, 2.0, 1.0, 3.0, 1.5]" in (tmp_path / "whole" / "model.py").read_text()
+
+    params, outputs = load([1], "cut")   # mul alone: its input is the linear's value, fed in
+    assert params["output_names"] == ["mul"]
+    torch.testing.assert_close(outputs[0], model.lin(x) * model.scale)
+    assert graph.op_names(frozenset([1])) == ["aten.mul.Tensor"]
+    assert graph.write(frozenset(), tmp_path / "empty") is None
+
+
+# --------------------------------------------------------------------------- real reductions on tosa
+
+@pytest.mark.parametrize("case, culprit, signature", [
+    ("buried_erf", "aten.erf.default", "failed to legalize operation 'math.erf' that was explicitly marked illegal"),
+    ("buried_nonzero", "aten.nonzero.default", "SIGSEGV in "),
+])
+def test_a_buried_failing_op_is_reduced_to_at_most_three_ops_with_the_same_signature(project, case, culprit,
+                                                                                      signature):
+    out = project / "out"
+    run = harness(project, "reduce", f"module/cases_file/{case}", "--backend=tosa", "--cases-file=cases.yaml",
+                  f"--out={out}", "-n", "2")
+    assert run.returncode == 0, run.stderr
+    result = json.loads((out / "reduce.json").read_text())
+    assert result["signature"].startswith(signature) and result["phase"] in ("compile", "lower")
+    assert result["reduced_signature"] == result["signature"]
+    assert result["original_ops"] >= 12 and result["reduced_ops"] <= 3 and culprit in result["ops"]
+    assert result["candidates_run"] >= len(result["steps"]) > 0 and result["seconds"] < 120
+    assert {"model.py", "inputs.pt", "case.yaml", "bundle", "reduce.json"} <= {p.name for p in out.iterdir()}
+    assert (out / "bundle" / "repro.py").is_file() and any((out / "bundle" / "ir").iterdir())
+    assert "units kept after" in run.stderr and not run.stdout   # progress goes to stderr
+
+    rerun = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--cases-file=case.yaml",
+                            "--backend=tosa", "--report-json=rerun.json", "-q", "-n", "0"],
+                           cwd=out, capture_output=True, text=True, timeout=300,
+                           env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin"})
+    assert rerun.returncode == 1, rerun.stdout + rerun.stderr
+    [record] = json.loads((out / "rerun.json").read_text())["results"]
+    assert record["signature"] == result["signature"] and record["phase"] == result["phase"]
+
+
+# --------------------------------------------------------------------------- bad input
+
+def test_a_case_that_passes_has_nothing_to_reduce(project):
+    run = harness(project, "reduce", "module/cases_file/buried_erf", "--backend=eager", "--cases-file=cases.yaml",
+                  "--out=out")
+    assert run.returncode == 0 and run.stdout.strip() == \
+        "module/cases_file/buried_erf passes on eager: nothing to reduce", run.stderr
+    assert not (project / "out" / "reduce.json").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["module/buried_erf", "--backend=eager", "--cases-file=cases.yaml"],
+     "error: module/buried_erf: no such case in cases.yaml (2 cases); did you mean module/cases_file/buried_erf?"),
+    (["module/cases_file/buried_erf", "--backend=nope", "--cases-file=cases.yaml"], "error: --backend=nope: unknown"),
+    (["module/cases_file/buried_erf", "--cases-file=cases.yaml"], "error: reduce: needs a CASE and --backend"),
+    (["module/cases_file/buried_erf", "--backend=eager", "--cases-file=missing.yaml"],
+     "error: missing.yaml: no such file"),
+])
+def test_bad_input_is_one_line(project, args, message):
+    run = harness(project, "reduce", *args, "--out=out")
+    assert run.returncode == 2 and run.stderr.startswith(message) and len(run.stderr.splitlines()) == 1, run.stderr
