@@ -255,13 +255,18 @@ def test_cases_file_family_without_a_case_module_joins_the_first_module(e2e_proj
     assert "cases/tiny.py::conv_forward/cases_file/fwd_0[eager]" in result.stdout
 
 
-def test_cases_file_without_any_case_module(e2e_project):
+def test_a_cases_file_without_any_case_module_is_collected_itself(e2e_project, tmp_path):
+    """A reduced program's folder (python -m harness reduce) has a cases file and no case module;
+    a cases file outside the paths pytest collects is collected all the same."""
     (e2e_project.path / "cases" / "tiny.py").unlink()
-    e2e_project.write("fwd.yaml", "- {family: conv_forward, input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]}\n")
-    result = e2e_project.run("--cases-file=fwd.yaml", report=None)
-    assert result.ret == 4
-    assert result.error_lines() == ["ERROR: conv_forward/cases_file/fwd_0: there is no case module to collect it "
-                                    "with; add one to the cases directory (e2e_cases_dirs)"]
+    entry = "- {family: conv_forward, input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]}\n"
+    e2e_project.write("fwd.yaml", entry)
+    (tmp_path / "elsewhere.yaml").write_text(entry.replace("4, 4]", "5, 5]"))
+    result = e2e_project.run("--cases-file=fwd.yaml", f"--cases-file={tmp_path / 'elsewhere.yaml'}",
+                             "--backend=eager")
+    assert result.ret == 0, result.output
+    assert {r["case"] for r in result.results} == {"conv_forward/cases_file/fwd_0",
+                                                   "conv_forward/cases_file/elsewhere_0"}
 
 
 def test_duplicate_names_across_cases_files(e2e_project):

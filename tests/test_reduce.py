@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -135,32 +134,64 @@ def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_p
 
 # --------------------------------------------------------------------------- real reductions on tosa
 
-@pytest.mark.parametrize("case, culprit, signature", [
-    ("buried_erf", "aten.erf.default", "failed to legalize operation 'math.erf' that was explicitly marked illegal"),
-    ("buried_nonzero", "aten.nonzero.default", "SIGSEGV in "),
-])
-def test_a_buried_failing_op_is_reduced_to_at_most_three_ops_with_the_same_signature(project, case, culprit,
-                                                                                      signature):
+def rerun(folder: Path) -> dict:
+    """pytest --cases-file=case.yaml from the reduced program's folder: its one record."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--cases-file=case.yaml",
+                          "--backend=tosa", "--report-json=rerun.json", "-q", "-n", "0"],
+                         cwd=folder, capture_output=True, text=True, timeout=300,
+                         env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 1, run.stdout + run.stderr
+    [record] = json.loads((folder / "rerun.json").read_text())["results"]
+    return record
+
+
+def test_one_case_is_reduced_into_a_program_its_case_file_reruns(project):
     out = project / "out"
-    run = harness(project, "reduce", f"module/cases_file/{case}", "--backend=tosa", "--cases-file=cases.yaml",
+    run = harness(project, "reduce", "module/cases_file/buried_erf", "--backend=tosa", "--cases-file=cases.yaml",
                   f"--out={out}", "-n", "2")
     assert run.returncode == 0, run.stderr
     result = json.loads((out / "reduce.json").read_text())
-    assert result["signature"].startswith(signature) and result["phase"] in ("compile", "lower")
-    assert result["reduced_signature"] == result["signature"]
-    assert result["original_ops"] >= 12 and result["reduced_ops"] <= 3 and culprit in result["ops"]
+    assert result["signature"] == "failed to legalize operation 'math.erf' that was explicitly marked illegal"
+    assert result["phase"] == "compile" and result["reduced_signature"] == result["signature"]
+    assert result["original_ops"] >= 12 and result["ops"] == ["aten.erf.default"] and result["reduced_ops"] == 1
     assert result["candidates_run"] >= len(result["steps"]) > 0 and result["seconds"] < 120
     assert {"model.py", "inputs.pt", "case.yaml", "bundle", "reduce.json"} <= {p.name for p in out.iterdir()}
     assert (out / "bundle" / "repro.py").is_file() and any((out / "bundle" / "ir").iterdir())
     assert "units kept after" in run.stderr and not run.stdout   # progress goes to stderr
+    record = rerun(out)
+    assert (record["signature"], record["phase"]) == (result["signature"], result["phase"])
+    alone = subprocess.run([sys.executable, "model.py"], cwd=out, capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 0 and "tensor(" in alone.stdout, alone.stderr   # the program runs in eager alone
 
-    rerun = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--cases-file=case.yaml",
-                            "--backend=tosa", "--report-json=rerun.json", "-q", "-n", "0"],
-                           cwd=out, capture_output=True, text=True, timeout=300,
-                           env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin"})
-    assert rerun.returncode == 1, rerun.stdout + rerun.stderr
-    [record] = json.loads((out / "rerun.json").read_text())["results"]
-    assert record["signature"] == result["signature"] and record["phase"] == result["phase"]
+
+def test_every_signature_group_of_a_report_is_reduced_and_the_triage_reports_link_them(project):
+    """The two buried failures (a lowering that fails, a segfault) from a real run's report:
+    at most 3 ops each, the culprit kept, the same signature when case.yaml is rerun."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--cases-file=cases.yaml",
+                          "--backend=tosa", "--report-json=report.json", "-q", "-n", "0"], cwd=project,
+                         capture_output=True, text=True, timeout=300,
+                         env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 1, run.stdout + run.stderr
+    run = harness(project, "reduce", "--all", "report.json", "--out=reduced", "-n", "2", timeout=600)
+    assert run.returncode == 0 and run.stdout.strip() == "2 of 2 groups reduced: reduced/reductions.json", run.stderr
+    groups = {e["case"]: e for e in json.loads((project / "reduced" / "reductions.json").read_text())["reductions"]}
+    for case, culprit, signature in [
+            ("buried_erf", "aten.erf.default", "failed to legalize operation 'math.erf'"),
+            ("buried_nonzero", "aten.nonzero.default", "SIGSEGV in ")]:
+        group = groups[f"module/cases_file/{case}"]
+        assert group["status"] == "reduced" and group["signature"].startswith(signature)
+        assert group["original_ops"] >= 12 and group["reduced_ops"] <= 3 and culprit in group["ops"]
+        folder = project / "reduced" / group["folder"]
+        assert json.loads((folder / "reduce.json").read_text())["seconds"] < 120
+        assert rerun(folder)["signature"] == group["signature"]
+
+    run = harness(project, "report", "report.json", "--md=triage.md", "--html=triage.html",
+                  "--reductions=reduced/reductions.json")
+    assert run.returncode == 0, run.stderr
+    markdown, page = (project / "triage.md").read_text(), (project / "triage.html").read_text()
+    for group in groups.values():
+        link = f"reduced/{group['folder']}/model.py"
+        assert f"]({link})" in markdown and json.dumps(link) in page
 
 
 # --------------------------------------------------------------------------- bad input

@@ -82,26 +82,35 @@ class Setting:
     log: Any = sys.stderr
 
 
-class Reduction:
-    """One case's reduction on one backend, with its pools (one per parallel candidate)."""
+class Workers:
+    """One worker pool per candidate run at once, and the threads that drive them. The threads live
+    as long as the pools: a worker dies with the thread that started it (its parent-death signal)."""
 
-    def __init__(self, case: Case, setting: Setting):
+    def __init__(self, backend: BackendConfig, count: int, env: dict[str, str]):
+        self.pools = [WorkerPool(Path.cwd(), preload=[backend.to_json()], env=env) for _ in range(count)]
+        self.executor = ThreadPoolExecutor(max_workers=count)
+
+    def close(self) -> None:
+        for pool in self.pools:
+            pool.close()
+        self.executor.shutdown()
+
+
+class Reduction:
+    """One case's reduction on one backend, on `workers` (made for it when not given)."""
+
+    def __init__(self, case: Case, setting: Setting, workers: Workers | None = None):
         self.case, self.setting = case, setting
         self.family = setting.families[case.family]
         self.env = worker_env(setting.families)
-        self.pools = [WorkerPool(Path.cwd(), preload=[setting.backend.to_json()], env=self.env)
-                      for _ in range(setting.parallel)]
-        self.executor = ThreadPoolExecutor(max_workers=setting.parallel)   # lives as long as the pools
+        self.workers = workers or Workers(setting.backend, setting.parallel, self.env)
+        self.pools = self.workers.pools
         self.timeout = case_timeout(case, setting.backend, given=setting.timeout)
         self.started = time.monotonic()
 
     def log(self, message: str) -> None:
         print(f"[{time.monotonic() - self.started:6.1f}s] {message}", file=self.setting.log, flush=True)
 
-    def close(self) -> None:
-        for pool in self.pools:
-            pool.close()
-        self.executor.shutdown()
 
     def run(self) -> dict | None:
         """reduce.json's content, or None when the case does not fail (nothing to reduce)."""
@@ -119,7 +128,7 @@ class Reduction:
 
             def test(candidates):
                 written = [graph.write(kept, Path(scratch) / str(next(counter))) for kept in candidates]
-                failures = run_batch(self.executor, self.pools, self._candidate_failure, written)
+                failures = run_batch(self.workers.executor, self.pools, self._candidate_failure, written)
                 if self.setting.verbose:
                     for kept, got in zip(candidates, failures):
                         self.log(f"  candidate of {graph.describe(kept)}: "
@@ -213,10 +222,15 @@ class Reduction:
 def find_case(case_id: str, families: dict[str, Family], cases_file: Path | None, report: Path | None,
               cases_dirs: list[Path]) -> Case:
     source = cases_file or report
-    if source is not None:
-        if not source.is_file():
-            raise HarnessInputError(str(source), "no such file")
-        cases = load_cases_file(source, families)
+    if source is not None and not source.is_file():
+        raise HarnessInputError(str(source), "no such file")
+    if report is not None:   # the report's ids, its params
+        from harness.reduce.all_failures import report_cases
+        from harness.tools.rundiff import read_report
+
+        cases = list(report_cases(read_report(report), families).values())
+    elif cases_file is not None:
+        cases = load_cases_file(cases_file, families)
     else:
         options = default_options(families)
         cases = [c for path in case_modules(cases_dirs) for c in load_case_module(path, options)]
@@ -243,18 +257,18 @@ def reduce_command(args: argparse.Namespace) -> int:
         raise HarnessInputError("reduce", "needs a CASE and --backend=NAME (or --all REPORT)")
     case = find_case(args.case, families, args.cases_file, args.report, args.cases_dir or [Path("cases")])
     setting = Setting(select_backend(load_configs(args.configs_dir or [Path("configs")]), args.backend),
-                      families, _output_folder(args.out), args.parallel, args.case_timeout, args.verbose)
+                      families, output_folder(args.out), args.parallel, args.case_timeout, args.verbose)
     reduction = Reduction(case, setting)
     try:
         result = reduction.run()
     finally:
-        reduction.close()
+        reduction.workers.close()
     if result is None:
         print(f"{case.id} passes on {args.backend}: nothing to reduce")
     return 0
 
 
-def _output_folder(path: Path) -> Path:
+def output_folder(path: Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:

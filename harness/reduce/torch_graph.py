@@ -26,7 +26,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 
 from harness.backend import export_program
 from harness.families.interface import Built
-from harness.reduce import model_source
+from harness.families.reduced import model_source
 
 EXPORTER_CHECKS = {"_assert_scalar", "_assert_tensor_metadata", "_assert_async", "sym_constrain_range",
                    "sym_constrain_range_for_size"}

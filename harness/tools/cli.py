@@ -4,7 +4,7 @@
     python -m harness diff OLD.json NEW.json [--markdown] [-o PATH]
     python -m harness merge SHARD.json ... -o ALL.json
     python -m harness durations REPORT.json ... -o .test_durations
-    python -m harness report REPORT.json [--md PATH] [--html PATH]
+    python -m harness report REPORT.json [--md PATH] [--html PATH] [--history DB] [--reductions FILE]
     python -m harness check [--cases-dir DIR] [--configs-dir DIR] [--xfail-dir DIR] [--crash-sets-dir DIR]
                             [--family package.module:NAME] [--torch-mlir-suite DIR]
     python -m harness import-xfail-sets XFAIL_SETS_PY --suite DIR --set NAME [--crash-set NAME] --backend NAME
@@ -112,6 +112,13 @@ def report(args: argparse.Namespace) -> None:
     data = rundiff.read_report(args.report)
     if args.md is None and args.html is None:
         raise HarnessInputError(str(args.report), "nothing to write", "pass --md=PATH and/or --html=PATH")
+    def links(page: Path) -> dict | None:
+        if args.reductions is None:
+            return None
+        from harness.reduce.all_failures import reduction_links
+
+        return reduction_links(args.reductions, page)
+
     if args.md is not None:
         history = None
         if args.history is not None:
@@ -120,10 +127,10 @@ def report(args: argparse.Namespace) -> None:
             history = run_statuses(args.history, data)
         with writing(args.md):
             write_text_atomically(args.md, render_markdown(data, proposals_for_report(data, Path.cwd()),
-                                                           history=history))
+                                                           history=history, reductions=links(args.md)))
     if args.html is not None:
         with writing(args.html):
-            write_text_atomically(args.html, render_html(data))
+            write_text_atomically(args.html, render_html(data, links(args.html)))
 
 
 def check(args: argparse.Namespace) -> None:
@@ -194,6 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--html", type=Path, help="write the HTML matrix here")
     sub.add_argument("--history", type=Path, metavar="DB",
                      help="the run history holding this report's run: sections on new failures, fixed, flaky cases")
+    sub.add_argument("--reductions", type=Path, metavar="FILE",
+                     help="the reductions.json of `reduce --all` on this report: each group links its reduced program")
     sub.set_defaults(run=report)
 
     sub = commands.add_parser("check", help="validate every expectation file against the case registry "

@@ -27,7 +27,7 @@ import importlib.resources
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import jinja2
 import markupsafe
@@ -46,9 +46,10 @@ _TEMPLATE = jinja2.Environment(autoescape=True, keep_trailing_newline=True,
     (_ASSETS / "report.html.j2").read_text(encoding="utf-8"))
 
 
-def render_html(report: dict) -> str:
-    """One self-contained HTML page showing `report` (the dict `--report-json` writes)."""
-    model = _Model(report)
+def render_html(report: dict, reductions: Mapping[tuple[str, str], tuple[str, str]] | None = None) -> str:
+    """One self-contained HTML page showing `report` (the dict `--report-json` writes). `reductions`:
+    (backend, signature) -> (link, text) of its reduced program, shown with each result of the group."""
+    model = _Model(report, reductions or {})
     iso, created = _created(report)
     return _TEMPLATE.render(
         title="torch-backend-e2e report", complete=model.complete, created_iso=iso, created=created,
@@ -84,8 +85,9 @@ def decode_payload(payload: dict) -> list[dict]:
 
 
 class _Model:
-    def __init__(self, report: dict):
+    def __init__(self, report: dict, reductions: Mapping[tuple[str, str], tuple[str, str]]):
         self.report = report
+        self.reductions = reductions
         self.complete = bool(report.get("complete", True))
         self.env = report.get("environment") or {}
         records = [Record.from_json(r) for r in report.get("results") or []]
@@ -140,6 +142,8 @@ class _Model:
             if r.tags != cases[c]["tags"]:
                 p["tags"] = r.tags
             p["repro"] = r.rerun
+            if (r.backend, r.signature) in self.reductions:
+                p["reduced"] = list(self.reductions[(r.backend, r.signature)])
             packed.append(p)
         return {"backends": self.backends, "families": self.families, "cases": cases,
                 "messages": messages, "records": packed, "vocabulary": vocabulary()}

@@ -42,18 +42,21 @@ COLLAPSE_FILE_LINES = 80  # a proposed file longer than this is collapsed
 
 
 def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
-                    originals: Mapping[str, str] | None = None, history: list[dict] | None = None) -> str:
+                    originals: Mapping[str, str] | None = None, history: list[dict] | None = None,
+                    reductions: Mapping[tuple[str, str], tuple[str, str]] | None = None) -> str:
     """The report as Markdown. `proposals`: {path: proposed text} (see proposals_for_report);
     `originals`, optional: {path: current text}, to show a diff above each proposed file;
     `history`, optional: this run's cases' statuses over the run history
-    (harness.history.status.case_statuses), for sections on new failures, fixed and flaky cases."""
+    (harness.history.status.case_statuses), for sections on new failures, fixed and flaky cases;
+    `reductions`, optional: (backend, signature) -> (link, text) of its reduced program
+    (harness.reduce.all_failures.reduction_links), linked from the signature's group."""
     records = sorted((Record.from_json(r) for r in report.get("results", [])),   # the JSON boundary
                      key=lambda r: (r.backend, r.case))
     environment = report.get("environment") or {}
     out = _head(report, records, environment)
     out += history_sections(history) if history is not None else []
-    out += _crashes(records)
-    out += _unexpected_failures(records)
+    out += _crashes(records, reductions or {})
+    out += _unexpected_failures(records, reductions or {})
     out += _unexpected_passes(records)
     out += _crash_set(records, environment)
     out += _stale(records)
@@ -129,23 +132,31 @@ def _counts(records: list[Record]) -> dict[str, dict]:
     return dict(sorted(counts.items()))
 
 
-def _crashes(records: list[Record]) -> list[str]:
-    return _by_signature_section("Crashes and hangs", [r for r in records if r.outcome.is_crash])
+def _crashes(records: list[Record], reductions: Mapping) -> list[str]:
+    return _by_signature_section("Crashes and hangs", [r for r in records if r.outcome.is_crash], reductions)
 
 
-def _unexpected_failures(records: list[Record]) -> list[str]:
+def _unexpected_failures(records: list[Record], reductions: Mapping) -> list[str]:
     return _by_signature_section("Unexpected failures", [
         r for r in records if r.verdict is Verdict.UNEXPECTED_FAILURE and r.expected is Expected.PASS
-        and not r.outcome.is_crash])
+        and not r.outcome.is_crash], reductions)
 
 
-def _by_signature_section(title: str, chosen: list[Record]) -> list[str]:
+def _by_signature_section(title: str, chosen: list[Record], reductions: Mapping) -> list[str]:
     if not chosen:
         return []
     out = [f"## {title} ({len(chosen)})", ""]
     for signature, group in _by_signature(chosen):
-        out += _group(signature, group)
+        out += _group(signature, group) + _reduced(signature, group, reductions)
     return out
+
+
+def _reduced(signature: str, group: list[Record], reductions: Mapping) -> list[str]:
+    """Links to the group's reduced programs, one per backend (python -m harness reduce --all)."""
+    links = [(backend, reductions[(backend, signature)]) for backend in sorted({r.backend for r in group})
+             if (backend, signature) in reductions]
+    return [f"Reduced on {_code(backend)}: [{_escape_text(text)}]({href})" for backend, (href, text) in links] + \
+        ([""] if links else [])
 
 
 def _unexpected_passes(records: list[Record]) -> list[str]:

@@ -15,7 +15,7 @@ import torch
 
 from harness.backend import Program
 from harness.families.interface import Built
-from harness.reduce.model_source import standalone_source
+from harness.families.reduced.model_source import standalone_source
 from harness.spec import Case
 
 

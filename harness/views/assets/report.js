@@ -264,6 +264,14 @@
     row("duration_s", typeof r.duration_s === "number" ? r.duration_s.toFixed(3) + " s" : r.duration_s);
     row("expectation_source", r.expectation_source);
     row("artifacts", r.artifacts);
+    if (r.reduced) {  // [link to model.py, "N ops: ..."]: python -m harness reduce --all
+      dl.appendChild(el("dt", null, "reduced"));
+      var link = el("a", null, r.reduced[1]);
+      link.href = r.reduced[0];
+      var dd = el("dd");
+      dd.appendChild(link);
+      dl.appendChild(dd);
+    }
     var tags = full(r, "tags");
     row("tags", tags && tags.length ? tags.join(", ") : null);
     dBody.appendChild(dl);

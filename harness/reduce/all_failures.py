@@ -1,0 +1,114 @@
+"""`python -m harness reduce --all REPORT --out DIR`: one reduction per signature group.
+
+Every unexpected failure of the report is grouped by (backend, signature); each group's first
+case (by id) is reduced into DIR/<backend>/<hash of the signature>/, on worker pools kept per
+backend from one group to the next. DIR/reductions.json lists every group with what came of it
+(reduced, not reduced and why, or passing now); `python -m harness report REPORT
+--reductions DIR/reductions.json` links each group of the triage reports to its program.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from harness.errors import HarnessInputError
+from harness.files import shown, write_text_atomically
+from harness.inputs.configs import load_configs, select_backend
+from harness.outcomes import Verdict
+from harness.spec import Case
+from harness.tools.rundiff import read_report
+
+REDUCTIONS_FILE = "reductions.json"
+
+
+def report_cases(report: dict, families: dict) -> dict[str, Case]:
+    """The report's cases by id, rebuilt from the params it recorded (ids unchanged)."""
+    cases = {}
+    for record in report.get("results", []):
+        family = families.get(record["case"].split("/", 1)[0])
+        if family is not None and record["case"] not in cases:
+            try:
+                cases[record["case"]] = family.case(record["case"].split("/", 1)[1], record["params"])
+            except ValueError:
+                continue   # params of another harness version: that case cannot be rebuilt
+    return cases
+
+
+def failure_groups(report: dict) -> dict[tuple[str, str], list[dict]]:
+    """(backend, signature) -> the unexpected failures with it, by case id."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for record in sorted(report.get("results", []), key=lambda r: (r["backend"], r["case"])):
+        if record.get("verdict") == Verdict.UNEXPECTED_FAILURE.value and record.get("signature"):
+            groups.setdefault((record["backend"], record["signature"]), []).append(record)
+    return groups
+
+
+def reduce_all(args: argparse.Namespace, families: dict) -> int:
+    from harness.reduce.command import Reduction, Setting, output_folder
+
+    report = read_report(args.all)
+    cases = report_cases(report, families)
+    configs = load_configs(args.configs_dir or [Path("configs")])
+    out = output_folder(args.out)
+    groups = failure_groups(report)
+    print(f"{shown(args.all)}: {len(groups)} signature groups of unexpected failures", file=sys.stderr, flush=True)
+    entries, workers = [], {}
+    try:
+        for index, ((backend, signature), records) in enumerate(groups.items(), 1):
+            case = cases.get(records[0]["case"])
+            folder = out / backend / hashlib.sha1(signature.encode()).hexdigest()[:10]
+            entry = {"backend": backend, "signature": signature, "case": records[0]["case"],
+                     "cases": len(records), "folder": str(folder.relative_to(out))}
+            print(f"[{index}/{len(groups)}] {backend}: {signature} ({records[0]['case']}, "
+                  f"{len(records)} case{'s' * (len(records) > 1)})", file=sys.stderr, flush=True)
+            try:
+                if case is None:
+                    raise HarnessInputError(records[0]["case"], "its params cannot be rebuilt from the report")
+                folder.mkdir(parents=True, exist_ok=True)
+                setting = Setting(select_backend(configs, backend), families, folder, args.parallel,
+                                  args.case_timeout, args.verbose)
+                reduction = Reduction(case, setting, workers.get(backend))
+                workers[backend] = reduction.workers
+                result = reduction.run()
+                entry.update({"status": "passes now"} if result is None else
+                             {"status": "reduced", **{k: result[k] for k in ("original_ops", "reduced_ops", "ops",
+                                                                            "seconds")}})
+            except HarnessInputError as e:
+                entry.update(status="not reduced", reason=str(e))
+                print(f"  not reduced: {e}", file=sys.stderr, flush=True)
+            entries.append(entry)
+            write_text_atomically(out / REDUCTIONS_FILE, json.dumps(
+                {"report": str(Path(args.all).resolve()), "reductions": entries}, indent=1) + "\n")
+    finally:
+        for backend_workers in workers.values():
+            backend_workers.close()
+    reduced = sum(e["status"] == "reduced" for e in entries)
+    print(f"{reduced} of {len(entries)} groups reduced: {shown(out / REDUCTIONS_FILE)}")
+    return 0
+
+
+def read_reductions(path: Path) -> list[dict]:
+    """The reduced groups of a reductions.json, each with `model`: the absolute path of its model.py."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        entries = data["reductions"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise HarnessInputError(str(path), f"not a reductions file ({e})",
+                                "pass the reductions.json that python -m harness reduce --all wrote") from None
+    return [{**e, "model": str((Path(path).parent / e["folder"] / "model.py").resolve())}
+            for e in entries if e.get("status") == "reduced"]
+
+
+def reduction_links(path: Path, page: Path) -> dict[tuple[str, str], tuple[str, str]]:
+    """(backend, signature) -> (the link to its model.py from `page`'s folder, what it holds)."""
+    links = {}
+    for entry in read_reductions(path):
+        ops = entry["ops"]
+        text = f"{len(ops)} op{'s' * (len(ops) != 1)}: {', '.join(ops[:5])}{', ...' * (len(ops) > 5)}"
+        links[(entry["backend"], entry["signature"])] = (os.path.relpath(entry["model"], Path(page).resolve().parent),
+                                                         text)
+    return links
