@@ -15,6 +15,7 @@ recycled (replaced by the spare) after `recycle_after` cases or once its residen
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import selectors
@@ -69,16 +70,27 @@ def thread_share() -> int:
     return max(1, (os.cpu_count() or 1) // max(1, processes))
 
 
+@dataclasses.dataclass(frozen=True)
+class Interpreter:
+    """The Python a worker runs: this one, or another environment's (a bisection's probe: a venv
+    with another version of a package, or a source build first on the path)."""
+
+    python: str = sys.executable
+    path_first: tuple[str, ...] = ()   # before the rootdir on PYTHONPATH
+
+
 class Worker:
     """One worker process, its pipes and the tail of its output."""
 
-    def __init__(self, rootdir: Path, preload: list[dict], env: dict[str, str] | None = None):
+    def __init__(self, rootdir: Path, preload: list[dict], env: dict[str, str] | None = None,
+                 interpreter: Interpreter = Interpreter()):
+        path = [*interpreter.path_first, str(rootdir), os.environ.get("PYTHONPATH")]
         env = {**os.environ, **(env or {}),   # what the families' builders need (Family.worker_env)
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(rootdir), os.environ.get("PYTHONPATH")])),
+               "PYTHONPATH": os.pathsep.join(filter(None, path)),
                "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1", "HARNESS_WORKER_PRELOAD": json.dumps(preload)}
         env.setdefault("OMP_NUM_THREADS", str(thread_share()))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.worker"], cwd=rootdir, env=env,
+            [interpreter.python, "-m", "harness.worker"], cwd=rootdir, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
         self.tree = ProcessTree(self.proc.pid)
@@ -232,8 +244,10 @@ class WorkerPool:
     """Runs cases one at a time in a reusable worker, with a spare started after the first loss."""
 
     def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None,
-                 preload: list[dict] = (), env: dict[str, str] | None = None):
+                 preload: list[dict] = (), env: dict[str, str] | None = None,
+                 interpreter: Interpreter = Interpreter()):
         self.rootdir = Path(rootdir)
+        self.interpreter = interpreter
         self.env = dict(env or {})            # set in every worker, beside the harness's own variables
         self.preload = list(preload)          # backend specs every worker creates before it is ready
         self.recycle_after = recycle_after    # cases per worker; None: no limit
@@ -304,7 +318,7 @@ class WorkerPool:
             return False
 
     def _new_worker(self) -> Worker:
-        return Worker(self.rootdir, self.preload, self.env)
+        return Worker(self.rootdir, self.preload, self.env, self.interpreter)
 
     def fresh_worker(self) -> None:
         """The next case runs in a worker that has run no case yet (a rerun of a failure)."""

@@ -7,9 +7,11 @@ source locations, and the op dumps MLIR appends to its diagnostics. Indices writ
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from harness.outcomes import Outcome
+from harness.protocol import CaseResult
 
 MAX_LENGTH = 200
 
@@ -80,3 +82,26 @@ def _crash_signature(message: str, frame: str | None, during: str) -> str:
     what = "crash" if not how else how.group(1) or (how.group(2) and f"exit status {how.group(2)}") or \
         "memory limit exceeded"
     return _cut(f"{what} in {frame}" if frame else f"{what} during {during}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    """A failure's identity: its phase and signature. `kept_by` is what a reduced program must keep
+    and what a bisection looks for (a mismatch's output name aside: a cut program renames outputs)."""
+
+    phase: str | None
+    signature: str
+
+    @classmethod
+    def of(cls, result: CaseResult) -> "Failure | None":
+        phase = result.phase and result.phase.value
+        text = signature(result.outcome.value, phase, result.message, result.frame)
+        return None if text is None else cls(phase, text)
+
+    def kept_by(self, other: "Failure | None") -> bool:
+        return other is not None and other.phase == self.phase and _key(other.signature) == _key(self.signature)
+
+
+def _key(text: str) -> str:
+    """A mismatch names the output that differs; a cut program's outputs have other names."""
+    return re.sub(r"^mismatch: [\w.]+: ", "mismatch: ", text)

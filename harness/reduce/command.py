@@ -36,39 +36,17 @@ from harness.backend import load_object
 from harness.controller.bundles import write_readme
 from harness.controller.pool import WorkerPool
 from harness.controller.run_case import case_timeout, run_case
-from harness.controller.signature import signature
+from harness.controller.signature import Failure
 from harness.errors import HarnessInputError
 from harness.families.interface import Family
 from harness.families.plugins import default_options, discover_all, load_families, worker_env
 from harness.files import shown, write_text_atomically
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.registry import case_modules, load_case_module, load_cases_file
-from harness.protocol import CaseResult
+from harness.outcomes import Phase
 from harness.spec import Case
 
 REDUCED_FAMILY = "reduced"
-
-
-@dataclasses.dataclass(frozen=True)
-class Failure:
-    """What a candidate must keep: the phase and the signature (a mismatch's output name aside)."""
-
-    phase: str | None
-    signature: str
-
-    @classmethod
-    def of(cls, result: CaseResult) -> "Failure | None":
-        phase = result.phase and result.phase.value
-        text = signature(result.outcome.value, phase, result.message, result.frame)
-        return None if text is None else cls(phase, text)
-
-    def kept_by(self, other: "Failure | None") -> bool:
-        return other is not None and other.phase == self.phase and _key(other.signature) == _key(self.signature)
-
-
-def _key(text: str) -> str:
-    """A mismatch names the output that differs; a cut program's outputs have other names."""
-    return re.sub(r"^mismatch: [\w.]+: ", "mismatch: ", text)
 
 
 @dataclasses.dataclass
@@ -120,6 +98,9 @@ class Reduction:
             return None
         self.log(f"{self.case.id} fails on {self.setting.backend.name}: {failure.signature} "
                  f"(phase {failure.phase})")
+        if failure.phase in (Phase.SETUP.value, Phase.EXPORT.value):
+            raise HarnessInputError(self.case.id, f"fails before there is a graph to cut ({failure.signature} in "
+                                    f"phase {failure.phase})", "only a failure after export can be reduced")
         graph = self._graph()
         from harness.reduce.search import DeltaDebugger, run_batch
 

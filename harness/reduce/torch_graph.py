@@ -53,7 +53,10 @@ class TorchGraph:
         program = built.program
         self.params = case_params
         self.tolerance = built.tolerance
-        exported = export_program(program)
+        try:
+            exported = export_program(program)
+        except Exception:  # noqa: BLE001 - a data-dependent program: TorchDynamo traces what non-strict cannot
+            exported = export_program(program, strict=True)
         self.graph = exported.graph_module.graph
         self.dynamic = _dynamic_dims(program.dynamic_shapes)
         self.constants: dict[torch.fx.Node, torch.Tensor] = {}

@@ -15,6 +15,8 @@
     python -m harness history show DB [--format text|json] [--all] [--html PATH]
     python -m harness reduce CASE --backend NAME [--cases-file FILE | --report REPORT] --out DIR [-n N]
     python -m harness reduce --all REPORT --out DIR [-n N]
+    python -m harness bisect CASE --backend NAME --package DIST[,DIST] --good V --bad V [--find-links DIR]
+    python -m harness bisect CASE --backend NAME --pythonpath DIR DIR ...
 
 Each subcommand is a function taking the parsed arguments and returning the exit status (None: 0);
 bad input is a HarnessInputError, printed as one `error: ...` line with exit status 2.
@@ -26,6 +28,7 @@ import json
 import sys
 from pathlib import Path
 
+from harness.bisect.command import add_bisect_command
 from harness.controller.runner import expectation_conditions
 from harness.controller.schedule import write_durations
 from harness.errors import HarnessInputError
@@ -219,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.set_defaults(run=check)
     add_history_commands(commands)
     add_reduce_command(commands)
+    add_bisect_command(commands)
     for family in families.values():   # their subcommands: fuzz, opinfo-stats, import-xfail-sets, ...
         if family.commands is not None:
             family.commands(commands)
