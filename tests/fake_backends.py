@@ -268,3 +268,28 @@ class VersionedBackend(Backend):
         from harness.installation.packages import version_text
 
         return {"torch-mlir": version_text("torch-mlir")}   # a source build's from its version file
+
+
+class PackageVersionBackend(Backend):
+    """Eager PyTorch that fails to lower from a version of the package `fakecc` on (the option
+    `broken_from`), as a compiler release that breaks a lowering would: for the bisection's tests,
+    which install fakecc's versions from a folder of wheels built in the test."""
+
+    def compile(self, program, case):
+        import fakecc
+        from packaging.version import Version
+
+        case.enter(Phase.LOWER)
+        if Version(fakecc.__version__) >= Version(self.options["broken_from"]):
+            raise RuntimeError("error: fakecc cannot lower aten.convolution_backward")
+        return program
+
+    def run(self, program, inputs, case):
+        case.enter(Phase.RUN)
+        with torch.no_grad():
+            return program.module(*inputs)
+
+    def versions(self):
+        import fakecc
+
+        return {"fakecc": fakecc.__version__}

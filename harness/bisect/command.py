@@ -2,7 +2,7 @@
 
     python -m harness bisect CASE --backend NAME --package DIST[,DIST] --good V --bad V
                              [--find-links DIR] [--index-url URL] [--venvs DIR] [--cases-file FILE | --report REPORT]
-    python -m harness bisect CASE --backend NAME --pythonpath DIR [DIR ...]
+    python -m harness bisect CASE --backend NAME --pythonpath DIR DIR [DIR ...] [--package DIST]
 
 The bad version is probed first: its failure (phase and signature, harness.controller.signature)
 is what the search looks for. Then the good one, which must not have it, then the versions
@@ -106,16 +106,20 @@ def bisect_command(args: argparse.Namespace) -> int:
         raise HarnessInputError("bisect", "needs a CASE and --backend=NAME")
     config = select_backend(load_configs(args.configs_dir or [Path("configs")]), args.backend)
     case = find_case(args.case, families, args.cases_file, args.report, args.cases_dir or [Path("cases")])
+    dists = [d.strip() for d in (args.package or "").split(",") if d.strip()]
     if args.pythonpath:
-        folders = [_source_build(Path(d), config) for d in args.pythonpath]
+        modules = [config.module_of(d) for d in dists or config.requires]
+        if not modules:
+            raise HarnessInputError("--pythonpath", f"which package do the builds hold? {config.name} requires none",
+                                    "name it with --package DIST")
+        folders = [_source_build(Path(d), modules) for d in args.pythonpath]
         if len(folders) < 2:
             raise HarnessInputError("--pythonpath", "needs at least two source builds, good first and bad last")
         bisection = Bisection(case, config, families, [str(f) for f in folders],
                               lambda i: source_probe(folders[i]), args.case_timeout, "source build")
     else:
-        if not (args.package and args.good and args.bad):
+        if not (dists and args.good and args.bad):
             raise HarnessInputError("bisect", "needs --package DIST --good V --bad V, or --pythonpath DIR DIR ...")
-        dists = [d.strip() for d in args.package.split(",") if d.strip()]
         versions = between(dists, args.good, args.bad, args.index_url, args.find_links)
         print(f"{' and '.join(dists)}: {len(versions)} versions from {args.good} to {args.bad}: "
               f"{', '.join(str(v) for v in versions)}", file=sys.stderr, flush=True)
@@ -126,15 +130,14 @@ def bisect_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _source_build(folder: Path, config: BackendConfig) -> Path:
-    """A folder that holds a package the backend needs (torch_mlir for a torch-mlir backend)."""
-    modules = [config.module_of(dist) for dist in config.requires]
+def _source_build(folder: Path, modules: list[str]) -> Path:
+    """A folder that holds the bisected package (torch_mlir, for torch-mlir's builds)."""
     if not folder.is_dir():
         raise HarnessInputError(f"--pythonpath={folder}", "is not a folder")
     if not any(_holds(folder, module) for module in modules):
-        raise HarnessInputError(f"--pythonpath={folder}", f"holds no {' or '.join(modules) or 'package'} "
-                                f"(what {config.name} needs)", "pass the folder a source build puts its Python "
-                                "packages in (torch-mlir: build/tools/torch-mlir/python_packages/torch_mlir)")
+        raise HarnessInputError(f"--pythonpath={folder}", f"holds no {' or '.join(modules)} package",
+                                "pass the folder a source build puts its Python packages in (torch-mlir: "
+                                "build/tools/torch-mlir/python_packages/torch_mlir)")
     return folder.resolve()
 
 
