@@ -19,10 +19,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import itertools
 import json
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -89,43 +91,53 @@ class Reduction:
     def log(self, message: str) -> None:
         print(f"[{time.monotonic() - self.started:6.1f}s] {message}", file=self.setting.log, flush=True)
 
-
     def run(self) -> dict | None:
         """reduce.json's content, or None when the case does not fail (nothing to reduce)."""
-        failure = Failure.of(run_case(self.pools[0], self.case, self.family, self.setting.backend,
-                                      given_timeout=self.timeout))
+        failure = self._original_failure()
         if failure is None:
             return None
-        self.log(f"{self.case.id} fails on {self.setting.backend.name}: {failure.signature} "
-                 f"(phase {failure.phase})")
-        if failure.phase in (Phase.SETUP.value, Phase.EXPORT.value):
-            raise HarnessInputError(self.case.id, f"fails before there is a graph to cut ({failure.signature} in "
-                                    f"phase {failure.phase})", "only a failure after export can be reduced")
         graph = self._graph()
-        from harness.reduce.search import DeltaDebugger, run_batch
+        from harness.reduce.search import DeltaDebugger
 
         with tempfile.TemporaryDirectory(prefix="candidates-", dir=self.setting.out) as scratch:
-            counter = iter(range(1_000_000))
-
-            def test(candidates):
-                written = [graph.write(kept, Path(scratch) / str(next(counter))) for kept in candidates]
-                failures = run_batch(self.workers.executor, self.pools, self._candidate_failure, written)
-                if self.setting.verbose:
-                    for kept, got in zip(candidates, failures):
-                        self.log(f"  candidate of {graph.describe(kept)}: "
-                                 f"{'no output' if got is None else got.signature if got else 'passes'}")
-                return [failure.kept_by(f) if f else f for f in failures]
-
-            whole = self._candidate_failure(self.pools[0], graph.write(frozenset(range(len(graph.units))),
-                                                                       Path(scratch) / "whole"))
-            if not failure.kept_by(whole):
-                got = f"{whole.signature} in phase {whole.phase}" if whole else "it passes"
-                raise HarnessInputError(self.case.id, f"its program as exported fails otherwise ({got}; the case: "
-                                        f"{failure.signature} in phase {failure.phase})",
-                                        "nothing can be reduced on this backend")
-            search = DeltaDebugger(len(graph.units), test, len(self.pools), self.log)
+            folders = (Path(scratch) / str(n) for n in itertools.count())
+            self._check_whole(graph, failure, next(folders))
+            search = DeltaDebugger(len(graph.units), lambda candidates: self._test(graph, candidates, failure, folders),
+                                   len(self.pools), self.log)
             kept = search.reduce()
         return self._write_result(graph, kept, failure, search)
+
+    def _original_failure(self) -> Failure | None:
+        failure = Failure.of(run_case(self.pools[0], self.case, self.family, self.setting.backend,
+                                      given_timeout=self.timeout))
+        if failure is not None:
+            self.log(f"{self.case.id} fails on {self.setting.backend.name}: {failure.signature} "
+                     f"(phase {failure.phase})")
+        if failure is not None and failure.phase in (Phase.SETUP.value, Phase.EXPORT.value):
+            raise HarnessInputError(self.case.id, f"fails before there is a graph to cut ({failure.signature} in "
+                                    f"phase {failure.phase})", "only a failure after export can be reduced")
+        return failure
+
+    def _check_whole(self, graph, failure: Failure, folder: Path) -> None:
+        """The exported program, uncut, must fail as the case does (or nothing it is cut to can)."""
+        whole = self._candidate_failure(self.pools[0], graph.write(frozenset(range(len(graph.units))), folder))
+        if not failure.kept_by(whole):
+            got = f"{whole.signature} in phase {whole.phase}" if whole else "it passes"
+            raise HarnessInputError(self.case.id, f"its program as exported fails otherwise ({got}; the case: "
+                                    f"{failure.signature} in phase {failure.phase})",
+                                    "nothing can be reduced on this backend")
+
+    def _test(self, graph, candidates, failure: Failure, folders) -> list[bool | None]:
+        """Run a batch of candidates at once: does each keep the failure (None: it is no program)?"""
+        from harness.reduce.search import run_batch
+
+        written = [graph.write(kept, next(folders)) for kept in candidates]
+        failures = run_batch(self.workers.executor, self.pools, self._candidate_failure, written)
+        if self.setting.verbose:
+            for kept, got in zip(candidates, failures):
+                self.log(f"  candidate of {graph.describe(kept)}: "
+                         f"{'no output' if got is None else got.signature if got else 'passes'}")
+        return [failure.kept_by(f) if f else f for f in failures]
 
     def _graph(self):
         """The family's graph of the case's program, built here as a worker would build it."""
@@ -166,6 +178,8 @@ class Reduction:
 
     def _write_result(self, graph, kept: frozenset, failure: Failure, search) -> dict:
         out = self.setting.out
+        shutil.rmtree(out / "bundle", ignore_errors=True)   # an earlier reduction's, in the same folder
+        (out / "constants.pt").unlink(missing_ok=True)
         params = graph.write(kept, out)
         relative = {**params, "module": "model.py", "inputs": "inputs.pt"}
         entry = {"family": REDUCED_FAMILY, "name": self.case.id, **self._candidate(relative).params}
@@ -173,12 +187,16 @@ class Reduction:
                               f"{failure.signature}\n" + yaml.safe_dump([entry], sort_keys=False))
         rerun = f"pytest --cases-file=case.yaml --backend={self.setting.backend.name}"
         final = self._rerun_with_bundle(params, rerun)
+        if not failure.kept_by(final):
+            self.log(f"warning: the reduced program failed the same way during the search, but its last run gave "
+                     f"{final.signature if final else 'a pass'}: the failure is not deterministic")
         ops = graph.op_names(kept)
         result = {"case": self.case.id, "backend": self.setting.backend.name, "signature": failure.signature,
                   "phase": failure.phase, "reduced_signature": final and final.signature,
                   "original_ops": len(graph.op_names(frozenset(range(len(graph.units))))), "reduced_ops": len(ops),
                   "ops": ops, "steps": [dataclasses.asdict(s) for s in search.steps],
-                  "candidates_run": search.candidates_run + 1, "seconds": round(time.monotonic() - self.started, 1),
+                  "candidates_run": search.candidates_run + 1,   # with the uncut program
+                  "seconds": round(time.monotonic() - self.started, 1),
                   "rerun": f"cd {shlex.quote(str(out))} && {rerun}"}
         write_text_atomically(out / "reduce.json", json.dumps(result, indent=1) + "\n")
         self.log(f"{result['original_ops']} ops -> {len(ops)} ({', '.join(ops)}) in {result['seconds']} s, "
