@@ -110,7 +110,7 @@ def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_p
     graph = TorchGraph(Built(Program("t", model, (x,), output_names=["values", "indices"]), [(x,)]),
                        {"dtype": "float32"})
     names = [unit.node.name for unit in graph.units]
-    assert names == ["linear", "mul", "max_1", "exp"]
+    assert names == ["linear", "mul", "max_1", "getitem", "getitem_1", "exp"]
 
     def load(kept, folder):
         params = graph.write(frozenset(kept), tmp_path / folder)
@@ -119,7 +119,7 @@ def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_p
         spec.loader.exec_module(module)
         return params, module.Model()(*module.example_inputs())
 
-    params, outputs = load(range(4), "whole")
+    params, outputs = load(range(6), "whole")
     assert params["output_names"] == ["values", "indices"]
     torch.testing.assert_close(list(outputs), list(model(x)))
     assert (tmp_path / "whole" / "constants.pt").is_file()
@@ -130,6 +130,10 @@ def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_p
     torch.testing.assert_close(outputs[0], model.lin(x) * model.scale)
     assert graph.op_names(frozenset([1])) == ["aten.mul.Tensor"]
     assert graph.write(frozenset(), tmp_path / "empty") is None
+    params, outputs = load([0, 1, 2, 4], "one_result")   # max without its values: the indices alone
+    assert params["output_names"] == ["indices"] and graph.op_names(frozenset([0, 1, 2, 4])) == [
+        "aten.linear.default", "aten.mul.Tensor", "aten.max.dim"]
+    torch.testing.assert_close(outputs[0], model(x)[1])
 
 
 # --------------------------------------------------------------------------- real reductions on tosa
@@ -157,7 +161,7 @@ def test_one_case_is_reduced_into_a_program_its_case_file_reruns(project):
     assert result["candidates_run"] >= len(result["steps"]) > 0 and result["seconds"] < 120
     assert {"model.py", "inputs.pt", "case.yaml", "bundle", "reduce.json"} <= {p.name for p in out.iterdir()}
     assert (out / "bundle" / "repro.py").is_file() and any((out / "bundle" / "ir").iterdir())
-    assert "units kept after" in run.stderr and not run.stdout   # progress goes to stderr
+    assert "nodes kept after" in run.stderr and not run.stdout   # progress goes to stderr
     record = rerun(out)
     assert (record["signature"], record["phase"]) == (result["signature"], result["phase"])
     alone = subprocess.run([sys.executable, "model.py"], cwd=out, capture_output=True, text=True, timeout=120)

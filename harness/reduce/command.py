@@ -199,7 +199,7 @@ class Reduction:
                   "seconds": round(time.monotonic() - self.started, 1),
                   "rerun": f"cd {shlex.quote(str(out))} && {rerun}"}
         write_text_atomically(out / "reduce.json", json.dumps(result, indent=1) + "\n")
-        self.log(f"{result['original_ops']} ops -> {len(ops)} ({', '.join(ops)}) in {result['seconds']} s, "
+        self.log(f"{_ops(result['original_ops'])} -> {_ops(len(ops))} ({', '.join(ops)}) in {result['seconds']} s, "
                  f"{result['candidates_run']} candidates: {shown(out)}")
         return result
 
@@ -214,6 +214,10 @@ class Reduction:
                                   "verdict": "failed" if final else "passed", "expected": "pass",
                                   "signature": final and final.signature, "message": result.message}, rerun)
         return final
+
+
+def _ops(count: int) -> str:
+    return f"{count} op{'s' * (count != 1)}"
 
 
 # --------------------------------------------------------------------------- finding the case

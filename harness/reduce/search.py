@@ -49,7 +49,7 @@ class DeltaDebugger:
                 kept = sorted(smaller)
                 chunks = max(chunks - 1, 2)
                 self.steps.append(Step(len(kept), self.candidates_run, round(time.monotonic() - self.started, 2)))
-                self.progress(f"{len(kept)} units kept after {self.candidates_run} candidates")
+                self.progress(f"{len(kept)} nodes kept after {self.candidates_run} candidates")
             elif chunks >= len(kept):
                 break
             else:

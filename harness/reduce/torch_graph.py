@@ -2,7 +2,8 @@
 
 The program is exported once (torch.export, its dynamic shapes kept), and run once on its example
 inputs through the FX interpreter, which keeps every intermediate value. A candidate is a set of
-kept units (an op with the getitems of its results); everything else it needs comes from outside:
+kept units (an op, or a getitem taking one result of a multi-result op: cutting it drops that
+result); everything else it needs comes from outside:
 
 * a value of a unit that was cut becomes a new input of the same shape and dtype, fed the value
   the whole program computed there (so a mismatch sees the numbers it saw in the program);
@@ -45,7 +46,6 @@ def program_graph(built: Built, case_params: dict) -> "TorchGraph":
 @dataclasses.dataclass
 class Unit:
     node: torch.fx.Node
-    items: list[torch.fx.Node]     # the getitem nodes that take its results apart
 
 
 class TorchGraph:
@@ -84,18 +84,13 @@ class TorchGraph:
     # ---- the units and what they are
 
     def _units(self) -> list[Unit]:
-        units, by_node = [], {}
+        units = []
         for node in self.graph.nodes:
             if node.op == "get_attr":
                 raise NotReducible(f"its graph holds a subgraph ({node.target}: a higher-order op), which a "
                                    "candidate cannot be written with")
-            if node.op != "call_function" or _name(node) in EXPORTER_CHECKS:
-                continue
-            if node.target is operator.getitem and node.args[0] in by_node:
-                by_node[node.args[0]].items.append(node)
-                continue
-            by_node[node] = Unit(node, [])
-            units.append(by_node[node])
+            if node.op == "call_function" and _name(node) not in EXPORTER_CHECKS:
+                units.append(Unit(node))   # a getitem too: cutting it drops that result of a multi-result op
         return units
 
     def op_names(self, kept: frozenset[int]) -> list[str]:
@@ -131,8 +126,9 @@ class TorchGraph:
 
     def _candidate(self, kept: frozenset[int]):
         """(graph, [(input name, value)], {attribute: tensor}, [output names]) of the kept units."""
-        kept_nodes = {n for i in kept for n in [self.units[i].node, *self.units[i].items]}
-        kept_nodes = self._without_dead_numbers(kept_nodes)
+        kept_nodes = {self.units[i].node for i in kept}
+        kept_nodes -= {n for n in kept_nodes if n.target is operator.getitem and n.args[0] not in kept_nodes}
+        kept_nodes = self._without_dead_numbers(kept_nodes)   # (a getitem of a cut op: its value is an input)
         graph, env = torch.fx.Graph(), {}
         inputs, constants = [], {}
         for node in self.user_inputs:   # the program's own inputs first, in their order
