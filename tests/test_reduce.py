@@ -93,6 +93,7 @@ def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_p
 
     from harness.backend import Program
     from harness.families.interface import Built
+    from harness.families.reduced import REDUCED
     from harness.reduce.torch_graph import TorchGraph
 
     class Model(torch.nn.Module):
@@ -107,9 +108,9 @@ def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_p
 
     torch.manual_seed(0)
     model, x = Model(), torch.randn(3, 6)
-    graph = TorchGraph(Built(Program("t", model, (x,), output_names=["values", "indices"]), [(x,)]),
-                       {"dtype": "float32"})
-    names = [unit.node.name for unit in graph.units]
+    graph = TorchGraph(Built(Program("t", model, (x,), output_names=["values", "indices"]), [(x,)],
+                             tolerance=(1e-3, 1e-4)), {"dtype": "float32"})
+    names = [node.name for node in graph.units]
     assert names == ["linear", "mul", "max_1", "getitem", "getitem_1", "exp"]
 
     def load(kept, folder):
@@ -121,6 +122,7 @@ def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_p
 
     params, outputs = load(range(6), "whole")
     assert params["output_names"] == ["values", "indices"]
+    assert REDUCED.case("t", params).params["tolerance"] == {"rtol": 1e-3, "atol": 1e-4}   # the case's own, kept
     torch.testing.assert_close(list(outputs), list(model(x)))
     assert (tmp_path / "whole" / "constants.pt").is_file()
     assert "torch.tensor([0.5, 2.0, 1.0, 3.0, 1.5]" in (tmp_path / "whole" / "model.py").read_text()

@@ -17,7 +17,6 @@ front: they are not the program's ops, and the backends' own export puts them ba
 """
 from __future__ import annotations
 
-import dataclasses
 import operator
 from pathlib import Path
 from typing import Any
@@ -41,11 +40,6 @@ class NotReducible(Exception):
 def program_graph(built: Built, case_params: dict) -> "TorchGraph":
     """The seam's default for PyTorch programs (Family.graph): the exported graph of the built program."""
     return TorchGraph(built, case_params)
-
-
-@dataclasses.dataclass
-class Unit:
-    node: torch.fx.Node
 
 
 class TorchGraph:
@@ -83,19 +77,19 @@ class TorchGraph:
 
     # ---- the units and what they are
 
-    def _units(self) -> list[Unit]:
+    def _units(self) -> list[torch.fx.Node]:
         units = []
         for node in self.graph.nodes:
             if node.op == "get_attr":
                 raise NotReducible(f"its graph holds a subgraph ({node.target}: a higher-order op), which a "
                                    "candidate cannot be written with")
             if node.op == "call_function" and _name(node) not in EXPORTER_CHECKS:
-                units.append(Unit(node))   # a getitem too: cutting it drops that result of a multi-result op
+                units.append(node)   # a getitem too: cutting it drops that result of a multi-result op
         return units
 
     def op_names(self, kept: frozenset[int]) -> list[str]:
         """The names of the kept units that are ops of the program ("aten.mul.Tensor")."""
-        return [_op_name(self.units[i].node) for i in sorted(kept) if _is_op(self.units[i].node)]
+        return [_op_name(self.units[i]) for i in sorted(kept) if _is_op(self.units[i])]
 
     def describe(self, kept: frozenset[int]) -> str:
         ops = self.op_names(kept)
@@ -118,7 +112,7 @@ class TorchGraph:
                    if name in user and self.dynamic.get(user.index(name))}
         return {"module": str(folder / "model.py"), "inputs": str(folder / "inputs.pt"),
                 "dtype": self.params["dtype"], "output_names": outputs, "dynamic": dynamic,
-                "tolerance": list(self.tolerance) if self.tolerance else None}
+                "tolerance": dict(zip(("rtol", "atol"), self.tolerance)) if self.tolerance else None}
 
     def _header(self, kept: frozenset[int]) -> str:
         ops = self.op_names(kept)
@@ -126,9 +120,9 @@ class TorchGraph:
 
     def _candidate(self, kept: frozenset[int]):
         """(graph, [(input name, value)], {attribute: tensor}, [output names]) of the kept units."""
-        kept_nodes = {self.units[i].node for i in kept}
+        kept_nodes = {self.units[i] for i in kept}   # a getitem of a cut op goes too: its value is an input
         kept_nodes -= {n for n in kept_nodes if n.target is operator.getitem and n.args[0] not in kept_nodes}
-        kept_nodes = self._without_dead_numbers(kept_nodes)   # (a getitem of a cut op: its value is an input)
+        kept_nodes = self._without_dead_numbers(kept_nodes)
         graph, env = torch.fx.Graph(), {}
         inputs, constants = [], {}
         for node in self.user_inputs:   # the program's own inputs first, in their order
