@@ -1,7 +1,8 @@
 """`python -m harness reduce`: the search alone, the cut graph in eager PyTorch, and two modules of
 a dozen ops with one failing op buried in them, reduced on the real tosa backend: a lowering that
 fails (math.erf in float64 does not legalize) and a segfault (nonzero of a 0-d tensor crashes
-torch-mlir's decomposition). The modules are written here, run as a user's project would."""
+torch-mlir's decomposition); then an ONNX model cut node by node. The modules are written here,
+run as a user's project would."""
 from __future__ import annotations
 
 import json
@@ -198,6 +199,22 @@ def test_every_signature_group_of_a_report_is_reduced_and_the_triage_reports_lin
     for group in groups.values():
         link = f"reduced/{group['folder']}/model.py"
         assert f"]({link})" in markdown and json.dumps(link) in page
+
+
+def test_an_onnx_model_is_cut_node_by_node(project):
+    """ONNX's node test of RotaryEmbedding, expanded into 30 nodes, segfaults torch-mlir's ONNX
+    conversion on tosa; the reduction is an onnx_model case of at most 3 nodes, Split kept."""
+    (project / "onnx.yaml").write_text("- {family: onnx_node, name: rotary, test: test_rotary_embedding_expanded}\n")
+    out = project / "onnx_out"
+    run = harness(project, "reduce", "onnx_node/cases_file/rotary", "--backend=tosa", "--cases-file=onnx.yaml",
+                  f"--out={out}", "-n", "2")
+    assert run.returncode == 0, run.stderr
+    result = json.loads((out / "reduce.json").read_text())
+    assert result["signature"].startswith("SIGSEGV in ") and result["phase"] == "lower"
+    assert result["original_ops"] == 30 and result["reduced_ops"] <= 3 and "Split" in result["ops"]
+    assert result["program"] == "model.onnx.txt" and "= Split <axis" in (out / "model.onnx.txt").read_text()
+    assert "family: onnx_model" in (out / "case.yaml").read_text()
+    assert rerun(out)["signature"] == result["signature"]
 
 
 # --------------------------------------------------------------------------- bad input

@@ -73,7 +73,8 @@ def no_subject(params: Mapping[str, Any]) -> None:
     return None
 
 
-DEFAULT_GRAPHS = {"torch": "harness.reduce.torch_graph:program_graph"}   # Family.graph by program kind
+DEFAULT_GRAPHS = {"torch": "harness.reduce.torch_graph:program_graph",   # Family.graph by program kind
+                  "onnx": "harness.reduce.onnx_graph:program_graph"}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -76,7 +76,7 @@ def reduce_all(args: argparse.Namespace, families: dict) -> int:
                 result = reduction.run()
                 entry.update({"status": "passes now"} if result is None else
                              {"status": "reduced", **{k: result[k] for k in ("original_ops", "reduced_ops", "ops",
-                                                                            "seconds")}})
+                                                                            "seconds", "program")}})
             except HarnessInputError as e:
                 entry.update(status="not reduced", reason=str(e))
                 print(f"  not reduced: {e}", file=sys.stderr, flush=True)
@@ -92,14 +92,15 @@ def reduce_all(args: argparse.Namespace, families: dict) -> int:
 
 
 def read_reductions(path: Path) -> list[dict]:
-    """The reduced groups of a reductions.json, each with `model`: the absolute path of its model.py."""
+    """The reduced groups of a reductions.json, each with `model`: the absolute path of its program
+    (model.py, or an ONNX model's model.onnx.txt)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         entries = data["reductions"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise HarnessInputError(str(path), f"not a reductions file ({e})",
                                 "pass the reductions.json that python -m harness reduce --all wrote") from None
-    return [{**e, "model": str((Path(path).parent / e["folder"] / "model.py").resolve())}
+    return [{**e, "model": str((Path(path).parent / e["folder"] / e.get("program", "model.py")).resolve())}
             for e in entries if e.get("status") == "reduced"]
 
 

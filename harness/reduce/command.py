@@ -147,11 +147,13 @@ class Reduction:
                                     "reduce a case of a family with a graph (Family.graph)")
         os.environ.update(self.env)
         from harness.families.interface import load_builder
-        from harness.reduce.torch_graph import NotReducible
+        from harness.reduce import NotReducible
 
         built = load_builder(self.family.worker_request(self.case.params))(self.case)
         try:
-            return load_object(path)(built, dict(self.case.params))
+            graph = load_object(path)(built, dict(self.case.params))
+            self.candidates = self.setting.families[graph.family]
+            return graph
         except NotReducible as e:
             raise HarnessInputError(self.case.id, f"cannot be reduced: {e}") from None
         except Exception as e:  # noqa: BLE001 - the exporter's error, in one line
@@ -159,9 +161,10 @@ class Reduction:
                                     f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
 
     def _candidate(self, params: dict) -> Case:
-        reductions = self.family.reduction_sizes(self.case.params)
-        params = {**params, "reductions": {n: reductions[n] for n in params["output_names"] if n in reductions}}
-        return self.setting.families[REDUCED_FAMILY].case(self.name, params, timeout=self.timeout)
+        if self.candidates.name == REDUCED_FAMILY:   # the original's reductions, for the outputs it keeps
+            reductions = self.family.reduction_sizes(self.case.params)
+            params = {**params, "reductions": {n: reductions[n] for n in params["output_names"] if n in reductions}}
+        return self.candidates.case(self.name, params, timeout=self.timeout)
 
     @property
     def name(self) -> str:
@@ -172,17 +175,22 @@ class Reduction:
         """The candidate's failure; False when it passes, None when it is no program."""
         if params is None:
             return None
-        result = run_case(pool, self._candidate(params), self.setting.families[REDUCED_FAMILY],
-                          self.setting.backend, given_timeout=self.timeout)
+        result = run_case(pool, self._candidate(params), self.candidates, self.setting.backend,
+                          given_timeout=self.timeout)
         return Failure.of(result) or False
 
     def _write_result(self, graph, kept: frozenset, failure: Failure, search) -> dict:
         out = self.setting.out
         shutil.rmtree(out / "bundle", ignore_errors=True)   # an earlier reduction's, in the same folder
-        (out / "constants.pt").unlink(missing_ok=True)
+        for stale in [out / "constants.pt", *out.glob("input_*.npy"), *out.glob("output_*.npy")]:
+            stale.unlink(missing_ok=True)
         params = graph.write(kept, out)
-        relative = {**params, "module": "model.py", "inputs": "inputs.pt"}
-        entry = {"family": REDUCED_FAMILY, "name": self.case.id, **self._candidate(relative).params}
+        relative = {**self._candidate(params).params}
+        for key in self.candidates.path_params:   # case.yaml's paths, from its own folder
+            value = relative[key]
+            relative[key] = [os.path.relpath(v, out) for v in value] if isinstance(value, list) else \
+                os.path.relpath(value, out)
+        entry = {"family": self.candidates.name, "name": self.case.id, **relative}
         write_text_atomically(out / "case.yaml", f"# {self.case.id} on {self.setting.backend.name}, reduced: "
                               f"{failure.signature}\n" + yaml.safe_dump([entry], sort_keys=False))
         rerun = f"pytest --cases-file=case.yaml --backend={self.setting.backend.name}"
@@ -197,7 +205,7 @@ class Reduction:
                   "ops": ops, "steps": [dataclasses.asdict(s) for s in search.steps],
                   "candidates_run": search.candidates_run + 1,   # with the uncut program
                   "seconds": round(time.monotonic() - self.started, 1),
-                  "rerun": f"cd {shlex.quote(str(out))} && {rerun}"}
+                  "program": graph.program_file, "rerun": f"cd {shlex.quote(str(out))} && {rerun}"}
         write_text_atomically(out / "reduce.json", json.dumps(result, indent=1) + "\n")
         self.log(f"{_ops(result['original_ops'])} -> {_ops(len(ops))} ({', '.join(ops)}) in {result['seconds']} s, "
                  f"{result['candidates_run']} candidates: {shown(out)}")
@@ -205,11 +213,11 @@ class Reduction:
 
     def _rerun_with_bundle(self, params: dict, rerun: str) -> Failure | None:
         bundle = self.setting.out / "bundle"
-        result = run_case(self.pools[0], self._candidate(params), self.setting.families[REDUCED_FAMILY],
-                          self.setting.backend, given_timeout=self.timeout, bundle=bundle)
+        result = run_case(self.pools[0], self._candidate(params), self.candidates, self.setting.backend,
+                          given_timeout=self.timeout, bundle=bundle)
         final = Failure.of(result)
         if bundle.is_dir():
-            write_readme(bundle, {"case": f"{REDUCED_FAMILY}/{self.name}", "backend": self.setting.backend.name,
+            write_readme(bundle, {"case": f"{self.candidates.name}/{self.name}", "backend": self.setting.backend.name,
                                   "outcome": result.outcome.value, "phase": final and final.phase,
                                   "verdict": "failed" if final else "passed", "expected": "pass",
                                   "signature": final and final.signature, "message": result.message}, rerun)

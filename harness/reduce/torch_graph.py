@@ -27,14 +27,11 @@ from torch.export.graph_signature import InputKind, OutputKind
 from harness.backend import export_program
 from harness.families.interface import Built
 from harness.families.reduced import model_source
+from harness.reduce import NotReducible
 
 EXPORTER_CHECKS = {"_assert_scalar", "_assert_tensor_metadata", "_assert_async", "sym_constrain_range",
                    "sym_constrain_range_for_size"}
 SHAPE_QUERIES = {"sym_size", "sym_numel", "sym_stride", "sym_storage_offset"}   # not ops of the program
-
-
-class NotReducible(Exception):
-    """The program's graph holds something a candidate cannot be written with (a subgraph, say)."""
 
 
 def program_graph(built: Built, case_params: dict) -> "TorchGraph":
@@ -43,6 +40,9 @@ def program_graph(built: Built, case_params: dict) -> "TorchGraph":
 
 
 class TorchGraph:
+    family = "reduced"        # the candidates' family
+    program_file = "model.py"   # what a report links to
+
     def __init__(self, built: Built, case_params: dict):
         program = built.program
         self.params = case_params
