@@ -151,7 +151,7 @@ class Reduction:
 
         built = load_builder(self.family.worker_request(self.case.params))(self.case)
         try:
-            graph = load_object(path)(built, dict(self.case.params))
+            graph = load_object(path)(built, dict(self.case.params))   # imports torch or onnx, in this process only
             self.candidates = self.setting.families[graph.family]
             return graph
         except NotReducible as e:
