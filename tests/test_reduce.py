@@ -77,7 +77,7 @@ def test_delta_debugging_finds_the_two_units_the_failure_needs_whatever_the_para
     search = DeltaDebugger(12, test, parallel)
     assert search.reduce() == {3, 7}
     assert max(batches) <= parallel
-    assert search.candidates_run == sum(batches) and search.steps[-1].units == 2
+    assert search.candidates_run == sum(batches) and search.steps[-1].nodes == 2
 
 
 def test_a_candidate_that_is_no_program_counts_as_passing():

@@ -19,7 +19,7 @@ Kept = frozenset
 
 @dataclasses.dataclass
 class Step:
-    units: int            # units kept after the step
+    nodes: int            # nodes kept after the step
     candidates_run: int   # candidates run so far
     seconds: float        # since the search started
 
