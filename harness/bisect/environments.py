@@ -68,7 +68,7 @@ def venv_probe(dists: list[str], version: Version, cache: Path, index_url: str |
 
 def source_probe(folder: Path) -> Probe:
     """A source build: this interpreter, the folder first on the path."""
-    return Probe(str(folder), Interpreter(sys.executable, (str(folder),)), cached=True)
+    return Probe(str(folder), Interpreter(sys.executable, (str(folder),)))
 
 
 def _shared_site_packages() -> list[str]:
