@@ -140,8 +140,8 @@ BAD = [
         "configs/broken.yaml:3: malformed YAML (expected ',' or ']', but got '<stream end>'); fix the syntax"),
     Bad("config-unknown-key", "an unknown key in a config",
         {"configs/broken.yaml": "name: broken\nclass: fake_backends:FaultyBackend\ntimout: 5\n"}, (),
-        "configs/broken.yaml:1: unknown key 'timout'; allowed keys are class, description, extends, install, "
-        "memory_limit_mb, name, options, programs, requires, timeout, tolerances"),
+        "configs/broken.yaml:1: unknown key 'timout'; allowed keys are class, description, extends, extras, "
+        "install, memory_limit_mb, name, options, programs, requires, timeout, tolerances"),
     Bad("config-not-a-mapping", "a config that is not a mapping",
         {"configs/broken.yaml": "- name: broken\n"}, (),
         "configs/broken.yaml: a backend config must be a mapping; see configs/eager.yaml"),

@@ -110,7 +110,7 @@ def test_unknown_key_names_line(tmp_path):
     path = write(tmp_path, "bad", "name: bad\nclass: a:B\ntimout: 3\n")
     message = error(tmp_path)
     assert message.startswith(f"{path}:1: unknown key 'timout'")
-    assert ("allowed keys are class, description, extends, install, memory_limit_mb, name, options, programs, "
+    assert ("allowed keys are class, description, extends, extras, install, memory_limit_mb, name, options, programs, "
             "requires, timeout, tolerances") in message
 
 

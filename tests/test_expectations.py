@@ -231,6 +231,26 @@ def test_inactive_entry_must_still_match_a_case(dirs):
     assert error(dirs).startswith(f"{path}:1: id 'conv_backward/2d/nope' matches no case")
 
 
+def test_entries_of_a_family_not_installed_do_not_apply(dirs):
+    xfail = write(dirs, "xfail", "- id: onnx_node/test_abs\n  reason: r\n- id: onnx_node/test_a*\n  reason: r\n"
+                                 "- id: conv_backward/2d/basic\n  reason: r\n")
+    crash = write(dirs, "crash_sets", "- id: onnx_node/test_acos\n  reason: r\n")
+    why = {"onnx_node": "the onnx package is not installed (pip install x)"}
+    expectations = load_expectations("be", dirs / "xfail", dirs / "crash_sets", IDS, VERSIONS, why)
+    assert [e.missing_family for e in expectations.entries] == ["onnx_node", "onnx_node", None, "onnx_node"]
+    assert expectations.lookup("onnx_node/test_abs") is None
+    assert expectations.lookup("conv_backward/2d/basic").source == f"{xfail}:5"
+    assert expectations.not_installed_lines(why) == [
+        f"{xfail}: 2 entries for onnx_node do not apply: the onnx package is not installed (pip install x)",
+        f"{crash}: 1 entry for onnx_node does not apply: the onnx package is not installed (pip install x)"]
+
+
+def test_an_unknown_id_of_an_installed_family_is_still_an_error(dirs):
+    path = write(dirs, "xfail", "- id: onnx_node/test_abs\n  reason: r\n- id: conv_backward/2d/nope\n  reason: r\n")
+    with pytest.raises(HarnessInputError, match=f"{path}:3: id 'conv_backward/2d/nope' matches no case"):
+        load_expectations("be", dirs / "xfail", dirs / "crash_sets", IDS, VERSIONS, {"onnx_node": "why"})
+
+
 def test_case_in_both_sets(dirs):
     xfail = write(dirs, "xfail", "- id: conv_backward/3d/basic\n  reason: r\n- id: conv_backward/2d/*\n  reason: r\n")
     crash = write(dirs, "crash_sets", "- id: conv_backward/*/transposed\n  reason: r\n")

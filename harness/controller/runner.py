@@ -131,7 +131,7 @@ class Runner:
         """Each selected backend's expectations, checked against every case id."""
         self.conditions = expectation_conditions(all_configs, self.settings.assumed_versions, self.versions)
         return {name: load_expectations(name, self.settings.xfail_dir, self.settings.crash_sets_dir,
-                                        self.known_ids, self.conditions)
+                                        self.known_ids, self.conditions, self.discovered.missing)
                 for name in self.configs}
 
     def expectation_files(self, backend: str) -> tuple[Path, Path]:
@@ -240,6 +240,8 @@ class Runner:
     def notices(self) -> list[str]:
         """What this run cannot do or decided for the user, one line each, for the run's summary."""
         notes = list(self.discovered.notices) + self.uncollected()
+        notes += [line for expectations in self.expectations.values()
+                  for line in expectations.not_installed_lines(self.discovered.missing)]
         if native_stacks.PY_SPY is None:
             notes.append("native stacks unavailable: py-spy not found beside this Python or on PATH "
                          "(pip install py-spy); hangs and crashes are reported without their native frame")

@@ -58,6 +58,9 @@ class Discovery:
     # Directories under which pytest must not import a package's __init__.py (a suite's, which
     # would import torch into the pytest process): they are collected as plain directories.
     plain_dirs: list[Path] = dataclasses.field(default_factory=list)
+    # Families that are not installed here (their package is missing) -> why, with the command that
+    # installs them: their expectation entries do not apply (counted in the summary), not errors.
+    missing: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def no_reductions(params: Mapping[str, Any]) -> dict:

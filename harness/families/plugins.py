@@ -113,6 +113,7 @@ def discover_all(families: Mapping[str, Family], options: Mapping[str, Any]) -> 
             found.cases.update(mine.cases)
             found.notices += mine.notices
             found.plain_dirs += mine.plain_dirs
+            found.missing.update(mine.missing)
     return found
 
 

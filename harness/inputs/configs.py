@@ -14,11 +14,12 @@ from harness.backend import DEFAULT_PROGRAMS, PROGRAM_KINDS
 from harness.errors import HarnessInputError
 from harness.files import shown
 from harness.inputs.yamlio import check_keys, load_yaml
+from harness.installation.extras import install_command
 from harness.installation.packages import default_module, locate
 from harness.spec import DTYPES, is_positive_finite
 
 CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "memory_limit_mb",
-               "requires", "install", "programs"}
+               "requires", "install", "extras", "programs"}
 TOLERANCE_KEYS = {"rtol", "atol"}
 BUILTIN_CONFIGS = Path(__file__).parents[1] / "configs"  # harness/configs
 
@@ -136,7 +137,19 @@ def _parse(path: Path, data: dict) -> BackendConfig:
         timeout=_positive(path, data.get("timeout"), "timeout", "seconds"),
         memory_limit_mb=_positive(path, data.get("memory_limit_mb"), "memory_limit_mb", "MiB"),
         requires=tuple(modules), modules={d: m for d, m in modules.items() if m}, source=path,
-        install=str(data.get("install") or 'pip install -e "."'), programs=_programs(path, data))
+        install=_install(path, data), programs=_programs(path, data))
+
+
+def _install(path: Path, data: dict) -> str:
+    """How to install what it requires: `install:` as written, else the harness's `extras:` (a list
+    of the extras of torch-backend-e2e, said as this installation was made)."""
+    if data.get("install"):
+        return str(data["install"])
+    extras = data.get("extras") or []
+    if not isinstance(extras, list) or not all(isinstance(e, str) for e in extras):
+        raise HarnessInputError(shown(path), f"extras must be a list of the harness's extras, not {extras!r}",
+                                "write e.g. extras: [onnx], or install: followed by a command")
+    return install_command(extras)
 
 
 def _programs(path: Path, data: dict) -> dict[str, str]:

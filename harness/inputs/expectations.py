@@ -10,9 +10,14 @@ Each file is a YAML list of entries:
                                           # none holds for a package that is absent or whose version
                                           # is unknown (a source build), unless --assume-version says it
     timeout: 120                          # optional: per-case seconds
+
+An entry for a family that is not installed (its discovery says so: ONNX's node tests without the
+onnx package) does not apply and is not checked against the cases; the run's summary counts such
+entries per file and family (Expectations.not_installed_lines).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import fnmatch
 from pathlib import Path
@@ -43,6 +48,13 @@ class Entry:
     active: bool = True               # False when its `when` conditions do not hold
     unread: tuple[str, ...] = ()      # names in its `when` whose version could not be read (a source
                                       # build without metadata): such a version satisfies no condition
+    missing_family: str | None = None # its family is not installed (then it is not active)
+
+    @property
+    def family(self) -> str:
+        """The family its id names (the part before the first '/'; a glob there names none)."""
+        head = self.pattern.partition("/")[0]
+        return "" if any(ch in head for ch in GLOB_CHARS) else head
 
     def matches(self, case_id: str) -> bool:
         return fnmatch.fnmatchcase(case_id, self.pattern)
@@ -82,12 +94,24 @@ class Expectations:
         limit = self._rank[id(exact)] if exact else len(self._rank)
         return next((e for e in self._globs if self._rank[id(e)] < limit and e.matches(case_id)), exact)
 
+    def not_installed_lines(self, why: Mapping[str, str]) -> list[str]:
+        """One line per file and family not installed: how many of its entries do not apply, and why
+        (`why`: family -> the reason, with the command that installs it)."""
+        counts = collections.Counter((e.source.rpartition(":")[0], e.missing_family)
+                                     for e in self.entries if e.missing_family)
+        return [f"{path}: {n:,} {'entries' if n != 1 else 'entry'} for {family} "
+                f"{'do' if n != 1 else 'does'} not apply: {why[family]}"
+                for (path, family), n in counts.items()]
 
-def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path,
-                      case_ids: Iterable[str], versions: Mapping[str, str | None]) -> Expectations:
-    case_ids = list(case_ids)
-    entries = (_load_file(Path(xfail_dir) / f"{backend}.yaml", Expected.XFAIL, versions)
-               + _load_file(Path(crash_dir) / f"{backend}.yaml", Expected.CRASH, versions))
+
+def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path, case_ids: Iterable[str],
+                      versions: Mapping[str, str | None], missing_families: Iterable[str] = ()) -> Expectations:
+    """The backend's entries, each checked against `case_ids` except those of `missing_families`
+    (families not installed: their entries do not apply)."""
+    case_ids, missing = list(case_ids), set(missing_families)
+    entries = [dataclasses.replace(e, active=False, missing_family=e.family) if e.family in missing else e
+               for e in _load_file(Path(xfail_dir) / f"{backend}.yaml", Expected.XFAIL, versions)
+               + _load_file(Path(crash_dir) / f"{backend}.yaml", Expected.CRASH, versions)]
     _check_disjoint(entries, _check_live(entries, case_ids, set(case_ids)))
     return Expectations(backend, entries)
 
@@ -174,8 +198,8 @@ def _check_live(entries: list[Entry], case_ids: list[str], id_set: set[str]) -> 
     """Every entry matches some case; returns what each matches (by id() of the entry)."""
     matched = {}
     for entry in entries:
-        matched[id(entry)] = entry.matched(case_ids, id_set)
-        if not matched[id(entry)]:
+        matched[id(entry)] = [] if entry.missing_family else entry.matched(case_ids, id_set)
+        if not matched[id(entry)] and not entry.missing_family:
             raise HarnessInputError(entry.source, f"id {entry.pattern!r} matches no case",
                                     "delete the entry or fix the id (list ids with --collect-only -q)")
     return matched

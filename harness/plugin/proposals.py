@@ -31,6 +31,11 @@ def write_proposals(config: pytest.Config, report: dict, complete: bool) -> list
         write_text_atomically(Path(config.getoption("report_md")), text)
     if not config.getoption("update_expectations"):
         return messages
+    runner = config.stash[RUNNER]
+    kept = sorted({e.missing_family for x in runner.expectations.values() for e in x.entries if e.missing_family})
+    if kept:
+        messages.append(f"--update-expectations: the entries for {', '.join(kept)} stay as they are: "
+                        f"{runner.discovered.missing[kept[0]]}")
     if not complete:
         messages.append("--update-expectations: the run was interrupted; no file changed")
     elif not proposals:
@@ -53,7 +58,7 @@ def proposals_for(config: pytest.Config, records: list[dict]) -> dict[Path, str]
         mine = [Record.from_json(r) for r in records if r["backend"] == backend]
         if mine:
             found.update(propose(mine, *runner.expectation_files(backend), case_ids=ids,
-                                 versions=runner.conditions))
+                                 versions=runner.conditions, missing_families=runner.discovered.missing))
     return found
 
 

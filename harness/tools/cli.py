@@ -152,18 +152,25 @@ def check(args: argparse.Namespace) -> None:
     conditions = expectation_conditions(configs)
     ids = sorted({i for path in modules for i in case_module_ids(path, options)}   # selected by default or not
                  | {c.id for c in cases})
-    problems, entries = [], 0
+    problems, entries, inapplicable = [], 0, 0
     for name in sorted(configs):
         try:
-            entries += len(load_expectations(name, args.xfail_dir, args.crash_sets_dir, ids, conditions).entries)
+            expectations = load_expectations(name, args.xfail_dir, args.crash_sets_dir, ids, conditions,
+                                             discovered.missing)
         except HarnessInputError as e:
             problems.append(str(e))
+            continue
+        inapplicable += sum(bool(e.missing_family) for e in expectations.entries)
+        entries += len(expectations.entries)
+        for line in expectations.not_installed_lines(discovered.missing):
+            print(line, file=sys.stderr)
     for directory in (args.xfail_dir, args.crash_sets_dir):
         problems += [f"{shown(p)}: no backend is named {p.stem!r}; rename the file after a config in configs/ "
                      f"or delete it" for p in sorted(directory.glob("*.yaml")) if p.stem not in configs]
     if problems:
         raise HarnessInputError("expectations", f"{len(problems)} problem(s):\n" + "\n".join(problems))
-    print(f"ok: {entries} expectation entries of {len(configs)} backends match the {len(ids)} cases")
+    print(f"ok: {entries - inapplicable} expectation entries of {len(configs)} backends match the {len(ids)} cases"
+          + (f"; {inapplicable} more do not apply here (above)" if inapplicable else ""))
 
 
 def build_parser() -> argparse.ArgumentParser:

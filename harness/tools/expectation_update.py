@@ -37,13 +37,14 @@ from harness.tools.expectation_policy import make_plan
 
 def propose(records: Iterable[Record], xfail_path: Path | str, crash_path: Path | str, *,
             case_ids: Iterable[str] | None = None,
-            versions: Mapping[str, str | None] | None = None) -> dict[Path, str]:
+            versions: Mapping[str, str | None] | None = None, missing_families: Iterable[str] = ()) -> dict[Path, str]:
     """New full text for each of the two files that must change for the run to match.
 
     `records` are one backend's result records (from --report-json). `case_ids`, optional, are all
     case ids of the registry: with them a glob keeps its unexercised cases (see the policy) and the
     result is checked against them. `versions`, optional, are the `when` conditions' versions for
-    that check (without them every `when` counts as not holding there).
+    that check (without them every `when` counts as not holding there). The entries of
+    `missing_families` (families not installed) have no records, so they stay as they are.
     A missing file is an empty one. Raises HarnessInputError when a record's expectation_source
     names no entry of the file (it changed since the run).
     """
@@ -58,7 +59,7 @@ def propose(records: Iterable[Record], xfail_path: Path | str, crash_path: Path 
     plan = make_plan(records, files, backend, ids)
     texts = {kind: file.render(plan.changes[kind], plan.added[kind], files[kind.other])
              for kind, file in files.items()}
-    _validate(backend, files, texts, ids, versions)
+    _validate(backend, files, texts, ids, versions, set(missing_families))
     return {f.path: texts[kind] for kind, f in files.items() if texts[kind] != f.text or
             (not f.exists and texts[kind] != "")}
 
@@ -117,7 +118,7 @@ class _AnyVersion(Mapping):
 
 
 def _validate(backend: str, files: dict[str, ExpectationFile], texts: dict[str, str], case_ids: list[str] | None,
-              versions: Mapping[str, str | None] | None) -> None:
+              versions: Mapping[str, str | None] | None, missing_families: set[str]) -> None:
     """Load the proposed files with the harness's own loader; a failure here is a bug of this module
     (unless the files as they were fail the same way: then the problem was there before)."""
     def load(candidate: dict[str, str]) -> str | None:
@@ -134,7 +135,7 @@ def _validate(backend: str, files: dict[str, ExpectationFile], texts: dict[str, 
                 (Path(tmp) / kind.folder / f"{backend}.yaml").write_text(candidate[kind], encoding="utf-8")
             try:
                 load_expectations(backend, Path(tmp) / Expected.XFAIL.folder, Path(tmp) / Expected.CRASH.folder, ids,
-                                  versions if versions is not None else _AnyVersion())
+                                  versions if versions is not None else _AnyVersion(), missing_families)
             except HarnessInputError as e:
                 return f"{e.problem} ({e.where.replace(tmp + os.sep, '')})"
             except yaml.YAMLError as e:

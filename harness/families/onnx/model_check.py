@@ -20,6 +20,7 @@ from onnx import helper
 from harness.backend import graph_inputs
 from harness.families.onnx.values import read_value_file
 from harness.files import shown
+from harness.installation.extras import install_command
 
 FILE_KINDS = ".npy (numpy.save) or .pb (an ONNX TensorProto)"
 
@@ -88,7 +89,7 @@ def check(request: dict) -> None:
         check_files("output", [Path(p) for p in request["outputs"]], list(model.graph.output), model_path)
     elif importlib.util.find_spec("onnxruntime") is None:
         raise ValueError("without stored outputs the golden is onnxruntime's, and onnxruntime is not installed: "
-                         "give outputs: files or pip install -e \".[onnx]\"")
+                         f"give outputs: files or {install_command(['onnx'])}")
 
 
 def main(argv: list[str]) -> None:

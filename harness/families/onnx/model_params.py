@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.families.manifest_cache import ManifestError, cache_dir, run_worker_module
-from harness.families.onnx.params import INSTALL, onnx_installed
+from harness.families.onnx.params import not_installed, onnx_installed
 from harness.files import shown, write_text_atomically
 from harness.spec import check_keys
 
@@ -45,7 +45,7 @@ def validate(params: Mapping[str, Any]) -> dict:
     if params.get("dtype", "float32") != "float32":
         raise ValueError("an onnx_model case's dtype is float32 (nominal: its outputs keep the model's own dtypes)")
     if not onnx_installed():
-        raise ValueError(f"onnx_model cases need the onnx package, which is not installed: {INSTALL} installs it")
+        raise ValueError(f"onnx_model cases need the onnx package: {not_installed()}")
     error = checked(model, inputs, outputs)
     if error:
         raise ValueError(error)

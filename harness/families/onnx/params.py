@@ -22,13 +22,18 @@ from typing import Any, Mapping
 from harness.errors import HarnessInputError
 from harness.families.interface import Discovery
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
+from harness.installation.extras import install_command
 from harness.spec import Case, check_keys
 
 FAMILY = "onnx_node"
 MANIFEST_FORMAT = 1
 MANIFEST_TIMEOUT_S = 900
 PARAM_KEYS = {"test", "dtype"}
-INSTALL = 'pip install -e ".[onnx]"'
+
+
+def not_installed() -> str:
+    """Why the ONNX families have no cases here, and the command that fixes it."""
+    return f"the onnx package is not installed ({install_command(['onnx'])})"
 
 
 def validate(params: Mapping[str, Any]) -> dict:
@@ -70,11 +75,12 @@ def onnx_installed() -> bool:
 
 
 def discover(options: Mapping[str, Any]) -> Discovery | None:
-    """No cases of its own to find: only the notice that there are none when onnx is missing."""
+    """No cases of its own to find: only, when onnx is missing, that there are none (and that the
+    expectation entries of both ONNX families do not apply)."""
     if onnx_installed():
         return None
-    return Discovery({}, notices=[f"{FAMILY}: the onnx package is not installed, so ONNX's node tests are not "
-                                  f"collected; {INSTALL} installs it"])
+    return Discovery({}, notices=[f"{FAMILY}: ONNX's node tests are not collected: {not_installed()}"],
+                     missing={FAMILY: not_installed(), "onnx_model": not_installed()})
 
 
 def node_cases(options: Mapping[str, Any]) -> list[Case]:
@@ -106,7 +112,7 @@ def manifest_key() -> str:
     """onnx's version and location, and this format: another onnx gets its own tests."""
     onnx = _onnx_package()
     if onnx is None:
-        raise ManifestError(f"the onnx package is not installed: {INSTALL} installs the pinned version")
+        raise ManifestError(not_installed())
     text = f"{onnx.version_text}|{Path(onnx.path).resolve()}|{MANIFEST_FORMAT}"
     return f"onnx-node-{onnx.version or 'unknown'}-{hashlib.sha1(text.encode()).hexdigest()[:10]}"
 
