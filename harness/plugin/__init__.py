@@ -4,8 +4,10 @@ ini), `session` (the runner's life: families, settings, workers, the run order),
 and the reports) and `proposals` (the expectation files a run proposes, or rewrites).
 
 Loaded by the rootdir conftest.py, by `-p harness.plugin` and by the `pytest11` entry point of
-the installed package; pytest loads the modules below through `pytest_plugins`. It never imports
-torch: cases run in worker processes (harness.controller.pool, harness.worker).
+the installed package; pytest loads the modules below through `pytest_plugins`, in an order where
+none is imported by another before pytest imports it (session imports reporting): pytest rewrites
+the asserts of a plugin module only when it imports the module itself, and warns otherwise. It
+never imports torch: cases run in worker processes (harness.controller.pool, harness.worker).
 """
-pytest_plugins = ["harness.plugin.options", "harness.plugin.session", "harness.plugin.collection",
-                  "harness.plugin.reporting"]
+pytest_plugins = ["harness.plugin.options", "harness.plugin.collection", "harness.plugin.reporting",
+                  "harness.plugin.session"]

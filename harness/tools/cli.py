@@ -36,7 +36,7 @@ from harness.families.plugins import declared_options, discover_all, entry_point
 from harness.files import shown, write_text_atomically, writing
 from harness.inputs.configs import load_configs
 from harness.inputs.expectations import load_expectations
-from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module
+from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
 from harness.record import Record
 from harness.reduce.command import add_reduce_command
 from harness.tools import rundiff
@@ -148,6 +148,7 @@ def check(args: argparse.Namespace) -> None:
         print(notice, file=sys.stderr)
     cases = [c for path in modules for c in load_case_module(path, options)]
     cases += [c for file_cases in discovered.cases.values() for c in file_cases]
+    cases += [c for path in args.cases_file for c in load_cases_file(path, families)]
     check_unique(cases)
     conditions = expectation_conditions(configs)
     ids = sorted({i for path in modules for i in case_module_ids(path, options)}   # selected by default or not
@@ -218,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("check", help="validate every expectation file against the case registry "
                                             "(for pre-commit and CI; runs nothing)")
     sub.add_argument("--cases-dir", type=Path, action="append", help="default: cases")
+    sub.add_argument("--cases-file", type=Path, action="append", default=[], metavar="FILE",
+                     help="a cases file whose cases join the registry, as pytest's --cases-file")
     sub.add_argument("--configs-dir", type=Path, action="append", help="default: configs")
     sub.add_argument("--xfail-dir", type=Path, default=Path("xfail"))
     sub.add_argument("--crash-sets-dir", type=Path, default=Path("crash_sets"))

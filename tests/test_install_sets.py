@@ -1,0 +1,145 @@
+"""The harness as other projects install it: the wheel, built once, installed with each install set
+(the base install and each extra) and nothing else into a fresh venv outside the repository, then
+used from a project folder of its own: `python -m harness check`, a small cases file on every
+backend the set enables, `pytest --collect-only`; and a backend the set does not enable is one
+error line naming the extra. A module the harness imports that no dependency list declares fails
+here (it did: ml_dtypes arrived only with the onnx extra).
+
+The venvs are made by uv (a dependency of the dev extra) with pip's own index settings: after the
+first, a venv installs from uv's cache in seconds, where pip copies torch again each time."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from e2e_support import REPO
+from venvs import harness_wheel
+
+from harness.outcomes import Verdict
+
+BASE = ("eager", "linalg-on-tensors", "linalg-on-tensors-direct", "tosa", "stablehlo", "inductor")
+SETS = {   # install set -> the backends it enables (each must run the cases green)
+    "": BASE,
+    "dev": BASE,
+    "iree": BASE + ("iree-llvm-cpu",),
+    "onnx": BASE + ("onnxruntime", "onnx-linalg-on-tensors"),
+    "torch-mlir-suite": BASE,
+}
+ONNX_TAKERS = ("linalg-on-tensors", "tosa", "stablehlo", "onnxruntime", "iree-llvm-cpu")   # programs: onnx
+
+CASES = """\
+- family: module
+  name: linear
+  module: torch.nn:Linear
+  init: {in_features: 8, out_features: 4}
+  inputs: [{shape: [3, 8]}]
+- family: conv_backward
+  name: basic
+  input_shape: [2, 4, 8, 8]
+  weight_shape: [6, 4, 3, 3]
+"""
+NODE_CASE = """\
+- family: onnx_node
+  name: abs
+  test: test_abs
+"""
+# Measured on the pinned versions: torch.onnx has no ONNX function for aten.convolution_backward.
+NO_ONNX_EXPORT = ("- id: conv_backward/cases_file/basic\n  phase: export\n"
+                  "  reason: torch.onnx has no ONNX function for aten.convolution_backward\n")
+PROJECT_XFAIL = {"onnx-linalg-on-tensors": NO_ONNX_EXPORT, "onnxruntime": NO_ONNX_EXPORT}
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    return harness_wheel(tmp_path_factory.mktemp("install-sets"), REPO)
+
+
+def uv() -> str:
+    found = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    if found is None:
+        pytest.skip('uv is not installed (it comes with the dev extra: pip install -e ".[dev]")')
+    return found
+
+
+def pip_settings() -> list[str]:
+    """pip's find-links and extra indexes on this machine (its config), for uv: the same packages."""
+    args = []
+    for key, flag in (("find-links", "--find-links"), ("extra-index-url", "--extra-index-url"),
+                      ("index-url", "--index-url")):
+        found = subprocess.run([sys.executable, "-m", "pip", "config", "get", f"global.{key}"],
+                               capture_output=True, text=True)
+        args += [a for value in found.stdout.split() if found.returncode == 0 for a in (flag, value)]
+    return args + ["--index-strategy", "unsafe-best-match"]   # pip's rule: the best version of every index
+
+
+def fresh_venv(dest: Path, wheel: Path, extra: str) -> Path:
+    """A venv at dest with the wheel and the install set's dependencies only; its python."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([uv(), "venv", "-q", "-p", base, str(dest)], check=True)
+    python = dest / "bin" / "python"
+    spec = f"{wheel}[{extra}]" if extra else str(wheel)
+    installed = subprocess.run([uv(), "pip", "install", "-q", "--python", str(python), *pip_settings(), spec],
+                               capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return python
+
+
+def project(dest: Path, with_onnx: bool) -> Path:
+    dest.mkdir()
+    (dest / "pytest.ini").write_text("[pytest]\n")   # the rootdir: the project, not a checkout above it
+    (dest / "cases.yaml").write_text(CASES + (NODE_CASE if with_onnx else ""))
+    (dest / "xfail").mkdir()
+    for backend, text in PROJECT_XFAIL.items():
+        (dest / "xfail" / f"{backend}.yaml").write_text(text)
+    return dest
+
+
+def run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_XDIST_WORKER",
+                                                             "PYTEST_ADDOPTS")}
+    env["PATH"] = f"{python.parent}{os.pathsep}/usr/bin:/bin"   # activated: its own tools first
+    return subprocess.run([str(python), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
+
+
+@pytest.mark.parametrize("extra", list(SETS), ids=lambda e: e or "base")
+def test_an_install_set_runs_its_backends_from_another_project(extra, wheel, tmp_path):
+    python = fresh_venv(tmp_path / "venv", wheel, extra)
+    with_onnx = extra == "onnx"
+    where = project(tmp_path / "my-project", with_onnx)
+
+    check = run(python, where, "-m", "harness", "check", "--cases-file=cases.yaml")
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    backends = SETS[extra]
+    report = where / "report.json"
+    result = run(python, where, "-m", "pytest", "--cases-file=cases.yaml", f"--backend={','.join(backends)}",
+                 "-n", "0", f"--report-json={report}")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    records = json.loads(report.read_text())["results"]
+    ran = {(r["backend"], r["case"].split("/")[0]) for r in records}
+    for backend in backends:
+        assert {(backend, "module"), (backend, "conv_backward")} <= ran, backend
+        if with_onnx and backend in ONNX_TAKERS:
+            assert (backend, "onnx_node") in ran, backend
+    assert {r["verdict"] for r in records} == {Verdict.OK.value}
+    if not with_onnx:
+        assert "ONNX's node tests are not collected: the onnx package is not installed " \
+               '(pip install "torch-backend-e2e[onnx]")' in result.stdout, result.stdout[-3000:]
+
+    collected = run(python, where, "-m", "pytest", "--collect-only", "-q", "--cases-file=cases.yaml")
+    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-2000:]
+    assert "module/cases_file/linear" in collected.stdout
+
+    missing = [b for b in ("iree-llvm-cpu", "onnxruntime") if b not in backends]
+    for backend in missing:
+        refused = run(python, where, "-m", "pytest", "--cases-file=cases.yaml", f"--backend={backend}", "-n", "0")
+        extra_needed = "iree" if backend == "iree-llvm-cpu" else "onnx"
+        assert refused.returncode == 4, refused.stdout[-2000:]
+        assert f"ERROR: --backend={backend}: needs the package" in refused.stderr, refused.stderr[-2000:]
+        assert f'install it with: pip install "torch-backend-e2e[{extra_needed}]"' in refused.stderr
+        assert "Traceback" not in refused.stderr
