@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import Project, python_path_env
+from extras import installed, needs
 
 BACKWARD = "{input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]"  # a good cases-file entry, unclosed
 ARGPARSE = "argparse"
@@ -74,6 +75,7 @@ class Bad:
     bug: str = ""               # a harness bug: the row is xfail, `line` is the expected start only
     absent: str = ""            # (bug rows) what the line must not say
     path: tuple = ()            # project directories put on the run's PYTHONPATH, ahead of site-packages
+    needs: str = ""             # the extra the row needs (tests/extras.py): skipped without it
 
 
 def _entry(extra: str = "", case: str = "conv_backward/2d/tiny") -> str:
@@ -275,7 +277,7 @@ BAD = [
     Bad("cases-file-onnx-node-unknown-test", "an ONNX node test the installed onnx does not have",
         {"extra.yaml": "- {family: onnx_node, test: test_absx}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: onnx 1.23.2 has no node test 'test_absx' (did you mean test_abs, test_asin, test_acos?); "
-        "the names are those of onnx.backend.test.case.node.collect_testcases"),
+        "the names are those of onnx.backend.test.case.node.collect_testcases", needs="onnx"),
     Bad("cases-file-onnx-model-missing", "an `onnx_model` entry whose model file does not exist",
         {"extra.yaml": MODEL_ENTRY % "nothere.onnx", "x.npy": int_array_npy}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: model nothere.onnx does not exist: give the path of the .onnx file, relative to the cases file"),
@@ -283,12 +285,12 @@ BAD = [
         {"extra.yaml": MODEL_ENTRY % "notes.onnx", "notes.onnx": "these are notes\n", "x.npy": int_array_npy},
         ("--cases-file=extra.yaml",),
         "extra.yaml:1: notes.onnx is not an ONNX model (DecodeError: Error parsing message with type "
-        "'onnx.ModelProto': Wire format was corrupt)"),
+        "'onnx.ModelProto': Wire format was corrupt)", needs="onnx"),
     Bad("cases-file-onnx-model-input-mismatch", "`onnx_model` input files that do not match the model's inputs",
         {"extra.yaml": MODEL_ENTRY % "relu.onnx", "relu.onnx": relu_model, "x.npy": int_array_npy},
         ("--cases-file=extra.yaml",),
         "extra.yaml:1: x.npy does not fit input 'x' (float[2,3]) of relu.onnx: its dtype is int64, not float32; "
-        "give a file of that dtype and shape"),
+        "give a file of that dtype and shape", needs="onnx"),
     Bad("cases-file-opinfo-changed-sample", "an OpInfo sample whose fingerprint has changed",
         {"extra.yaml": "- {family: opinfo, op: abs, sample_index: 0, fingerprint: 'float32[1] #0'}\n"},
         ("--cases-file=extra.yaml",),
@@ -456,7 +458,8 @@ def bad_runs(request, tmp_path_factory) -> dict[str, tuple[int, str, bool]]:
     """Runs of the rows selected in this session, two at a time."""
     selected = [item.callspec.params["bad"] for item in request.session.items
                 if getattr(item, "originalname", None) == "test_bad_input_gives_its_exact_line"
-                and item.path == request.path]
+                and item.path == request.path and not (item.callspec.params["bad"].needs
+                                                       and not installed(item.callspec.params["bad"].needs))]
     base = tmp_path_factory.mktemp("bad_inputs")
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futures = {bad.id: pool.submit(run_bad, bad, base / bad.id) for bad in selected}
@@ -478,7 +481,8 @@ def error_line(bad: Bad, output: str) -> str:
 
 def _rows() -> list:
     return [pytest.param(bad, id=bad.id,
-                         marks=[pytest.mark.xfail(strict=True, reason=f"harness bug: {bad.bug}")] if bad.bug else [])
+                         marks=([pytest.mark.xfail(strict=True, reason=f"harness bug: {bad.bug}")] if bad.bug else [])
+                         + ([needs(bad.needs)] if bad.needs else []))
             for bad in BAD]
 
 

@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 from e2e_support import REPO, TINY_CASES, python_path_env
+from extras import installed
 
 from harness.controller.run_case import DEFAULT_TIMEOUT, case_timeout
 from harness.controller.runner import Runner, Settings
@@ -74,8 +75,11 @@ def test_the_repo_collects_without_importing_torch(tmp_path):
     assert len(list((tmp_path / "cache").glob("opinfo-torch*-float32.json"))) == 1
     assert "ONNX_IMPORTED=False" in done.stdout
     assert "cases/onnx_node.py::onnx_node/test_abs[eager]" not in done.stdout   # eager takes no ONNX model
-    assert "listing ONNX's node tests" in done.stderr
-    assert len(list((tmp_path / "cache").glob("onnx-node-*.json"))) == 1
+    if installed("onnx"):
+        assert "listing ONNX's node tests" in done.stderr
+        assert len(list((tmp_path / "cache").glob("onnx-node-*.json"))) == 1
+    else:   # the node tests' expectation entries do not apply: said in the summary, not an error
+        assert "xfail/linalg-on-tensors.yaml: " in done.stdout and "entries for onnx_node do not apply" in done.stdout
 
 
 # ------------------------------------------------------------------------------------- Runner

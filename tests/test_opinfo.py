@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from extras import needs
 
 from harness.backend import CaseContext, create_backend
 from harness.families.opinfo import OPINFO, OPINFO_GRAD
@@ -130,7 +131,7 @@ def test_complex_and_sparse_outputs_are_compared_as_values():
     # outputs, and read uint8 results as int8.
     ("linalg-on-tensors", ("__radd__", "nn.functional.batch_norm", "byte")),
     # IREE imported training IR with its in-place ops, read uint8 as int8 and a float result as a buffer.
-    ("iree-llvm-cpu", ("masked_fill", "byte", "item")),
+    pytest.param("iree-llvm-cpu", ("masked_fill", "byte", "item"), marks=needs("iree")),
     # torch.compile stopped at op_db's seeding wrapper around random ops.
     ("inductor", ("bernoulli", "nn.functional.dropout")),
 ])

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import python_path_env
+from extras import needs
 
 from harness.reduce.search import DeltaDebugger
 
@@ -201,6 +202,7 @@ def test_every_signature_group_of_a_report_is_reduced_and_the_triage_reports_lin
         assert f"]({link})" in markdown and json.dumps(link) in page
 
 
+@needs("onnx")
 def test_an_onnx_model_is_cut_node_by_node(project):
     """ONNX's node test of RotaryEmbedding, expanded into 30 nodes, segfaults torch-mlir's ONNX
     conversion on tosa; the reduction is an onnx_model case of at most 3 nodes, Split kept."""
