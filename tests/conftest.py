@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from e2e_support import Project, python_path_env
+from extras import missing
 
 pytest_plugins = ["pytester"]
 
@@ -26,3 +27,14 @@ def e2e_project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> P
 def run_cache() -> dict:
     """Results of expensive pytest runs shared by several tests (each run happens once)."""
     return {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "extra(*names): needs these extras of the harness (tests/extras.py)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("extra"):
+        reason = missing(mark.args)
+        if reason:
+            pytest.skip(reason)

@@ -1,5 +1,7 @@
-"""Self-tests that need one of the harness's extras skip where it is not installed (the README's
-`pip install -e ".[dev]"` has none), with a reason that names the extra."""
+"""Self-tests that need one of the harness's extras carry the marker `extra(NAME)` and skip where it
+is not installed (the README's `pip install -e ".[dev]"` has none), with a reason that names the
+extra (tests/conftest.py). CI runs every self-test in the README's venv, then, once the extras are
+installed, the marked ones again (`-m extra`)."""
 from __future__ import annotations
 
 import importlib.util
@@ -10,23 +12,22 @@ MODULES = {"onnx": "onnx", "iree": "iree.compiler", "torch-mlir-suite": "multipr
 
 
 def installed(extra: str) -> bool:
-    module = MODULES[extra]
     try:
-        return importlib.util.find_spec(module) is not None
+        return importlib.util.find_spec(MODULES[extra]) is not None
     except ModuleNotFoundError:   # a parent package (iree) is missing
         return False
 
 
-def missing_reason(extra: str) -> str:
-    return f'needs the {extra} extra ({MODULES[extra]} is not installed): pip install -e ".[{extra}]"'
+def missing(extras) -> str | None:
+    """Why a test needing `extras` cannot run here, or None."""
+    absent = [e for e in extras if not installed(e)]
+    if not absent:
+        return None
+    names = ", ".join(f"{e} ({MODULES[e]} is not installed)" for e in absent)
+    return f'needs the {names} extra: pip install -e ".[{",".join(absent)}]"'
 
 
-def needs(extra: str) -> pytest.MarkDecorator:
-    """Skip the test (or param) unless the extra is installed."""
-    return pytest.mark.skipif(not installed(extra), reason=missing_reason(extra))
-
-
-def require(extra: str) -> None:
-    """The same, for a whole module (at its top) or inside a fixture."""
-    if not installed(extra):
-        pytest.skip(missing_reason(extra), allow_module_level=True)
+def needs(*extras: str) -> pytest.MarkDecorator:
+    """The marker of a test (or param) that runs only where the extras are installed; with none, of
+    a test that runs everywhere but checks something else where an extra is installed."""
+    return pytest.mark.extra(*extras)

@@ -10,7 +10,6 @@ segfaults on the module FAKE_SEGFAULT names.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -19,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from extras import needs
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "benchmarks" / "torch_mlir_agreement.py"
@@ -228,8 +228,7 @@ def test_a_runner_that_cannot_import_names_the_module_and_the_fix(tmp_path):
 
 
 # The runner half imports multiprocess, as upstream's framework.py does: the torch-mlir-suite extra.
-needs_multiprocess = pytest.mark.skipif(importlib.util.find_spec("multiprocess") is None,
-                                        reason="the runner side needs multiprocess (the torch-mlir-suite extra)")
+needs_multiprocess = needs("torch-mlir-suite")
 
 
 @needs_multiprocess

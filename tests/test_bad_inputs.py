@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import Project, python_path_env
-from extras import installed, needs
+from extras import missing, needs
 
 BACKWARD = "{input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]"  # a good cases-file entry, unclosed
 ARGPARSE = "argparse"
@@ -456,10 +456,10 @@ def run_bad(bad: Bad, root: Path) -> tuple[int, str, bool]:
 @pytest.fixture(scope="module")
 def bad_runs(request, tmp_path_factory) -> dict[str, tuple[int, str, bool]]:
     """Runs of the rows selected in this session, two at a time."""
-    selected = [item.callspec.params["bad"] for item in request.session.items
-                if getattr(item, "originalname", None) == "test_bad_input_gives_its_exact_line"
-                and item.path == request.path and not (item.callspec.params["bad"].needs
-                                                       and not installed(item.callspec.params["bad"].needs))]
+    rows = [item.callspec.params["bad"] for item in request.session.items
+            if getattr(item, "originalname", None) == "test_bad_input_gives_its_exact_line"
+            and item.path == request.path]
+    selected = [bad for bad in rows if not (bad.needs and missing([bad.needs]))]   # the others skip
     base = tmp_path_factory.mktemp("bad_inputs")
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futures = {bad.id: pool.submit(run_bad, bad, base / bad.id) for bad in selected}

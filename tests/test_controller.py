@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 from e2e_support import REPO, TINY_CASES, python_path_env
-from extras import installed
+from extras import installed, needs
 
 from harness.controller.run_case import DEFAULT_TIMEOUT, case_timeout
 from harness.controller.runner import Runner, Settings
@@ -52,6 +52,7 @@ def test_controller_modules_do_not_import_torch():
     assert result["heavy"] == []   # neither torch nor onnx: workers list OpInfo's samples and ONNX's tests
 
 
+@needs()   # its summary differs with the onnx extra: run again where it is installed
 def test_the_repo_collects_without_importing_torch(tmp_path):
     """`pytest --collect-only` on the repo itself (its conftest loads the plugin), with an empty
     cache: workers list the OpInfo samples and ONNX's node tests, the pytest process imports

@@ -12,9 +12,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 from e2e_support import REPO
+from extras import missing, needs
 from venvs import linked_venv, unactivated_env
 
-pytest.importorskip("onnx", reason="the onnx extra is not installed: pip install -e '.[onnx]'")
+pytestmark = needs("onnx")
+pytest.importorskip("onnx", reason=missing(["onnx"]))   # the module imports from it
 
 from harness.families.onnx.values import compare_values  # noqa: E402 - needs onnx
 
@@ -62,7 +64,8 @@ def test_node_tests_of_every_output_kind_pass_on_onnxruntime_and_are_not_collect
 ABORTS = {"linalg-on-tensors": ("crashed", "-6"), "iree-llvm-cpu": ("compile_error", "Error code: -6")}
 
 
-@pytest.mark.parametrize("backend", sorted(ABORTS))
+@pytest.mark.parametrize("backend", [pytest.param(b, marks=needs("iree") if b.startswith("iree") else [])
+                                     for b in sorted(ABORTS)])
 def test_a_node_test_runs_through_torch_mlirs_and_irees_onnx_importers(tmp_path, backend):
     """...and their bundles' repro.py reproduce alone, a pass as a pass and an abort as the abort
     (the crash set's case attempted here)."""
@@ -103,6 +106,7 @@ def write_block(folder: Path, outputs: list | None = None) -> Path:
     return folder / "cases.json"
 
 
+@needs("iree")
 def test_a_users_onnx_model_runs_on_every_onnx_backend_against_onnxruntimes_outputs(tmp_path):
     cases = write_block(tmp_path / "project")   # read from its own folder, not the working directory's
     done, results = run_pytest(tmp_path, f"--cases-file={cases}", "-m", "onnx_model",
