@@ -77,9 +77,9 @@ def test_actionlint_reports_the_errors_of_a_broken_copy(tmp_path):
     text = break_workflow(text, "  plan:\n    name: plan\n    runs-on: ubuntu-latest\n    timeout-minutes: 5\n",
                           "  plan:\n    name: plan\n    runs-on: ubuntu-latest\n    timeout-minutes: 5\n"
                           "    env:\n      UNUSED: ${{ github.run_id }}\n")
-    text = text.replace("    steps:\n      - uses: actions/checkout@v4\n      # Backends",
+    text = text.replace("    steps:\n      - uses: actions/checkout@v4\n      - name: Choose",
                         "    steps:\n      - uses: actions/checkout@v3\n        with:\n          fetch-depht: 1\n"
-                        "      # Backends", 1)
+                        "      - name: Choose", 1)
     broken = tmp_path / "nightly.yml"
     broken.write_text(text, encoding="utf-8")
 
@@ -112,6 +112,11 @@ def test_actionlint_cannot_read_a_missing_file(tmp_path):
 
 
 # ------------------------------------------------------------------------------------ structure
+# The workflow keeps the wiring; its steps' logic is .ci/nightly.py, run here step by step as the
+# workflow runs it (CI runs the whole workflow under act).
+
+NIGHTLY = REPO / ".ci" / "nightly.py"
+
 
 @pytest.fixture(scope="module")
 def workflow() -> dict:
@@ -126,18 +131,33 @@ def config_names() -> list[str]:
     return sorted(p.stem for p in (REPO / "configs").glob("*.yaml"))
 
 
-def runs(job: dict) -> str:
-    return "\n".join(step.get("run", "") for step in job["steps"])
-
-
 def uses(job: dict, action: str) -> list[dict]:
     return [step for step in job["steps"] if step.get("uses", "").startswith(action + "@")]
+
+
+def step_named(job: dict, step: str) -> dict:
+    """The step that runs `.ci/nightly.py STEP`."""
+    found = [s for s in job["steps"] if re.fullmatch(rf"python3? \.ci/nightly\.py {step}(\s+#.*)?", s.get("run", ""))]
+    assert len(found) == 1, (step, [s.get("run") for s in job["steps"]])
+    return found[0]
+
+
+def nightly(step: str, cwd: Path, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """Run one step as the workflow does, from `cwd`; its outputs as a dict."""
+    output = cwd / "github_output"
+    output.write_text("")
+    done = subprocess.run([sys.executable, str(NIGHTLY), step], capture_output=True, text=True, cwd=cwd, timeout=900,
+                          env=clean_env(GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(cwd / "summary.md"),
+                                        PYTHONPATH=str(REPO), **env))
+    values = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    output.unlink()
+    return done, values
 
 
 def test_triggers_are_a_nightly_schedule_and_a_manual_dispatch(workflow):
     on = triggers(workflow)
     assert [len(entry["cron"].split()) for entry in on["schedule"]] == [5]
-    assert set(on["workflow_dispatch"]["inputs"]) == {"backends", "shards"}
+    assert set(on["workflow_dispatch"]["inputs"]) == {"backends", "shards", "selection", "torch_mlir_checkout"}
 
 
 def test_permissions_concurrency_and_timeouts(workflow):
@@ -158,20 +178,35 @@ def test_actions_are_pinned_to_major_versions(workflow):
         assert pinned.get(name) == version, action
 
 
-def run_plan(workflow: dict, tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProcess, dict]:
-    """Run the plan job's script the way the runner does (`python3 {0}`), from the repo root."""
-    step, = [s for s in workflow["jobs"]["plan"]["steps"] if s.get("id") == "plan"]
-    assert step["shell"].split()[0] == "python3"
-    script = tmp_path / "plan.py"
-    script.write_text(step["run"], encoding="utf-8")
-    output = tmp_path / "github_output"
-    output.write_text("")
-    env = clean_env(GITHUB_OUTPUT=str(output), REQUESTED=inputs.get("backends", ""),
-                    SHARDS=inputs.get("shards", ""))
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=REPO,
-                          env=env, timeout=60)
-    values = dict(line.split("=", 1) for line in output.read_text().splitlines())
-    return done, values
+def test_the_yaml_keeps_only_wiring(workflow):
+    """Every `run:` is one line: a step of .ci/nightly.py, or one harness command."""
+    for name, job in workflow["jobs"].items():
+        for step in job["steps"]:
+            run = step.get("run")
+            if run is not None:
+                assert "\n" not in run.strip(), (name, run)
+                assert re.match(r"(python3? (\.ci/nightly\.py|-m harness) |pip install -e )", run), (name, run)
+
+
+def test_under_act_every_remote_action_is_skipped_and_read_from_a_stand_in(workflow):
+    """act reads every action of a job before it runs a step, skipped ones too, and cannot
+    download them here: .actrc points each at a stand-in that fails if it ever runs; the steps
+    using them are skipped under act. The harness's own checkout act copies from the working copy."""
+    stand_ins = {}
+    for line in (REPO / ".actrc").read_text(encoding="utf-8").splitlines():
+        action, _, folder = line.removeprefix("--local-repository=").partition("=")
+        stand_ins[action] = REPO / folder
+    for name, job in workflow["jobs"].items():
+        for step in job["steps"]:
+            action = step.get("uses")
+            if action is None or action == "actions/checkout@v4" and "with" not in step:
+                continue
+            assert "!env.ACT" in step.get("if", ""), (name, action)
+            repo, _, version = action.partition("@")
+            owner_repo, sub = "/".join(repo.split("/")[:2]), "/".join(repo.split("/")[2:])
+            folder = stand_ins[f"{owner_repo}@{version}"] / sub
+            stand_in = yaml.safe_load((folder / "action.yml").read_text(encoding="utf-8"))
+            assert "exit 1" in stand_in["runs"]["steps"][0]["run"], folder
 
 
 def test_the_backend_matrix_is_every_config(workflow, tmp_path):
@@ -180,11 +215,12 @@ def test_the_backend_matrix_is_every_config(workflow, tmp_path):
     assert e2e["strategy"]["fail-fast"] is False
     assert e2e["strategy"]["matrix"] == {"backend": "${{ fromJSON(needs.plan.outputs.backends) }}",
                                          "shard": "${{ fromJSON(needs.plan.outputs.shards) }}"}
-    plan_outputs = workflow["jobs"]["plan"]["outputs"]
-    assert set(plan_outputs) == {"backends", "shards", "splits", "cells", "all"}
+    plan = workflow["jobs"]["plan"]
+    assert set(plan["outputs"]) == {"backends", "shards", "splits", "cells", "all", "selection"}
+    assert step_named(plan, "plan")["run"].startswith("python3 ")   # the runner's Python: nothing installed
 
     # The scheduled run has no inputs: every config, the dispatch input's default shard count.
-    done, values = run_plan(workflow, tmp_path)
+    done, values = nightly("plan", REPO)
     assert done.returncode == 0, done.stdout + done.stderr
     default_shards = int(triggers(workflow)["workflow_dispatch"]["inputs"]["shards"]["default"])
     assert json.loads(values["backends"]) == config_names()
@@ -192,87 +228,99 @@ def test_the_backend_matrix_is_every_config(workflow, tmp_path):
     assert json.loads(values["shards"]) == list(range(1, default_shards + 1))
     assert int(values["splits"]) == default_shards
     assert int(values["cells"]) == default_shards * len(config_names())
-    assert values["all"] == "true"
+    assert (values["all"], values["selection"]) == ("true", "--opinfo-samples=all")
 
 
-def test_a_dispatch_picks_backends_and_shards(workflow, tmp_path):
-    done, values = run_plan(workflow, tmp_path, backends="tosa, eager,tosa", shards="3")
+def test_a_dispatch_picks_backends_shards_and_a_selection(tmp_path):
+    done, values = nightly("plan", REPO, REQUESTED="tosa, eager,tosa", SHARDS="3", SELECTION="-k 'conv and 1d'")
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(values["backends"]) == ["tosa", "eager"]
-    assert (json.loads(values["shards"]), values["splits"], values["cells"], values["all"]) == \
-        ([1, 2, 3], "3", "6", "false")
+    assert (json.loads(values["shards"]), values["splits"], values["cells"], values["all"], values["selection"]) == \
+        ([1, 2, 3], "3", "6", "false", "-k 'conv and 1d'")
 
-    done, values = run_plan(workflow, tmp_path, backends="eager,no-such-backend")
+
+@pytest.mark.parametrize("inputs, line", [
+    ({"REQUESTED": "eager,no-such-backend"}, "::error::unknown backend(s) no-such-backend; known: eager, "),
+    ({"SHARDS": "0"}, "::error::shards must be a whole number from 1 to 10, not '0'"),
+    ({"SELECTION": "-k 'conv"}, "::error::selection \"-k 'conv\" is not valid shell words (No closing quotation); "
+                                "quote it as for a shell"),
+    ({"SELECTION": "-k conv --backend=tosa"}, "::error::selection '-k conv --backend=tosa' sets --backend, which the "
+                                              "workflow sets itself; give only what picks the cases"),
+])
+def test_a_bad_dispatch_input_is_one_line(inputs, line):
+    done, values = nightly("plan", REPO, **inputs)
     assert done.returncode == 1 and values == {}
-    assert "::error::unknown backend(s) no-such-backend" in done.stdout
-
-    done, values = run_plan(workflow, tmp_path, shards="0")
-    assert done.returncode == 1 and values == {}
-
-
-def test_every_shard_writes_its_reports(workflow):
-    e2e = workflow["jobs"]["e2e"]
-    # A run script that starts pytest on one of its lines (python -m pytest or the bare command).
-    commands = [step["run"] for step in e2e["steps"]
-                if re.search(r"^\s*(python3? -m )?pytest\s", step.get("run", ""), re.MULTILINE)]
-    assert commands
-    for command in commands:
-        for flag in ('--report-json="reports/$CELL.json"', '--report-md="reports/$CELL.md"',
-                     '--report-html="reports/$CELL.html"', '--junitxml="reports/$CELL.xml"',
-                     "--artifacts-dir=artifacts/", '--splits "$SPLITS" --group "$SHARD"', "-n auto"):
-            assert flag in command, (flag, command)
-        assert "|| status=$?" in command, "a failing case must not stop the job before the uploads"
-    assert 'pip install -e ".[dev]"' in runs(e2e)
-    uploads = uses(e2e, "actions/upload-artifact")
-    assert {u["with"]["name"] for u in uploads} == {"report-${{ matrix.backend }}-${{ matrix.shard }}",
-                                                    "artifacts-${{ matrix.backend }}-${{ matrix.shard }}"}
-    assert {u["with"]["path"] for u in uploads} == {"reports/", "artifacts/"}
-    assert all(u["if"] == "always()" for u in uploads)
-    # The job's result comes last, from the status pytest left.
-    assert e2e["steps"][-1]["if"] == "always()"
-    assert "steps.pytest.outputs.status" in e2e["steps"][-1]["env"]["STATUS"]
+    errors = [text for text in done.stdout.splitlines() if text.startswith("::error::")]
+    assert len(errors) == 1 and errors[0].startswith(line), done.stdout
+    assert "Traceback" not in done.stderr
 
 
-def test_shards_are_balanced_by_the_last_nightlys_durations(workflow):
-    """The matrix job saves a pytest-split durations file beside the baseline report; each shard
-    restores it, splits by it (least_duration) and runs its longest cases first."""
+def test_an_unknown_pytest_option_in_the_selection_fails_the_shard_in_one_line(e2e_project, tmp_path):
+    done, values = nightly("shard", e2e_project.path, BACKEND="eager", SHARD="1", SPLITS="1", CELL="eager-1",
+                           SELECTION="--no-such-option")
+    assert done.returncode == 0 and values["status"] == "4", done.stdout + done.stderr
+    done, _ = nightly("shard-result", e2e_project.path, STATUS="4", CELL="eager-1")
+    assert done.returncode == 1
+    assert done.stdout.strip() == "::error::eager-1: pytest exited with status 4: bad input (a usage error)"
+
+
+def test_the_e2e_and_matrix_jobs_steps_run_a_night(workflow, e2e_project):
+    """A shard of the tiny project on eager, then the matrix job's steps in order: the merged
+    report, the diff (none the first night), the history, the triage report with its count, the
+    step summary, the baseline with its durations, and the verdict; the second night's shard is
+    split by those durations and diffed against the first."""
     e2e, matrix = workflow["jobs"]["e2e"], workflow["jobs"]["matrix"]
-    restore, = uses(e2e, "actions/cache/restore")
-    save = next(s for s in uses(matrix, "actions/cache/save") if s["with"]["path"] == "nightly-baseline/")
-    assert (restore["with"]["path"], restore["with"]["key"]) == (save["with"]["path"], save["with"]["key"])
-    assert "python -m harness durations reports/all.json -o nightly-baseline/test_durations.json" in runs(matrix)
-    for flag in ("--durations-path=nightly-baseline/test_durations.json", "--splitting-algorithm=least_duration",
-                 "--durations-from=nightly-baseline/test_durations.json", "--opinfo-samples=all",
-                 '"${durations[@]}"'):
-        assert flag in runs(e2e), flag
-
-
-def test_the_matrix_job_merges_diffs_and_decides(workflow):
-    job = workflow["jobs"]["matrix"]
-    assert "e2e" in job["needs"]
-    assert "!cancelled()" in job["if"]
-    download, = uses(job, "actions/download-artifact")
-    assert download["with"] == {"pattern": "report-*", "path": "reports/", "merge-multiple": True}
-    commands = runs(job)
-    assert "python -m harness merge reports/*.json -o reports/all.json" in commands
-    assert "python -m harness table reports/all.json" in commands
-    assert "python -m harness diff nightly-baseline/all.json reports/all.json --markdown" in commands
-    assert "$GITHUB_STEP_SUMMARY" in commands
-    restores, saves = uses(job, "actions/cache/restore"), uses(job, "actions/cache/save")
-    assert [r["with"]["path"] for r in restores] == [s["with"]["path"] for s in saves] == [   # the path is
-        "nightly-baseline/", "nightly-history/"]                                          # part of its version
+    for step in ("install", "shard", "shard-result", "local-upload"):
+        step_named(e2e, step)
+    for step in ("local-download", "merge", "diff", "history", "triage", "summary", "keep", "verdict"):
+        step_named(matrix, step)
+    assert e2e["steps"][-1] == step_named(e2e, "shard-result") and e2e["steps"][-1]["if"] == "always()"
+    assert matrix["steps"][-1] == step_named(matrix, "verdict") and matrix["steps"][-1]["if"] == "always()"
+    restores, saves = uses(matrix, "actions/cache/restore"), uses(matrix, "actions/cache/save")
+    assert [r["with"]["path"] for r in restores] == [s["with"]["path"] for s in saves] == [
+        "nightly-baseline/", "nightly-history/"]
     for restore, save in zip(restores, saves):
         assert restore["with"]["key"] == save["with"]["key"]
         assert restore["with"]["key"].startswith(restore["with"]["restore-keys"])
-    # The history records the merged night, draws its page, and feeds the triage report.
-    assert "python -m harness history ingest nightly-history/history.db reports/all.json" in commands
-    assert "history show nightly-history/history.db --html reports/history.html" in commands
-    assert "--history nightly-history/history.db" in commands
-    upload = next(u for u in uses(job, "actions/upload-artifact") if u["with"]["name"] == "nightly-report")
-    assert "reports/history.html" in upload["with"]["path"]
-    verdict = job["steps"][-1]
-    assert verdict["if"] == "always()"
-    assert set(verdict["env"]) == {"MERGED", "COMPLETE", "DIFF", "UNEXPECTED"}
+
+    root = e2e_project.path
+    shard = dict(BACKEND="eager", SHARD="1", SPLITS="1", CELL="eager-1", SELECTION="-k 2d")
+    for night in (1, 2):
+        done, out = nightly("shard", root, **shard)
+        assert (done.returncode, out["status"]) == (0, "0"), done.stdout + done.stderr
+        split = "--splitting-algorithm=least_duration" in done.stdout
+        assert split is (night == 2), done.stdout[:2000]
+        assert {p.name for p in (root / "reports").iterdir()} >= {f"eager-1.{x}" for x in ("json", "md", "html", "xml")}
+        assert nightly("shard-result", root, STATUS="0", CELL="eager-1")[0].returncode == 0
+        done, out = nightly("merge", root, CELLS="1")
+        assert (done.returncode, out) == (0, {"found": "1", "complete": "true"}), done.stdout + done.stderr
+        done, out = nightly("diff", root)
+        diff = out["status"]
+        assert diff == ("skipped" if night == 1 else "0"), done.stdout + done.stderr
+        assert nightly("history", root)[0].returncode == 0
+        done, out = nightly("triage", root, RECORDED="success")
+        assert (done.returncode, out["count"]) == (0, "0"), done.stdout + done.stderr
+        assert nightly("summary", root, FOUND="1", CELLS="1")[0].returncode == 0
+        assert "## Nightly e2e: 1 of 1 shard reports" in (root / "summary.md").read_text()
+        assert nightly("keep", root)[0].returncode == 0
+        done, _ = nightly("verdict", root, MERGED="success", COMPLETE="true", DIFF=diff, UNEXPECTED="0")
+        assert done.returncode == 0 and "the night is green" in done.stdout, done.stdout
+        (root / "reports" / "all.json").unlink()
+    assert (root / "nightly-history" / "history.db").is_file()
+
+
+@pytest.mark.parametrize("env, lines", [
+    ({"MERGED": "success", "COMPLETE": "false", "DIFF": "1", "UNEXPECTED": "3"},
+     ["some shard reports are missing", "regressions against the last nightly", "3 unexpected failures or passes"]),
+    ({"MERGED": "failure", "COMPLETE": "", "DIFF": "", "UNEXPECTED": ""},
+     ["the shard reports could not be merged", "some shard reports are missing", "harness diff failed (status none)",
+      "an unknown number of unexpected failures or passes"]),
+])
+def test_the_verdict_names_every_reason_the_night_is_red(env, lines, tmp_path):
+    done, _ = nightly("verdict", tmp_path, **env)
+    assert done.returncode == 1
+    errors = [line.removeprefix("::error::") for line in done.stdout.splitlines() if line.startswith("::error::")]
+    assert len(errors) == len(lines) and all(e.startswith(want) for e, want in zip(errors, lines)), done.stdout
 
 
 TORCH_MLIR_CONFIGS = [
@@ -292,62 +340,48 @@ def test_the_torch_mlir_suite_job_runs_upstreams_suite_on_its_three_configs(work
     assert job["strategy"]["matrix"] == {"include": TORCH_MLIR_CONFIGS}
     assert {c["backend"] for c in TORCH_MLIR_CONFIGS} <= set(config_names())
     assert job["env"] == {"BACKEND": "${{ matrix.backend }}", "XFAIL_SET": "${{ matrix.xfail_set }}",
-                          "CRASH_SET": "${{ matrix.crash_set }}", "TM": "${{ github.workspace }}/torch-mlir"}
-    harness_checkout, upstream = uses(job, "actions/checkout")
-    assert "with" not in harness_checkout
-    assert upstream["with"] == {"repository": "llvm/torch-mlir", "path": "torch-mlir"}
-    assert job["steps"].index(harness_checkout) < job["steps"].index(upstream)   # the first one cleans
-
+                          "CRASH_SET": "${{ matrix.crash_set }}"}
+    checkout = step_named(job, "suite-checkout")
+    assert checkout["env"] == {"TM": "${{ github.workspace }}/torch-mlir",
+                               "LOCAL_CHECKOUT": "${{ inputs.torch_mlir_checkout }}"}
+    assert [s.get("with") for s in uses(job, "actions/checkout")] == [None]   # upstream is cloned by the step
     extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert "multiprocess" in extras["torch-mlir-suite"]
-    commands = runs(job)
-    assert 'pip install -e ".[dev,torch-mlir-suite]"' in commands
-    sets = ['"$TM/projects/pt1/e2e_testing/xfail_sets.py"', '--suite "$TM/projects/pt1/python"',
-            '--set "$XFAIL_SET" --crash-set "$CRASH_SET"']
-    imported, = [step["run"] for step in job["steps"] if "import-xfail-sets" in step.get("run", "")]
-    assert "python -m harness import-xfail-sets" in imported and '--backend "$BACKEND"' in imported
-    assert all(part in imported for part in sets), imported
-    # pytest's rootdir is the working directory, not the harness checkout, so its imported files are used.
-    assert "cd tm-e2e" in imported and "printf '[pytest]\\n' > pytest.ini" in imported, imported
-
-    run, = [step for step in job["steps"] if step.get("id") == "pytest"]
-    assert run["working-directory"] == "tm-e2e"
-    for flag in ("python -m pytest -p harness.plugin", '--torch-mlir-suite="$TM/projects/pt1/python"',
-                 '--backend="$BACKEND"', "-n auto", "--run-crash-set", "--report-json=reports/suite.json",
-                 "--report-md=reports/triage.md", "--report-html=reports/triage.html", "|| status=$?",
-                 'echo "status=$status" >> "$GITHUB_OUTPUT"'):
-        assert flag in run["run"], flag
-
-    stale, = [step for step in job["steps"] if "check-xfail-sets" in step.get("run", "")]
-    assert stale["working-directory"] == "tm-e2e" and stale["if"].startswith("always()")
-    assert "python -m harness check-xfail-sets" in stale["run"]
-    assert all(part in stale["run"] for part in sets), stale["run"]
-    assert "reports/suite.json --markdown -o reports/stale-entries.md" in stale["run"]
-
-    summary, = [step for step in job["steps"] if "$GITHUB_STEP_SUMMARY" in step.get("run", "")]
-    assert summary["if"] == "always()" and "cat reports/stale-entries.md" in summary["run"]
+    install = next(s for s in job["steps"] if s.get("run", "").startswith("pip install"))
+    assert install["run"] == 'pip install -e ".[dev,torch-mlir-suite]"'
+    for step in ("suite-import", "suite-run", "suite-stale"):
+        assert step_named(job, step)["env"]["TM"] == "${{ steps.tm.outputs.dir }}", step
+    # Skipped (one line) under act without a checkout: every later step asks for the folder.
+    later = job["steps"][job["steps"].index(checkout) + 1:]
+    assert all("steps.tm.outputs.dir != ''" in s["if"] or "!env.ACT" in s["if"] or "hashFiles" in s["if"]
+               for s in later), [s.get("if") for s in later]
     upload, = uses(job, "actions/upload-artifact")
-    assert upload["if"] == "always()"
-    assert upload["with"]["name"] == "torch-mlir-suite-${{ matrix.backend }}"
     for path in ("tm-e2e/reports/stale-entries.md", "tm-e2e/reports/triage.md", "tm-e2e/reports/suite.json"):
         assert path in upload["with"]["path"].split(), path
-    assert job["steps"][-1]["if"] == "always()"
+    assert job["steps"][-1] == step_named(job, "suite-result")
     assert job["steps"][-1]["env"]["STATUS"] == "${{ steps.pytest.outputs.status }}"
+
+
+def test_under_act_the_suite_needs_a_local_checkout(tmp_path):
+    done, values = nightly("suite-checkout", tmp_path, ACT="true", TM=str(tmp_path / "tm"))
+    assert (done.returncode, values) == (0, {"dir": ""})
+    assert done.stdout.splitlines()[0] == ("::notice::torch-mlir suite skipped: no local torch-mlir checkout given "
+                                           "(--input torch_mlir_checkout=PATH runs it under act)")
+    done, values = nightly("suite-checkout", tmp_path, ACT="true", LOCAL_CHECKOUT=str(tmp_path))
+    assert done.returncode == 1 and values == {}
+    assert done.stdout.strip() == (f"::error::torch_mlir_checkout {tmp_path}: no projects/pt1/python in it; "
+                                   "give a torch-mlir checkout")
+    (tmp_path / "projects" / "pt1" / "python").mkdir(parents=True)
+    done, values = nightly("suite-checkout", tmp_path, ACT="true", LOCAL_CHECKOUT=str(tmp_path))
+    assert (done.returncode, values) == (0, {"dir": str(tmp_path)})
 
 
 @pytest.mark.parametrize("status, red", [("0", False), ("1", False), ("2", True), ("3", True), ("4", True),
                                          ("5", True), ("", True)])
-def test_the_torch_mlir_suite_job_goes_red_only_when_pytest_could_not_do_its_job(workflow, tmp_path, status, red):
+def test_the_torch_mlir_suite_job_goes_red_only_when_pytest_could_not_do_its_job(tmp_path, status, red):
     """Unexpected results (exit status 1) are what the reports are for: upstream's main drifts from the
     pinned wheel. Bad input, an internal error, no tests, or no status at all turn the job red."""
-    bash = shutil.which("bash")
-    if bash is None:
-        pytest.skip("bash is not installed")
-    last = workflow["jobs"]["torch-mlir-suite"]["steps"][-1]
-    script = tmp_path / "result.sh"
-    script.write_text(last["run"], encoding="utf-8")
-    done = subprocess.run([bash, "-e", str(script)], capture_output=True, text=True, timeout=60,
-                          env=clean_env(STATUS=status, BACKEND="tosa"))
+    done, _ = nightly("suite-result", tmp_path, STATUS=status, BACKEND="tosa")
     assert done.returncode == (1 if red else 0), done.stdout + done.stderr
     assert ("::error::tosa: " in done.stdout) is red, done.stdout
 
