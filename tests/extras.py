@@ -23,8 +23,9 @@ def missing(extras) -> str | None:
     absent = [e for e in extras if not installed(e)]
     if not absent:
         return None
-    names = ", ".join(f"{e} ({MODULES[e]} is not installed)" for e in absent)
-    return f'needs the {names} extra: pip install -e ".[{",".join(absent)}]"'
+    names = ", ".join(absent)
+    modules = ", ".join(MODULES[e] for e in absent)
+    return f'needs the {names} extra ({modules} not installed): pip install -e ".[{",".join(absent)}]"'
 
 
 def needs(*extras: str) -> pytest.MarkDecorator:
