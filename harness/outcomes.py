@@ -63,7 +63,7 @@ class Verdict(str, enum.Enum):
     UNEXPECTED_FAILURE = "unexpected_failure", "unexpected failure", True
     UNEXPECTED_PASS = "unexpected_pass", "unexpected pass", True
     SKIPPED = "skipped", "skipped", False
-    FLAKY = "flaky", "flaky: its reruns disagreed (--flaky-ok)", False
+    FLAKY = "flaky", "flaky: its outcome varies (its entry says so, or its reruns disagreed with --flaky-ok)", False
 
     def __new__(cls, value: str, label: str, is_unexpected: bool):
         member = str.__new__(cls, value)
@@ -97,15 +97,22 @@ def outcome_for_exception(phase: Phase) -> Outcome:
     return Outcome.RUNTIME_ERROR
 
 
-def decide(outcome: Outcome, expected: Expected, phase: Phase | None,
-           expected_phase: Phase | None) -> Verdict:
-    """The single place that maps expectation onto actual outcome (strict, phase-aware)."""
+def decide(outcome: Outcome, expected: Expected, phase: Phase | None, expected_phase: Phase | None, *,
+           nondeterministic: bool = False, reruns_disagree: bool = False, flaky_ok: bool = False) -> Verdict:
+    """The single place that maps expectation onto actual outcome (strict, phase-aware).
+
+    `nondeterministic`: the case's entry says its outcome varies, so a pass or the entry's failure
+    is flaky. `reruns_disagree`: its reruns (--rerun-failures) gave different outcomes, which makes
+    an unexpected result flaky when `flaky_ok` (--flaky-ok)."""
     if outcome is Outcome.NOT_RUN:
         return Verdict.SKIPPED
+    in_phase = expected_phase is None or phase is expected_phase
+    if nondeterministic and (outcome is Outcome.PASSED or (not outcome.is_crash and in_phase)):
+        return Verdict.FLAKY
     if expected is Expected.PASS:
-        return Verdict.OK if outcome is Outcome.PASSED else Verdict.UNEXPECTED_FAILURE
-    if outcome is Outcome.PASSED:
-        return Verdict.UNEXPECTED_PASS
-    if expected_phase is not None and phase is not expected_phase:
-        return Verdict.UNEXPECTED_FAILURE
-    return Verdict.OK
+        verdict = Verdict.OK if outcome is Outcome.PASSED else Verdict.UNEXPECTED_FAILURE
+    elif outcome is Outcome.PASSED:
+        verdict = Verdict.UNEXPECTED_PASS
+    else:
+        verdict = Verdict.OK if in_phase else Verdict.UNEXPECTED_FAILURE
+    return Verdict.FLAKY if verdict.is_unexpected and reruns_disagree and flaky_ok else verdict

@@ -98,7 +98,8 @@ BAD = [
         "xfail/eager.yaml: entry 'conv_backward/2d/tiny' is not a mapping; write '- id: ...\\n  reason: ...'"),
     Bad("xfail-unknown-key", "an unknown key in an entry",
         {"xfail/eager.yaml": _entry("  reasn: y\n")}, (),
-        "xfail/eager.yaml:1: unknown key 'reasn'; allowed keys are id, issue, phase, reason, timeout, when"),
+        "xfail/eager.yaml:1: unknown key 'reasn'; allowed keys are id, issue, nondeterministic, phase, reason, "
+        "timeout, when"),
     Bad("xfail-missing-reason", "an entry without a reason",
         {"xfail/eager.yaml": "- id: conv_backward/2d/tiny\n"}, (),
         "xfail/eager.yaml:1: missing required key 'reason'"),

@@ -521,3 +521,72 @@ def test_a_new_reason_the_loader_would_read_as_another_type_is_quoted(tmp_path):
     project = Project(tmp_path, xfail="[]\n", crash="[]\n")
     settle(project, {"conv_backward/2d/basic": ("mismatch", "compare")}, signatures={"conv_backward/2d/basic": "yes"})
     assert "  reason: 'yes'\n" in project.text("xfail") and project.load().entries[0].reason == "yes"
+
+
+# ---------------------------------------------------------------- outcomes that vary between runs
+
+def with_attempts(records: list[dict], case: str, *outcomes: str) -> list[dict]:
+    """The records, the case's with the attempts its reruns (--rerun-failures) gave."""
+    for r in records:
+        if r["case"] == case:
+            r["attempts"] = [{"outcome": o, "phase": None if o == "passed" else "lower"} for o in outcomes]
+            r["flaky"] = len(set(outcomes)) > 1
+    return records
+
+
+def verdicts_of(project: Project, now: dict, case: str) -> list[str]:
+    """The case's verdict for each outcome `now` gives it and for a pass, against the files as they are."""
+    entry = project.load().lookup(case)
+    return [decide(Outcome(o), entry.kind, p and Phase(p), entry.phase, nondeterministic=entry.nondeterministic).value
+            for o, p in (now[case], ("passed", None))]
+
+
+def test_an_entry_whose_reruns_disagree_is_marked_nondeterministic(project):
+    case = "conv_backward/2d/transposed_b"
+    records = with_attempts(project.simulate(world(conv_backward__2d__transposed_b=("passed", None))), case,
+                            "passed", "compile_error")
+    apply(project.propose(records))
+    assert project.text("xfail") == XFAIL.replace("""\
+- id: conv_backward/2d/transposed_b
+  phase: lower
+  reason: *legalize
+  when: {torch-mlir: "==20261001"}
+""", """\
+# review: marked nondeterministic by --update-expectations (its reruns gave passed, compile_error)
+- id: conv_backward/2d/transposed_b
+  phase: lower
+  reason: *legalize
+  when: {torch-mlir: "==20261001"}
+  nondeterministic: true
+""")
+    assert verdicts_of(project, MEASURED, case) == ["flaky", "flaky"]
+    again = project.simulate(world(conv_backward__2d__transposed_b=("passed", None)))
+    assert project.propose(again) == {}   # a marked entry stays, whichever outcome came
+
+
+def test_a_case_no_entry_names_whose_reruns_disagree_gets_a_marked_entry(project):
+    case = "conv_backward/2d/basic"
+    now = world(conv_backward__2d__basic=("mismatch", "compare"))
+    apply(project.propose(with_attempts(project.simulate(now), case, "mismatch", "passed")))
+    entry = project.load().lookup(case)
+    assert (entry.pattern, entry.phase, entry.nondeterministic) == (case, None, True)
+    assert verdicts_of(project, now, case) == ["flaky", "flaky"]
+
+
+def test_a_failure_that_repeats_is_never_marked(project):
+    case = "conv_backward/2d/basic"
+    now = world(conv_backward__2d__basic=("mismatch", "compare"))
+    apply(project.propose(with_attempts(project.simulate(now), case, "mismatch", "mismatch")))
+    entry = project.load().lookup(case)
+    assert (entry.phase, entry.nondeterministic) == (Phase.COMPARE, False)
+    assert "nondeterministic" not in project.text("xfail")
+
+
+def test_a_glob_gives_its_varying_case_an_entry_of_its_own(project):
+    case = "conv_backward/2d/groups4"
+    now = world(conv_backward__2d__groups4=("passed", None))
+    apply(project.propose(with_attempts(project.simulate(now), case, "passed", "compile_error"), case_ids=IDS))
+    expectations = project.load()
+    assert expectations.lookup(case).nondeterministic and expectations.lookup(case).pattern == case
+    assert not expectations.lookup("conv_backward/2d/groups2").nondeterministic
+    assert verdicts_of(project, MEASURED, case) == ["flaky", "flaky"]

@@ -203,7 +203,7 @@ def test_unknown_key_names_file_line_and_key(dirs):
                                 "  reason: r\n  resaon: typo\n")
     message = error(dirs)
     assert message.startswith(f"{path}:3: unknown key 'resaon'")
-    assert "allowed keys are id, issue, phase, reason, timeout, when" in message
+    assert "allowed keys are id, issue, nondeterministic, phase, reason, timeout, when" in message
 
 
 @pytest.mark.parametrize("text, problem", [
@@ -415,3 +415,14 @@ def test_inactive_when_makes_the_entry_ignored(failing_run):
     record = failing_run.record("when-off", "conv_backward/2d/tiny")
     assert (record["outcome"], record["expected"], record["verdict"], record["expectation_source"]) == \
         ("compile_error", "pass", "unexpected_failure", None)
+
+
+def test_nondeterministic_is_a_flag_of_xfail_entries(dirs):
+    write(dirs, "xfail", "- id: conv_backward/2d/basic\n  reason: r\n  nondeterministic: true\n")
+    assert load(dirs).lookup("conv_backward/2d/basic").nondeterministic is True
+    path = write(dirs, "xfail", "- id: conv_backward/2d/basic\n  reason: r\n  nondeterministic: sometimes\n")
+    assert error(dirs) == f"{path}:1: nondeterministic must be true or false, not 'sometimes'"
+    write(dirs, "xfail", "[]\n")
+    path = write(dirs, "crash_sets", "- id: conv_backward/2d/basic\n  reason: r\n  nondeterministic: true\n")
+    assert error(dirs) == (f"{path}:1: a crash-set entry cannot be nondeterministic (its case is not run); "
+                           "move the entry to the xfail file")

@@ -115,6 +115,29 @@ def test_a_failure_that_passes_when_rerun_in_a_fresh_worker_is_flaky(project):
     assert statuses(project.path)["flip"]["status"] == "flaky"   # from its first run in the history
 
 
+def test_an_expected_failure_that_passes_then_fails_on_a_rerun_is_marked_nondeterministic(project):
+    """An xfail case passes (its first attempt here is the even one), fails again on the rerun:
+    --update-expectations marks its entry nondeterministic instead of deleting it, and then either
+    outcome is reported as flaky and the run is green."""
+    project.write("xfail/versioned.yaml", "- id: conv_backward/2d/flip\n  phase: compile\n  reason: flips\n")
+    (project.path / "flip_attempts.txt").write_text("0\n")   # the next attempt is the second: it passes
+    result = project.run("--backend=versioned", "--rerun-failures=2", "--update-expectations", "cases/history.py",
+                         "-k", "flip")
+    record = result.record("versioned", "conv_backward/2d/flip")
+    assert [a["outcome"] for a in record["attempts"]] == ["passed", "compile_error"] and record["flaky"]
+    assert (record["verdict"], result.ret) == ("unexpected_pass", 1)
+    text = (project.path / "xfail" / "versioned.yaml").read_text()
+    assert text == ("# review: marked nondeterministic by --update-expectations (its reruns gave passed, "
+                    "compile_error)\n- id: conv_backward/2d/flip\n  phase: compile\n  reason: flips\n"
+                    "  nondeterministic: true\n"), text
+    for outcome in ("passed", "compile_error"):   # attempts 4 and 5
+        result = project.run("--backend=versioned", "cases/history.py", "-k", "flip")
+        record = result.record("versioned", "conv_backward/2d/flip")
+        assert (record["outcome"], record["verdict"], result.ret) == (outcome, "flaky", 0), result.output[-2000:]
+        assert (f"FLAKY: conv_backward/2d/flip [{outcome}] its entry says its outcome is nondeterministic "
+                "(xfail/versioned.yaml:2)") in result.output
+
+
 def write_report(path: Path, run_id: str, created: float, outcomes: dict[str, str], torch: str = "2.13.0") -> Path:
     results = [{"case": case, "backend": "b", "outcome": outcome, "phase": None if outcome == "passed" else "lower",
                 "signature": None if outcome == "passed" else f"{case} broke", "expected": "pass", "verdict": "ok",

@@ -123,3 +123,20 @@ def test_a_record_reads_back_from_its_json():
     assert Record.from_json(record.to_json()) == record
     older = {k: v for k, v in record.to_json().items() if k not in ("signature", "artifacts", "backend_versions")}
     assert Record.from_json(older).signature is None   # a report written before the key existed
+
+
+@pytest.mark.parametrize("outcome, phase, verdict", [
+    (OUT.PASSED, None, Verdict.FLAKY), (OUT.MISMATCH, Phase.COMPARE, Verdict.FLAKY),
+    (OUT.MISMATCH, Phase.RUN, FAIL),            # a failure in another phase than the entry's
+    (OUT.CRASHED, Phase.COMPARE, OK), (OUT.TIMED_OUT, Phase.COMPARE, OK),   # as any xfail entry: not "varying"
+    (OUT.NOT_RUN, None, Verdict.SKIPPED),
+], ids=lambda v: getattr(v, "value", v))
+def test_a_nondeterministic_entry_accepts_a_pass_or_its_failure_as_flaky(outcome, phase, verdict):
+    assert decide(outcome, E.XFAIL, phase, Phase.COMPARE, nondeterministic=True) is verdict
+
+
+def test_reruns_that_disagree_make_an_unexpected_result_flaky_only_with_flaky_ok():
+    assert decide(OUT.MISMATCH, E.PASS, Phase.COMPARE, None, reruns_disagree=True) is FAIL
+    assert decide(OUT.MISMATCH, E.PASS, Phase.COMPARE, None, reruns_disagree=True, flaky_ok=True) is Verdict.FLAKY
+    assert decide(OUT.PASSED, E.XFAIL, None, None, reruns_disagree=True, flaky_ok=True) is Verdict.FLAKY
+    assert decide(OUT.PASSED, E.PASS, None, None, reruns_disagree=True, flaky_ok=True) is OK

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import platform
 import shutil
 import time
@@ -27,7 +28,7 @@ from harness.inputs.expectations import Entry, Expectations, load_expectations
 from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate, version_text
-from harness.outcomes import Expected, Outcome, Verdict, decide
+from harness.outcomes import Expected, Outcome, decide
 from harness.protocol import CaseResult
 from harness.record import Record, repro_command
 from harness.spec import Case
@@ -156,11 +157,11 @@ class Runner:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
             result = self._attempt(case, config, entry, bundle, rerun)
         phase = result.phase and result.phase.value
-        verdict = decide(result.outcome, expected, result.phase, entry.phase if entry else None)
-        attempts = self._reruns(case, config, entry, result, rerun) if verdict is Verdict.UNEXPECTED_FAILURE else []
+        judged = functools.partial(decide, result.outcome, expected, result.phase, entry and entry.phase,
+                                   nondeterministic=bool(entry and entry.nondeterministic))
+        attempts = self._reruns(case, config, entry, result, rerun) if judged().is_unexpected else []
         flaky = len({a["outcome"] for a in attempts}) > 1
-        if flaky and self.settings.flaky_ok:
-            verdict = Verdict.FLAKY
+        verdict = judged(reruns_disagree=flaky, flaky_ok=self.settings.flaky_ok)
         record = Record(case=case.id, backend=backend, nodeid=nodeid, params=dict(case.params),
                         tags=list(case.tags), outcome=result.outcome, phase=phase, expected=expected,
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
@@ -181,8 +182,10 @@ class Runner:
 
     def _reruns(self, case: Case, config: BackendConfig, entry: Entry | None, first: CaseResult,
                 rerun: str) -> list[dict]:
-        """Every attempt (the first, then up to --rerun-failures more, until one passes), each rerun
-        in a worker that has run no case: a pass in the process that failed would prove little."""
+        """Every attempt of an unexpected result (the first, then up to --rerun-failures more, until
+        one's outcome differs), each rerun in a worker that has run no case: a pass in the process
+        that failed would prove little. An unexpected pass is rerun too: a failure on a rerun
+        makes the case flaky, not fixed."""
         if not self.settings.rerun_failures:
             return []
         attempts = [_attempt_json(first)]
@@ -191,7 +194,7 @@ class Runner:
             started = time.monotonic()
             again = self._attempt(case, config, entry, None, rerun)   # the first attempt's bundle stays
             attempts.append(_attempt_json(again, time.monotonic() - started))
-            if again.outcome is Outcome.PASSED:
+            if again.outcome is not first.outcome:
                 break
         return attempts
 

@@ -10,6 +10,9 @@ Each file is a YAML list of entries:
                                           # none holds for a package that is absent or whose version
                                           # is unknown (a source build), unless --assume-version says it
     timeout: 120                          # optional: per-case seconds
+    nondeterministic: true                # optional, xfail only: its outcome varies from run to run
+                                          # (undefined behaviour, uninitialised memory): a pass or its
+                                          # failure is accepted and reported as flaky
 
 An entry for a family that is not installed (its discovery says so: ONNX's node tests without the
 onnx package) does not apply and is not checked against the cases; the run's summary counts such
@@ -32,7 +35,7 @@ from harness.inputs.yamlio import check_keys, load_yaml
 from harness.outcomes import Expected, Phase
 from harness.spec import is_positive_finite
 
-ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout"}
+ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout", "nondeterministic"}
 GLOB_CHARS = frozenset("*?[")
 
 
@@ -49,6 +52,7 @@ class Entry:
     unread: tuple[str, ...] = ()      # names in its `when` whose version could not be read (a source
                                       # build without metadata): such a version satisfies no condition
     missing_family: str | None = None # its family is not installed (then it is not active)
+    nondeterministic: bool = False    # a pass or its failure is accepted, either reported as flaky
 
     @property
     def family(self) -> str:
@@ -139,6 +143,7 @@ def _parse_entry(path: Path, node: Any, kind: Expected, versions: Mapping[str, s
     return Entry(pattern=node["id"], reason=node["reason"].strip(), kind=kind, source=at,
                  phase=_phase(at, node.get("phase")), issue=node.get("issue"),
                  timeout=_timeout(at, node.get("timeout")),
+                 nondeterministic=_nondeterministic(at, node.get("nondeterministic", False), kind),
                  active=_conditions_hold(at, node.get("when"), versions),
                  unread=tuple(n for n in node.get("when") or {} if not _readable(versions.get(n))))
 
@@ -159,6 +164,15 @@ def _timeout(at: str, value: Any) -> float | None:
     if not is_positive_finite(value):
         raise HarnessInputError(at, f"timeout must be a positive, finite number of seconds, not {value!r}")
     return float(value)
+
+
+def _nondeterministic(at: str, value: Any, kind: Expected) -> bool:
+    if not isinstance(value, bool):
+        raise HarnessInputError(at, f"nondeterministic must be true or false, not {value!r}")
+    if value and kind is Expected.CRASH:
+        raise HarnessInputError(at, "a crash-set entry cannot be nondeterministic (its case is not run)",
+                                "move the entry to the xfail file")
+    return value
 
 
 def _conditions_hold(at: str, when: Any, versions: Mapping[str, str | None]) -> bool:

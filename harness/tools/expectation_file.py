@@ -37,7 +37,7 @@ from harness.errors import HarnessInputError
 from harness.files import shown
 from harness.inputs.yamlio import parse_yaml, scalar_text
 from harness.outcomes import Expected
-from harness.tools.expectation_policy import Drop, Narrow, NewEntry, Operation, SetPhase, exact
+from harness.tools.expectation_policy import Drop, MarkNondeterministic, Narrow, NewEntry, Operation, SetPhase, exact
 from harness.tools.yaml_comments import (
     Layout,
     ListItem,
@@ -126,6 +126,9 @@ class ExpectationFile:
             return []
         if isinstance(operation, SetPhase):
             self._set_phase(node, node, node.get("phase"), operation.phase)
+        if isinstance(operation, MarkNondeterministic):
+            node["nondeterministic"] = True
+            return [operation.note + "\n", ListItem(node, eol)]
         if not isinstance(operation, Narrow):
             return [ListItem(node, eol)]
         reason = node.get("reason")
@@ -210,6 +213,8 @@ def _new_node(entry: NewEntry, origin: CommentedMap | dict) -> CommentedMap:
     for key in ("issue", "when"):
         if key in origin:
             node[key] = copy.deepcopy(origin[key])
+    if entry.nondeterministic:
+        node["nondeterministic"] = True
     return node
 
 

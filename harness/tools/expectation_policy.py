@@ -14,7 +14,12 @@ not_run) are left exactly as they are. For each record of an entry:
     cases not to attempt; the entry's `issue` and `when` go with it);
   - a crash-set case that failed without crashing: it moves to the xfail file, with its phase;
   - still failing the same way: it stays; if the entry has a `phase` and the case failed in another
-    one, it stays with the new phase.
+    one, it stays with the new phase;
+  - its reruns (--rerun-failures) disagreed, a pass and a failure: the entry is marked
+    `nondeterministic` (`MarkNondeterministic`; a glob gives the case an entry of its own so
+    marked). A case no entry names whose reruns disagreed gets a new entry so marked. Only two
+    runs that disagree propose the mark: a failure that repeats never gets it;
+  - an entry already marked nondeterministic stays as it is, whatever its case did (but crash).
 The operations: an entry is dropped (`Drop`), gets a new phase (`SetPhase`), or, for a glob that
 must stop matching some cases, is replaced in place by copies matching exactly the cases that stay
 (`Narrow`); a case that moves becomes a `NewEntry` of the other file whose `origin` names the entry
@@ -67,7 +72,12 @@ class Narrow:
     note: str                                    # a review comment above the first copy
 
 
-Operation = Drop | SetPhase | Narrow
+@dataclasses.dataclass(frozen=True)
+class MarkNondeterministic:
+    note: str                                    # a review comment above the entry
+
+
+Operation = Drop | SetPhase | Narrow | MarkNondeterministic
 
 
 @dataclasses.dataclass
@@ -79,6 +89,7 @@ class NewEntry:
     reason: str
     comment: str
     origin: int | None = None   # a move: the index of the entry it leaves in the other file
+    nondeterministic: bool = False
 
 
 @dataclasses.dataclass
@@ -102,6 +113,10 @@ def make_plan(records: Iterable[Record], files: dict[Expected, EntryFile], backe
             continue  # a crash-set case that was not attempted says nothing
         kind = r.expected if r.expected is not Expected.PASS else None
         if kind is None or not r.expectation_source:
+            if _disagreed(r):
+                plan.added[Expected.XFAIL].append(NewEntry(r.case, None, _reason(r), _flaky_comment(r),
+                                                           nondeterministic=True))
+                continue
             new_kind = _file_for(r.outcome)
             if new_kind:
                 plan.added[new_kind].append(NewEntry(r.case, r.phase, _reason(r), _added_comment(backend)))
@@ -118,6 +133,12 @@ def make_plan(records: Iterable[Record], files: dict[Expected, EntryFile], backe
     return plan
 
 
+def _disagreed(r: Record) -> bool:
+    """Its reruns gave a pass and a failure that is not a crash: its outcome varies."""
+    outcomes = {Outcome(a["outcome"]) for a in r.attempts}
+    return Outcome.PASSED in outcomes and any(o.is_failure and not o.is_crash for o in outcomes)
+
+
 def _file_for(outcome: Outcome) -> Expected | None:
     """Which file an unexpected failure belongs in: a crash or hang the crash set, else xfail."""
     return (Expected.CRASH if outcome.is_crash else Expected.XFAIL) if outcome.is_failure else None
@@ -129,8 +150,17 @@ def _judge(kind: Expected, index: int, entry: dict, records: list[Record], plan:
     phase0, has_phase = entry.get("phase"), "phase" in entry
     stay: dict[str, Any] = {}
     left: collections.Counter = collections.Counter()
+    varies = [r for r in records if _disagreed(r)]
+    if entry.get("nondeterministic") is True:
+        records = [r for r in records if r.outcome.is_crash]   # a pass or its failure: as declared
+    elif varies and not any(ch in GLOB_CHARS for ch in str(entry["id"])):
+        return MarkNondeterministic(_flaky_comment(varies[0]))
     for r in records:
-        if r.outcome is Outcome.PASSED:
+        if r in varies:
+            left["marked nondeterministic"] += 1
+            plan.added[kind].append(NewEntry(r.case, phase0, str(entry.get("reason", "")), _flaky_comment(r),
+                                             nondeterministic=True))
+        elif r.outcome is Outcome.PASSED:
             left["now pass"] += 1
         elif _file_for(r.outcome) is kind.other:
             left[f"moved to {kind.other.file_title}"] += 1
@@ -221,6 +251,11 @@ def _reason(r: Record) -> str:
 
 def _added_comment(backend: str) -> str:
     return f"# review: added by --update-expectations from a run on {backend}; check the reason"
+
+
+def _flaky_comment(r: Record) -> str:
+    attempts = ", ".join(a["outcome"] for a in r.attempts)
+    return f"# review: marked nondeterministic by --update-expectations (its reruns gave {attempts})"
 
 
 def _moved_comment(r: Record, moved_from: Expected) -> str:

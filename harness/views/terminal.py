@@ -19,6 +19,9 @@ def terminal_lines(records: list[Record]) -> list[str]:
             if r.flaky:
                 lines.append(f"  FLAKY: {r.case} [attempts: {', '.join(a['outcome'] for a in r.attempts)}]"
                              + ("" if r.verdict is Verdict.FLAKY else " (fails the run; --flaky-ok lets it pass)"))
+            elif r.verdict is Verdict.FLAKY:
+                lines.append(f"  FLAKY: {r.case} [{r.outcome.value}] its entry says its outcome is nondeterministic "
+                             f"({r.expectation_source})")
             elif r.verdict.is_unexpected:
                 where = f" in {r.phase}" if r.phase else ""
                 first = r.message.splitlines()[0][:160] if r.message else ""
