@@ -590,3 +590,13 @@ def test_a_glob_gives_its_varying_case_an_entry_of_its_own(project):
     assert expectations.lookup(case).nondeterministic and expectations.lookup(case).pattern == case
     assert not expectations.lookup("conv_backward/2d/groups2").nondeterministic
     assert verdicts_of(project, MEASURED, case) == ["flaky", "flaky"]
+
+
+def test_a_crash_set_case_whose_reruns_disagree_moves_to_the_xfail_file_marked(project):
+    case = "conv_forward/2d/slow"
+    now = world(conv_forward__2d__slow=("passed", None))
+    records = with_attempts(project.simulate(now, run_crash_set=True), case, "passed", "compile_error")
+    apply(project.propose(records))
+    entry = project.load().lookup(case)
+    assert (entry.kind, entry.nondeterministic, entry.issue, entry.phase) == (Expected.XFAIL, True,
+                                                                                "https://example.com/2", None)
