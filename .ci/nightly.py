@@ -296,7 +296,8 @@ def suite_import() -> None:
 def suite_run() -> None:
     """The suite with its crash set (so that check-xfail-sets can tell which entries no longer crash)."""
     chosen = selection(env("SELECTION")) if env("SELECTION").strip() else []
-    status = sh(sys.executable, "-m", "pytest", "-p", "harness.plugin", f"--torch-mlir-suite={env('TM')}/projects/pt1/python",
+    suite = f"--torch-mlir-suite={env('TM')}/projects/pt1/python"
+    status = sh(sys.executable, "-m", "pytest", "-p", "harness.plugin", suite,
                 f"--backend={env('BACKEND')}", "-n", "auto", "--run-crash-set", "-q", *chosen,
                 "--report-json=reports/suite.json", "--report-md=reports/triage.md",
                 "--report-html=reports/triage.html", cwd="tm-e2e", check=False)
@@ -324,7 +325,8 @@ def suite_result() -> None:
               "unexpected results against upstream's sets: see the stale-entry report (not a failure of this job)")
         return
     if status == "":
-        raise StepError(f"{backend}: the suite did not run or did not finish (import failed, step timeout or cancelled)")
+        raise StepError(f"{backend}: the suite did not run or did not finish "
+                        "(import failed, step timeout or cancelled)")
     raise StepError(f"{backend}: pytest exited with status {status}: {PYTEST_STATUS.get(status, 'unknown')}")
 
 
