@@ -141,8 +141,8 @@ def test_without_onnx_an_onnx_backend_or_model_gives_one_line(tmp_path):
         (["--backend=onnxruntime"], "ERROR: --backend=onnxruntime: needs the package 'onnx', which is not installed; "
                                     "install it with: pip install -e \".[onnx]\""),
         ([f"--cases-file={cases}", "--backend=linalg-on-tensors"],
-         f"ERROR: {cases}: onnx_model cases need the onnx package, which is not installed: "
-         "pip install -e \".[onnx]\" installs it"),
+         f"ERROR: {cases}: onnx_model cases need the onnx package: the onnx package is not installed "
+         "(pip install -e \".[onnx]\")"),
     ]:
         done = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *args], cwd=REPO,
                               env=unactivated_env(), capture_output=True, text=True, timeout=300)
