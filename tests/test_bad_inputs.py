@@ -100,6 +100,17 @@ BAD = [
         {"xfail/eager.yaml": _entry("  reasn: y\n")}, (),
         "xfail/eager.yaml:1: unknown key 'reasn'; allowed keys are id, issue, nondeterministic, phase, reason, "
         "timeout, when"),
+    Bad("xfail-nondeterministic-not-a-flag", "`nondeterministic: sometimes`",
+        {"xfail/eager.yaml": _entry("  nondeterministic: sometimes\n")}, (),
+        "xfail/eager.yaml:1: nondeterministic must be true or false, not 'sometimes'"),
+    Bad("crash-set-nondeterministic", "`nondeterministic: true` in a crash-set entry",
+        {"crash_sets/eager.yaml": _entry("  nondeterministic: true\n")}, (),
+        "crash_sets/eager.yaml:1: a crash-set entry cannot be nondeterministic (its case is not run); "
+        "move the entry to the xfail file"),
+    Bad("config-extras-not-a-list", "`extras: onnx` in a config (not a list)",
+        {"configs/broken.yaml": "name: broken\nclass: a:B\nextras: onnx\n"}, ("--backend=broken",),
+        "configs/broken.yaml: extras must be a list of the harness's extras, not 'onnx'; write e.g. "
+        "extras: [onnx], or install: followed by a command"),
     Bad("xfail-missing-reason", "an entry without a reason",
         {"xfail/eager.yaml": "- id: conv_backward/2d/tiny\n"}, (),
         "xfail/eager.yaml:1: missing required key 'reason'"),
