@@ -17,6 +17,7 @@ the system's temporary directory, emptied by `plan`), where a later job finds th
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shlex
@@ -168,8 +169,6 @@ def local_upload() -> None:
 
 def local_download() -> None:
     """actions/download-artifact's stand-in: every kept NAME matching PATTERN, merged into PATH."""
-    import fnmatch
-
     dest, pattern = Path(env("DOWNLOAD_PATH")), env("DOWNLOAD_PATTERN")
     dest.mkdir(parents=True, exist_ok=True)
     store = local_store()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import REPO
-from venvs import harness_wheel
+from venvs import SYSTEM_PATH, harness_wheel, unactivated_env
 
 from harness.outcomes import Verdict
 
@@ -105,9 +105,8 @@ def project(dest: Path, with_onnx: bool) -> Path:
 
 
 def run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_XDIST_WORKER",
-                                                             "PYTEST_ADDOPTS")}
-    env["PATH"] = f"{python.parent}{os.pathsep}/usr/bin:/bin"   # activated: its own tools first
+    env = unactivated_env(PATH=f"{python.parent}{os.pathsep}{SYSTEM_PATH}")   # activated: its own tools first
+    env.pop("PYTEST_ADDOPTS", None)
     return subprocess.run([str(python), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
 
 

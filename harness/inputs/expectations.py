@@ -213,7 +213,7 @@ def _check_live(entries: list[Entry], case_ids: list[str], id_set: set[str]) -> 
     matched = {}
     for entry in entries:
         matched[id(entry)] = [] if entry.missing_family else entry.matched(case_ids, id_set)
-        if not matched[id(entry)] and not entry.missing_family:
+        if not (matched[id(entry)] or entry.missing_family):   # a missing family's entries match nothing here
             raise HarnessInputError(entry.source, f"id {entry.pattern!r} matches no case",
                                     "delete the entry or fix the id (list ids with --collect-only -q)")
     return matched
