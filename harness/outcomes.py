@@ -73,8 +73,9 @@ class Verdict(str, enum.Enum):
         return member
 
 
-class Phase(str, enum.Enum):
-    """Where in the pipeline a case was when it failed, hung or crashed."""
+class Phase(enum.StrEnum):
+    """Where in the pipeline a case was when it failed, hung or crashed. A StrEnum: a phase shows
+    as its name in every message and report ("in phase lower"), as the plain strings it replaced."""
 
     SETUP = "setup"      # building the module and inputs (a case bug, not a backend one)
     EXPORT = "export"

@@ -6,7 +6,30 @@ import shlex
 from typing import Any, Mapping
 
 from harness.installation.executables import python_command
-from harness.outcomes import Expected, Outcome, Verdict
+from harness.outcomes import Expected, Outcome, Phase, Verdict
+
+
+@dataclasses.dataclass(frozen=True)
+class Attempt:
+    """One attempt of a result that --rerun-failures ran again (Record.attempts: the first, then
+    each rerun). Its JSON has the keys and strings reports have always had."""
+
+    outcome: Outcome
+    phase: Phase | None
+    signature: str | None   # the normalised first error (harness.controller.signature); None: a pass
+    duration_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": self.outcome.value, "phase": _phase_json(self.phase), "signature": self.signature,
+                "duration_s": self.duration_s}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Attempt":
+        # A hand-made report may leave out the signature and the time; the outcome it must give.
+        if not isinstance(data, Mapping):
+            raise ValueError(f"an attempt is {type(data).__name__}, not an object")
+        return cls(outcome=Outcome(data["outcome"]), phase=_phase(data.get("phase")),
+                   signature=data.get("signature"), duration_s=data.get("duration_s", 0.0))
 
 
 @dataclasses.dataclass
@@ -17,7 +40,7 @@ class Record:
     params: dict[str, Any]
     tags: list[str]
     outcome: Outcome
-    phase: str | None
+    phase: Phase | None              # where it failed; None: passed, not run, or crashed before any phase
     expected: Expected
     verdict: Verdict
     duration_s: float
@@ -30,14 +53,16 @@ class Record:
     backend_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # from Backend.versions(),
                                      # with a worker's first case of a backend; moved into the environment
     subject: str | None = None       # what the case tests (Family.subject), e.g. "topk"; None: not said
-    attempts: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # with --rerun-failures: each
-                                     # attempt's outcome, phase, signature, duration_s, the first one first
+    attempts: list[Attempt] = dataclasses.field(default_factory=list)  # with --rerun-failures, the first
+                                     # attempt first; empty when the result was not rerun
     flaky: bool = False              # its attempts disagreed
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         for key in ("outcome", "expected", "verdict"):
             data[key] = data[key].value
+        data["phase"] = _phase_json(self.phase)
+        data["attempts"] = [a.to_json() for a in self.attempts]
         return data
 
     @classmethod
@@ -57,14 +82,15 @@ class Record:
     def _from_mapping(cls, data: Mapping[str, Any]) -> "Record":
         return cls(case=data["case"], backend=data["backend"], nodeid=data.get("nodeid", ""),
                    params=dict(data.get("params") or {}), tags=list(data.get("tags") or []),
-                   outcome=Outcome(data["outcome"]), phase=data.get("phase"),
+                   outcome=Outcome(data["outcome"]), phase=_phase(data.get("phase")),
                    expected=Expected(data.get("expected", Expected.PASS.value)),
                    verdict=Verdict(data.get("verdict", Verdict.OK.value)), duration_s=data.get("duration_s", 0.0),
                    message=data.get("message") or "", expectation_source=data.get("expectation_source"),
                    phase_durations=dict(data.get("phase_durations") or {}), notes=dict(data.get("notes") or {}),
                    signature=data.get("signature"), artifacts=data.get("artifacts"),
                    backend_versions=dict(data.get("backend_versions") or {}), subject=data.get("subject"),
-                   attempts=list(data.get("attempts") or []), flaky=bool(data.get("flaky", False)))
+                   attempts=[Attempt.from_json(a) for a in data.get("attempts") or []],
+                   flaky=bool(data.get("flaky", False)))
 
     @property
     def tested(self) -> str:
@@ -74,6 +100,14 @@ class Record:
     @property
     def rerun(self) -> str:
         return repro_command(self.backend, self.nodeid, self.expected)
+
+
+def _phase(value: str | None) -> Phase | None:
+    return None if value is None else Phase(value)
+
+
+def _phase_json(phase: Phase | None) -> str | None:
+    return None if phase is None else phase.value
 
 
 def repro_command(backend: str, nodeid: str, expected: Expected) -> str:

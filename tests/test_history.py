@@ -14,8 +14,17 @@ import pytest
 from e2e_support import REPO, Project
 
 from harness.history import status
-from harness.history.store import SCHEMA_VERSION, HistoryStore, apply_migrations, open_history
+from harness.history.store import (
+    HISTORY_OUTCOMES,
+    OUTCOME_CODES,
+    SCHEMA_VERSION,
+    HistoryStore,
+    apply_migrations,
+    open_history,
+)
 from harness.installation.packages import version_text
+from harness.outcomes import Outcome
+from harness.views.history_html import OUTCOME_COLOURS
 
 pytest_plugins = ["pytester"]
 
@@ -240,6 +249,15 @@ def history_page(tmp_path: Path) -> Path:
     done = harness("history", "show", "h.db", "--html=h.html", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return tmp_path / "h.html"
+
+
+def test_every_outcome_has_its_letter_and_colour_or_none_for_not_run():
+    """Total over the enum: a new outcome cannot reach the history without a letter and a colour."""
+    assert list(OUTCOME_CODES) == list(OUTCOME_COLOURS) == list(Outcome)
+    assert HISTORY_OUTCOMES == [o for o in Outcome if o is not Outcome.NOT_RUN]
+    assert all(OUTCOME_CODES[o] and OUTCOME_COLOURS[o] for o in HISTORY_OUTCOMES)
+    assert len({OUTCOME_CODES[o] for o in HISTORY_OUTCOMES}) == len(HISTORY_OUTCOMES)   # a strip reads back
+    assert OUTCOME_CODES[Outcome.NOT_RUN] is None and OUTCOME_COLOURS[Outcome.NOT_RUN] is None
 
 
 def test_the_history_page_draws_the_pass_rates_and_each_cases_strip_offline(tmp_path):

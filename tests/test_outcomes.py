@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
 from harness.outcomes import COMPILE_PHASES, Expected, Outcome, Phase, Verdict, decide, outcome_for_exception
-from harness.record import Record
+from harness.record import Attempt, Record
 
 OUT, E, V = Outcome, Expected, Verdict
 OK, FAIL, XPASS, SKIP = V.OK, V.UNEXPECTED_FAILURE, V.UNEXPECTED_PASS, V.SKIPPED
@@ -114,15 +115,53 @@ def test_expected_names_its_file_and_the_other_one():
     assert Expected.PASS.folder is None and Expected("crash") is Expected.CRASH == "crash"
 
 
+RERUN = [Attempt(OUT.CRASHED, Phase.LOWER, "SIGSEGV in f", 1.4), Attempt(OUT.PASSED, None, None, 2.0)]
+
+
 def test_a_record_reads_back_from_its_json():
     record = Record(case="conv_backward/2d/x", backend="be", nodeid="cases/c.py::conv_backward/2d/x[be]",
-                    params={"dtype": "float32"}, tags=["rank2"], outcome=OUT.CRASHED, phase="lower",
+                    params={"dtype": "float32"}, tags=["rank2"], outcome=OUT.CRASHED, phase=Phase.LOWER,
                     expected=Expected.CRASH, verdict=Verdict.OK, duration_s=1.5, message="boom",
                     expectation_source="crash_sets/be.yaml:3", phase_durations={"lower": 1.4}, notes={"a": 1},
-                    signature="SIGSEGV in f", artifacts="artifacts/x", backend_versions={"torch": "2"})
+                    signature="SIGSEGV in f", artifacts="artifacts/x", backend_versions={"torch": "2"},
+                    attempts=RERUN, flaky=True)
     assert Record.from_json(record.to_json()) == record
+    assert Record.from_json(json.loads(json.dumps(record.to_json()))) == record
     older = {k: v for k, v in record.to_json().items() if k not in ("signature", "artifacts", "backend_versions")}
     assert Record.from_json(older).signature is None   # a report written before the key existed
+
+
+def test_a_records_json_is_plain_strings_with_the_keys_reports_have_always_had():
+    """The enums go out as the strings reports held before them: xdist sends no enum, and a report
+    written now reads as one written then (the phase, each attempt's keys and order)."""
+    record = Record(case="c", backend="be", nodeid="n", params={}, tags=[], outcome=OUT.CRASHED, phase=Phase.LOWER,
+                    expected=E.PASS, verdict=FAIL, duration_s=1.5, message="", expectation_source=None,
+                    phase_durations={}, notes={}, attempts=RERUN, flaky=True)
+    data = record.to_json()
+    assert json.dumps(data["attempts"]) == ('[{"outcome": "crashed", "phase": "lower", "signature": "SIGSEGV in f", '
+                                            '"duration_s": 1.4}, {"outcome": "passed", "phase": null, '
+                                            '"signature": null, "duration_s": 2.0}]')
+    plain = (str, int, float, bool, type(None), list, dict)
+
+    def builtins_only(value) -> bool:
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        return type(value) in plain and all(builtins_only(v) for v in items)
+
+    assert data["phase"] == "lower" and builtins_only(data)
+    assert Record.from_json({**data, "phase": None, "attempts": []}).phase is None
+
+
+def test_an_attempt_of_a_hand_made_report_needs_only_its_outcome():
+    assert Attempt.from_json({"outcome": "mismatch", "phase": "compare"}) == Attempt(OUT.MISMATCH, Phase.COMPARE,
+                                                                                    None, 0.0)
+    with pytest.raises(ValueError, match="result 'c': an attempt is str, not an object"):
+        Record.from_json({"case": "c", "backend": "be", "outcome": "passed", "attempts": ["passed"]})
+    with pytest.raises(ValueError, match="'sideways' is not a valid Phase"):
+        Record.from_json({"case": "c", "backend": "be", "outcome": "passed", "phase": "sideways"})
+
+
+def test_a_phase_shows_as_its_name():
+    assert f"in phase {Phase.LOWER}" == "in phase lower" and str(Phase.RUN) == "run" == Phase.RUN
 
 
 @pytest.mark.parametrize("outcome, phase, verdict", [

@@ -30,7 +30,7 @@ from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate, version_text
 from harness.outcomes import Expected, Outcome, decide
 from harness.protocol import CaseResult
-from harness.record import Record, repro_command
+from harness.record import Attempt, Record, repro_command
 from harness.spec import Case
 
 
@@ -160,10 +160,10 @@ class Runner:
         judged = functools.partial(decide, result.outcome, expected, result.phase, entry and entry.phase,
                                    nondeterministic=bool(entry and entry.nondeterministic))
         attempts = self._reruns(case, config, entry, result, rerun) if judged().is_unexpected else []
-        flaky = len({a["outcome"] for a in attempts}) > 1
+        flaky = len({a.outcome for a in attempts}) > 1
         verdict = judged(reruns_disagree=flaky, flaky_ok=self.settings.flaky_ok)
         record = Record(case=case.id, backend=backend, nodeid=nodeid, params=dict(case.params),
-                        tags=list(case.tags), outcome=result.outcome, phase=phase, expected=expected,
+                        tags=list(case.tags), outcome=result.outcome, phase=result.phase, expected=expected,
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                         message=result.message, expectation_source=entry.source if entry else None,
                         phase_durations=result.durations, notes=result.notes,
@@ -181,19 +181,19 @@ class Runner:
                         bundle=bundle, rerun=rerun)
 
     def _reruns(self, case: Case, config: BackendConfig, entry: Entry | None, first: CaseResult,
-                rerun: str) -> list[dict]:
+                rerun: str) -> list[Attempt]:
         """Every attempt of an unexpected result (the first, then up to --rerun-failures more, until
         one's outcome differs), each rerun in a worker that has run no case: a pass in the process
         that failed would prove little. An unexpected pass is rerun too: a failure on a rerun
         makes the case flaky, not fixed."""
         if not self.settings.rerun_failures:
             return []
-        attempts = [_attempt_json(first)]
+        attempts = [_attempt_of(first)]
         for _ in range(self.settings.rerun_failures):
             self.pool.fresh_worker()
             started = time.monotonic()
             again = self._attempt(case, config, entry, None, rerun)   # the first attempt's bundle stays
-            attempts.append(_attempt_json(again, time.monotonic() - started))
+            attempts.append(_attempt_of(again, time.monotonic() - started))
             if again.outcome is not first.outcome:
                 break
         return attempts
@@ -277,8 +277,8 @@ def _required_packages(config: BackendConfig) -> dict:
             "imported_from": {d: p and p.path for d, p in found.items()}}
 
 
-def _attempt_json(result: CaseResult, seconds: float | None = None) -> dict:
+def _attempt_of(result: CaseResult, seconds: float | None = None) -> Attempt:
     phase = result.phase and result.phase.value
-    return {"outcome": result.outcome.value, "phase": phase,
-            "signature": signature(result.outcome.value, phase, result.message, result.frame),
-            "duration_s": round(seconds if seconds is not None else sum(result.durations.values()), 3)}
+    return Attempt(outcome=result.outcome, phase=result.phase,
+                   signature=signature(result.outcome.value, phase, result.message, result.frame),
+                   duration_s=round(seconds if seconds is not None else sum(result.durations.values()), 3))

@@ -36,12 +36,18 @@ import duckdb
 from harness.errors import HarnessInputError
 from harness.files import shown
 from harness.history.reports import REPORT_FIX, fingerprint, header_before_results, report_identity, scoped_versions
+from harness.outcomes import Outcome
 
 RECENT = 30   # outcomes kept per (case, backend) for the history page's strips
 LOCK_TIMEOUT = 600.0
-# One letter per outcome in state.recent; not_run is not history (nothing was tried).
-OUTCOME_CODES = {"passed": "P", "mismatch": "M", "compile_error": "C", "runtime_error": "R", "crashed": "X",
-                 "timed_out": "T"}
+# One letter per outcome in state.recent, every outcome named (a new one needs its letter, or None):
+# None for not_run, which is not history (nothing was tried).
+OUTCOME_CODES: dict[Outcome, str | None] = {
+    Outcome.PASSED: "P", Outcome.MISMATCH: "M", Outcome.COMPILE_ERROR: "C", Outcome.RUNTIME_ERROR: "R",
+    Outcome.CRASHED: "X", Outcome.TIMED_OUT: "T", Outcome.NOT_RUN: None}
+HISTORY_OUTCOMES = [o for o in Outcome if OUTCOME_CODES[o]]   # what the history records, in the enum's order
+# The outcomes as the results table holds them (the reports' strings), for the SQL below.
+_PASSED, _NOT_RUN = Outcome.PASSED.value, Outcome.NOT_RUN.value
 
 # MIGRATIONS[i] takes a file from schema version i to i + 1; a new file runs them all.
 MIGRATIONS: list[list[str]] = [
@@ -167,8 +173,9 @@ class HistoryStore:
             JOIN (SELECT unnest(?) AS filename, unnest(?) AS seq) f USING (filename)""",
                         [files, files, [seqs[f] for f in files]])
         chosen = list(seqs.values())
-        self.db.execute("""INSERT INTO tallies SELECT seq, backend, count(*), count(*) FILTER (WHERE outcome = 'passed')
-                           FROM results WHERE list_contains(?, seq) AND outcome <> 'not_run'
+        self.db.execute(f"""INSERT INTO tallies
+                           SELECT seq, backend, count(*), count(*) FILTER (WHERE outcome = '{_PASSED}')
+                           FROM results WHERE list_contains(?, seq) AND outcome <> '{_NOT_RUN}'
                            GROUP BY seq, backend""", [chosen])
         self.db.execute("""UPDATE runs SET results = t.n FROM (SELECT seq, count(*) AS n FROM results
                            WHERE list_contains(?, seq) GROUP BY seq) t WHERE runs.seq = t.seq""", [chosen])
@@ -183,7 +190,7 @@ class HistoryStore:
         self.db.execute(f"""
             CREATE OR REPLACE TABLE state AS
             WITH incoming AS (
-              SELECT "case", backend, outcome = 'passed' AS pass, outcome, phase, signature, flaky
+              SELECT "case", backend, outcome = '{_PASSED}' AS pass, outcome, phase, signature, flaky
               FROM results WHERE seq = {seq} AND outcome IN {_codes_list()})
             SELECT coalesce(n."case", s."case") AS "case", coalesce(n.backend, s.backend) AS backend,
               CASE WHEN n."case" IS NULL THEN s.last_seq ELSE {seq} END AS last_seq,
@@ -210,7 +217,7 @@ class HistoryStore:
         self.db.execute(f"""
             CREATE OR REPLACE TABLE state AS
             WITH ordered AS (
-              SELECT r."case", r.backend, r.seq, r.outcome, r.outcome = 'passed' AS pass, r.phase, r.signature,
+              SELECT r."case", r.backend, r.seq, r.outcome, r.outcome = '{_PASSED}' AS pass, r.phase, r.signature,
                      coalesce(r.flaky, false) AS flaky, f.fingerprint,
                      row_number() OVER (PARTITION BY r."case", r.backend ORDER BY u.created, r.seq) AS k
               FROM results r JOIN runs u USING (seq)
@@ -244,11 +251,12 @@ class HistoryStore:
 
 
 def _code_sql(column: str) -> str:
-    return "CASE " + " ".join(f"WHEN {column} = '{o}' THEN '{c}'" for o, c in OUTCOME_CODES.items()) + " END"
+    whens = " ".join(f"WHEN {column} = '{o.value}' THEN '{OUTCOME_CODES[o]}'" for o in HISTORY_OUTCOMES)
+    return f"CASE {whens} END"
 
 
 def _codes_list() -> str:
-    return "(" + ", ".join(f"'{o}'" for o in OUTCOME_CODES) + ")"
+    return "(" + ", ".join(f"'{o.value}'" for o in HISTORY_OUTCOMES) + ")"
 
 
 def _columns(columns: dict[str, str]) -> str:

@@ -69,7 +69,9 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         record = self.config.stash[RUNNER].run(self.case, self.backend, self.nodeid)
         self.record = record.to_json()
-        self.user_properties += [("e2e_outcome", record.outcome.value), ("e2e_phase", record.phase or ""),
+        # Plain strings: xdist sends user_properties to the controller, and execnet sends no enums.
+        phase = record.phase.value if record.phase else ""
+        self.user_properties += [("e2e_outcome", record.outcome.value), ("e2e_phase", phase),
                                  ("e2e_verdict", record.verdict.value)]
         if record.verdict is Verdict.SKIPPED:
             pytest.skip(record.message)
@@ -97,7 +99,7 @@ class CaseItem(pytest.Item):
 def _failure_text(record) -> str:
     head = f"{record.outcome.value} in phase {record.phase}"
     if record.attempts:
-        attempts = ", ".join(a["outcome"] for a in record.attempts)
+        attempts = ", ".join(a.outcome.value for a in record.attempts)
         head += f" (attempts: {attempts}{'; flaky' if record.flaky else ''})"
     if record.expected is not Expected.PASS:
         head += f" (expected {record.expected.value} at {record.expectation_source}, in a different phase)"

@@ -119,7 +119,7 @@ def make_plan(records: Iterable[Record], files: dict[Expected, EntryFile], backe
                 continue
             new_kind = _file_for(r.outcome)
             if new_kind:
-                plan.added[new_kind].append(NewEntry(r.case, r.phase, _reason(r), _added_comment(backend)))
+                plan.added[new_kind].append(NewEntry(r.case, _phase(r), _reason(r), _added_comment(backend)))
             continue
         index = _entry_for(r, files[kind])
         if index is not None:
@@ -135,8 +135,13 @@ def make_plan(records: Iterable[Record], files: dict[Expected, EntryFile], backe
 
 def _disagreed(r: Record) -> bool:
     """Its reruns gave a pass and a failure that is not a crash: its outcome varies."""
-    outcomes = {Outcome(a["outcome"]) for a in r.attempts}
+    outcomes = {a.outcome for a in r.attempts}
     return Outcome.PASSED in outcomes and any(o.is_failure and not o.is_crash for o in outcomes)
+
+
+def _phase(r: Record) -> str | None:
+    """A record's phase as an entry's `phase` is written: plain text, which the YAML writer takes."""
+    return r.phase.value if r.phase else None
 
 
 def _file_for(outcome: Outcome) -> Expected | None:
@@ -166,10 +171,10 @@ def _judge(kind: Expected, index: int, entry: dict, records: list[Record], plan:
             left["now pass"] += 1
         elif _file_for(r.outcome) is kind.other:
             left[f"moved to {kind.other.file_title}"] += 1
-            plan.added[kind.other].append(NewEntry(r.case, r.phase, _reason(r), _moved_comment(r, kind),
+            plan.added[kind.other].append(NewEntry(r.case, _phase(r), _reason(r), _moved_comment(r, kind),
                                                    origin=index))
         else:
-            stay[r.case] = r.phase if has_phase and r.phase != phase0 else phase0
+            stay[r.case] = _phase(r) if has_phase and _phase(r) != phase0 else phase0
     if not left and all(p == phase0 for p in stay.values()):
         return None
     pattern = str(entry["id"])
@@ -256,7 +261,7 @@ def _added_comment(backend: str) -> str:
 
 
 def _flaky_comment(r: Record) -> str:
-    attempts = ", ".join(a["outcome"] for a in r.attempts)
+    attempts = ", ".join(a.outcome.value for a in r.attempts)
     return f"# review: marked nondeterministic by --update-expectations (its reruns gave {attempts})"
 
 

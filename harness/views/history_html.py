@@ -15,7 +15,8 @@ import jinja2
 import markupsafe
 
 from harness.history import status
-from harness.history.store import OUTCOME_CODES, HistoryStore
+from harness.history.store import HISTORY_OUTCOMES, OUTCOME_CODES, HistoryStore
+from harness.outcomes import Outcome
 from harness.views.history_text import describe_changes, when, when_text
 
 CASES_SHOWN = 5000          # table rows; the JSON view lists every case
@@ -23,8 +24,11 @@ CHART = {"width": 720, "height": 220, "left": 44, "right": 12, "top": 12, "botto
 # One colour per backend line, and one per outcome in the strips (as the matrix page colours them).
 LINE_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
                 "#7f7f7f", "#bcbd22"]
-OUTCOME_COLOURS = {"passed": "#2da44e", "mismatch": "#d4a72c", "compile_error": "#cf222e",
-                   "runtime_error": "#e16f24", "crashed": "#8250df", "timed_out": "#6e40c9"}
+# Every outcome named; not_run has no colour, as it has no letter in the history.
+OUTCOME_COLOURS: dict[Outcome, str | None] = {
+    Outcome.PASSED: "#2da44e", Outcome.MISMATCH: "#d4a72c", Outcome.COMPILE_ERROR: "#cf222e",
+    Outcome.RUNTIME_ERROR: "#e16f24", Outcome.CRASHED: "#8250df", Outcome.TIMED_OUT: "#6e40c9", Outcome.NOT_RUN: None}
+_BY_CODE = {OUTCOME_CODES[o]: o for o in HISTORY_OUTCOMES}   # a strip's letter -> its outcome
 STATUS_TITLES = {"new_failure": "new failure", "flaky": "flaky", "fixed": "fixed", "failing": "still failing"}
 
 _ASSETS = importlib.resources.files("harness.views") / "assets"
@@ -41,7 +45,7 @@ def render_history_html(store: HistoryStore) -> str:
         title=f"history of {store.path.name}", runs=runs, latest=runs[-1] if runs else None,
         latest_when=when(runs[-1]["created"]) if runs else "", chart=pass_rate_chart(status.pass_rates(store), runs),
         backends=backends, statuses=STATUS_TITLES, cases=[_row(c) for c in cases[:CASES_SHOWN]],
-        n_cases=len(cases), legend=[(o, OUTCOME_COLOURS[o]) for o in OUTCOME_CODES], js=_JS)
+        n_cases=len(cases), legend=[(o.value, OUTCOME_COLOURS[o]) for o in HISTORY_OUTCOMES], js=_JS)
 
 
 def pass_rate_chart(rates: list[dict[str, Any]], runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -70,9 +74,8 @@ def pass_rate_chart(rates: list[dict[str, Any]], runs: list[dict[str, Any]]) -> 
 
 
 def _row(case: dict[str, Any]) -> dict[str, Any]:
-    codes = {code: outcome for outcome, code in OUTCOME_CODES.items()}
-    strip = [{"x": i * 9, "colour": OUTCOME_COLOURS[codes[code]], "title": codes[code]}
-             for i, code in enumerate(case["recent"] or "")]
+    outcomes = [_BY_CODE[code] for code in case["recent"] or ""]
+    strip = [{"x": i * 9, "colour": OUTCOME_COLOURS[o], "title": o.value} for i, o in enumerate(outcomes)]
     return {**case, "when": when_text(case), "strip": strip, "strip_width": max(9 * len(strip), 9),
             "changed_text": describe_changes(case.get("changed")),
             "status_title": STATUS_TITLES[case["status"]]}

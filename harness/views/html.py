@@ -32,7 +32,7 @@ from typing import Any, Mapping
 import jinja2
 import markupsafe
 
-from harness.outcomes import Expected, Outcome, Verdict
+from harness.outcomes import Expected, Outcome, Phase, Verdict
 from harness.record import Record
 from harness.views.grouping import family_of, subject_families
 
@@ -260,11 +260,14 @@ def _cell(model: _Model, i: int, j: int) -> dict | None:
     elif _is_expected_failure(record):
         classes.append("xf")
     phase = record.phase
-    # The phase, unless the label already says it (a mismatch is always found in compare).
-    redundant = (phase == outcome.label or (outcome is Outcome.MISMATCH and phase == "compare")
-                 or (outcome is Outcome.RUNTIME_ERROR and phase == "run"))
-    return {"classes": " ".join(classes), "k": k, "label": outcome.label,
-            "phase": phase if phase and not redundant else None}
+    shown = phase is not None and phase is not _PHASE_IN_LABEL.get(outcome)
+    return {"classes": " ".join(classes), "k": k, "label": outcome.label, "phase": phase.value if shown else None}
+
+
+# The phase a cell's label already says ("compile"), or that is the only one its outcome is found
+# in (a mismatch in compare): the cell shows another phase only.
+_PHASE_IN_LABEL = {Outcome.COMPILE_ERROR: Phase.COMPILE, Outcome.MISMATCH: Phase.COMPARE,
+                   Outcome.RUNTIME_ERROR: Phase.RUN}
 
 
 def _json_for_script(data: Any) -> str:

@@ -17,7 +17,7 @@ def terminal_lines(records: list[Record]) -> list[str]:
         lines.append(f"{backend}: {len(mine)} cases  {counts}")
         for r in mine:
             if r.flaky:
-                lines.append(f"  FLAKY: {r.case} [attempts: {', '.join(a['outcome'] for a in r.attempts)}]"
+                lines.append(f"  FLAKY: {r.case} [attempts: {', '.join(a.outcome.value for a in r.attempts)}]"
                              + ("" if r.verdict is Verdict.FLAKY else " (fails the run; --flaky-ok lets it pass)"))
             elif r.verdict is Verdict.FLAKY:
                 lines.append(f"  FLAKY: {r.case} [{r.outcome.value}] its entry says its outcome is nondeterministic "
