@@ -3,9 +3,13 @@ onnxruntime, torch-mlir's and IREE's ONNX importers; PyTorch programs exported b
 program kinds decide which (case, backend) pairs are collected."""
 from __future__ import annotations
 
+import inspect
 import json
+import re
+import runpy
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import ml_dtypes
@@ -55,9 +59,32 @@ def test_node_tests_of_every_output_kind_pass_on_onnxruntime_and_are_not_collect
     # Said once for the whole family, not as a skip per case
     assert "1,884 onnx_node cases not collected for eager: it takes PyTorch programs only" in done.stdout
     assert "skipped" not in done.stdout.splitlines()[-1]
-    for name in ("test_string_concat", "test_sequence_insert_at_back"):
+    # float8: onnxruntime returns it as uint8, which repro.py reads as the harness does
+    for name in ("test_string_concat", "test_sequence_insert_at_back", "test_cast_FLOAT_to_FLOAT8E4M3FN"):
         alone = repro(tmp_path / "bundles", "onnxruntime", name)
         assert (alone.returncode, alone.stdout.strip()) == (0, "every output matched on onnxruntime"), alone.stderr
+
+
+def test_a_bundles_repro_reads_outputs_with_the_harness_own_function_without_the_harness(tmp_path, monkeypatch):
+    """repro.py gets the source of harness.backends.onnx_front.as_declared, not a copy that can
+    drift: a float8 output given as uint8 reads the same through both."""
+    from onnx import TensorProto, helper
+
+    from harness.backends.onnx_front import as_declared
+    from harness.worker.repro_onnx import script_text
+
+    text = script_text()
+    assert inspect.getsource(as_declared) in text
+    assert not re.search(r"^\s*(import|from) harness", text, re.M)
+    (tmp_path / "repro.py").write_text(text)
+    monkeypatch.setattr(sys, "path", list(sys.path))   # the script puts its folder first
+    monkeypatch.setitem(sys.modules, "backend_repro", types.ModuleType("backend_repro"))   # beside it in a bundle
+    script = runpy.run_path(str(tmp_path / "repro.py"), run_name="repro")   # its definitions, not its main()
+    declared = helper.make_tensor_type_proto(TensorProto.FLOAT8E4M3FN, [3])
+    raw = np.array([0x38, 0x40, 0xC8], dtype=np.uint8)   # 1, 2 and -4 in float8e4m3fn's bits
+    theirs, ours = script["as_declared"](raw, declared), as_declared(raw, declared)
+    assert theirs.dtype == ours.dtype == ml_dtypes.float8_e4m3fn
+    assert theirs.astype(np.float32).tolist() == ours.astype(np.float32).tolist() == [1.0, 2.0, -4.0]
 
 
 # A cast to int4 aborts torch-mlir's lowering (the worker: crashed) and iree-compile (a subprocess).
