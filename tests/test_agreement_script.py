@@ -213,6 +213,7 @@ def test_an_unknown_config_lists_the_known_ones(tmp_path):
                     "fx_importer_stablehlo")
 
 
+@pytest.mark.e2e   # the script starts torch-mlir's runner, which imports torch before it fails
 def test_a_runner_that_cannot_import_names_the_module_and_the_fix(tmp_path):
     checkout = fake_checkout(tmp_path / "tm")
     shadow = tmp_path / "shadow"   # multiprocess, as if it were not installed
@@ -232,6 +233,7 @@ needs_multiprocess = needs("torch-mlir-suite")
 
 
 @needs_multiprocess
+@pytest.mark.e2e   # the script runs upstream's runner, then pytest
 @pytest.mark.timeout(240)
 def test_the_runner_and_the_harness_on_a_fake_checkout(tmp_path):
     checkout = fake_checkout(tmp_path / "tm")
@@ -282,6 +284,7 @@ def test_the_runner_and_the_harness_on_a_fake_checkout(tmp_path):
 
 
 @needs_multiprocess
+@pytest.mark.e2e   # the script runs upstream's runner on the fake checkout
 @pytest.mark.timeout(120)
 def test_a_pool_process_that_dies_is_a_crash_of_the_runner_on_its_test(tmp_path):
     """The runner side alone (the hidden sub-command the script starts it with)."""

@@ -90,6 +90,7 @@ def test_unwritable_artifacts_dir_is_one_usage_error(e2e_project):
     assert "Traceback" not in result.output
 
 
+@pytest.mark.e2e
 def test_a_real_linalg_compile_failure_reproduces_from_the_bundle(tmp_path):
     """conv_backward/2d/groups2 fails to lower on the pinned torch-mlir: the bundle's torch-mlir-opt
     command and its repro.py both reproduce that error without the harness."""

@@ -498,6 +498,7 @@ def _rows() -> list:
             for bad in BAD]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("bad", _rows())
 def test_bad_input_gives_its_exact_line(bad_runs, bad):
     ret, output, wrote_report = bad_runs[bad.id]

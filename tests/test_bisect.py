@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from e2e_support import Project, python_path_env
 
+pytestmark = pytest.mark.e2e   # every test runs `python -m harness bisect`
+
 VERSIONS = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0"]
 CASE = "conv_backward/2d/tiny"
 

@@ -52,6 +52,7 @@ def test_controller_modules_do_not_import_torch():
     assert result["heavy"] == []   # neither torch nor onnx: workers list OpInfo's samples and ONNX's tests
 
 
+@pytest.mark.e2e
 @needs()   # its summary differs with the onnx extra: run again where it is installed
 def test_the_repo_collects_without_importing_torch(tmp_path):
     """`pytest --collect-only` on the repo itself (its conftest loads the plugin), with an empty

@@ -73,6 +73,7 @@ def test_a_family_named_by_an_ini_path_runs_in_case_modules_and_cases_files(e2e_
     assert result.record("eager", "scaled/cases_file/flip")["tags"] == ["scaled", "negative", "cases_file"]
 
 
+@pytest.mark.e2e
 def test_the_example_project_installed_with_the_wheel_runs_its_family_module_case_and_config(tmp_path):
     python = venv_with_harness(tmp_path / "venv", harness_wheel(tmp_path, REPO))
     project = tmp_path / "project"

@@ -51,7 +51,7 @@ def project(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def pool(project):
+def pool(project):   # workers: the tests that take it are e2e
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", python_path_env())
         # Two compute threads whatever runs the self-tests: under -n 2 a worker gets one, and with one
@@ -113,6 +113,7 @@ def test_generated_configurations_are_valid_small_and_round_trip(family):
         assert len({tuple(p["output_mask"]) for p in seen}) == 7
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("family, limit", [("conv_backward", {"max_examples": 60}),
                                            ("conv_forward", {"time_budget": 15.0})])
 def test_generated_configurations_run_in_eager_and_eager_finds_nothing(project, pool, tmp_path, family, limit):
@@ -123,6 +124,7 @@ def test_generated_configurations_run_in_eager_and_eager_finds_nothing(project, 
 
 # ------------------------------------------------------------------------------------- grouping and shrinking
 
+@pytest.mark.e2e
 def test_planted_bugs_are_two_findings_each_shrunk_to_the_minimal_configuration(project, pool, tmp_path):
     result = fuzzed(project, pool, tmp_path, backend=PLANTED, max_examples=40)
     findings = {f["signature"]: f for f in result["findings"]}
@@ -154,6 +156,7 @@ def test_planted_bugs_are_two_findings_each_shrunk_to_the_minimal_configuration(
         (grouped["case"], "compile", GROUPED), (transposed["case"], "lower", TRANSPOSED)]
 
 
+@pytest.mark.e2e
 def test_the_same_seed_gives_the_same_findings_and_a_rerun_replays_them_first(project, pool, tmp_path):
     database = tmp_path / "db"
     first = fuzzed(project, pool, tmp_path, backend=PLANTED, max_examples=30, seed=7, database=database)
@@ -172,6 +175,7 @@ def test_the_same_seed_gives_the_same_findings_and_a_rerun_replays_them_first(pr
     assert {f["found_in"] for f in short["findings"]} >= {"replay"}
 
 
+@pytest.mark.e2e
 def test_a_time_budget_ends_the_run(project, pool, tmp_path):
     result = fuzzed(project, pool, tmp_path, backend=PLANTED, time_budget=8.0)
     assert result["elapsed_s"] < 8.0 + 10  # one example past the budget at most (each takes milliseconds)
@@ -179,6 +183,7 @@ def test_a_time_budget_ends_the_run(project, pool, tmp_path):
     assert {f["signature"] for f in result["findings"]} == {GROUPED, TRANSPOSED}
 
 
+@pytest.mark.e2e
 def test_differential_mode_reports_where_two_backends_disagree(project, pool, tmp_path):
     result = fuzzed(project, pool, tmp_path, backend="eager", against=PLANTED, max_examples=30)
     assert result["against"] == PLANTED
@@ -196,6 +201,7 @@ def test_differential_mode_reports_where_two_backends_disagree(project, pool, tm
     assert alike["findings"] == [] and alike["outcomes"]["compile_error"] > 0
 
 
+@pytest.mark.e2e
 def test_an_interrupted_run_reports_what_it_found(project, pool, tmp_path):
     class InterruptedPool:
         """Delegates to the real pool until the 'user' presses Ctrl-C during the 25th run."""
@@ -218,6 +224,7 @@ def test_an_interrupted_run_reports_what_it_found(project, pool, tmp_path):
 
 # ------------------------------------------------------------------------------------- the command line
 
+@pytest.mark.e2e
 def test_the_command_writes_text_and_json_and_exits_1_on_findings(project, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(project)
     monkeypatch.setenv("PYTHONPATH", python_path_env())

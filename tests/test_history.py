@@ -177,6 +177,7 @@ def test_a_report_older_than_the_newest_run_gives_the_state_of_runs_ingested_in_
     assert [(c["case"], c["status"], c["since"]) for c in in_order] == [("x", "failing", 2), ("y", "passing", None)]
 
 
+@pytest.mark.e2e
 def test_an_older_schema_is_migrated_and_a_newer_one_refused(tmp_path):
     old = tmp_path / "v1.db"
     db = duckdb.connect(str(old))   # a file of schema 1, as the first harness with a history wrote it
@@ -211,6 +212,7 @@ def test_a_corrupt_database_is_one_line_for_the_tool_and_for_pytest(project, con
     assert result.error_lines()[0].startswith(f"ERROR: --history: history.db: {problem}")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("content, problem", [
     ('{"results": []}', "is not a harness report (no schema_version or created)"),
     ("this is not JSON", "is not a JSON report"),
@@ -222,6 +224,7 @@ def test_a_file_that_is_not_a_report_is_one_line(tmp_path, content, problem):
     assert done.stderr.startswith(f"error: r.json: {problem}")
 
 
+@pytest.mark.e2e
 def test_two_processes_ingesting_at_once_lose_nothing_and_double_nothing(tmp_path):
     reports = [write_report(tmp_path / f"{i}.json", f"r{i}", 1000.0 + i, {f"c{j}": "passed" for j in range(2000)})
                for i in range(6)]
@@ -260,6 +263,7 @@ def test_every_outcome_has_its_letter_and_colour_or_none_for_not_run():
     assert OUTCOME_CODES[Outcome.NOT_RUN] is None and OUTCOME_COLOURS[Outcome.NOT_RUN] is None
 
 
+@pytest.mark.e2e
 def test_the_history_page_draws_the_pass_rates_and_each_cases_strip_offline(tmp_path):
     page = history_page(tmp_path).read_text()
     assert "http://" not in page and "https://" not in page and "<script src" not in page
@@ -271,6 +275,7 @@ def test_the_history_page_draws_the_pass_rates_and_each_cases_strip_offline(tmp_
     assert "since run 2" in page and "changed: torch 2.2 \u2192 2.3" in page
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed (apt-get install chromium)")
 def test_chromium_runs_the_history_pages_filters(tmp_path):
     page = history_page(tmp_path)

@@ -23,6 +23,8 @@ from venvs import SYSTEM_PATH, harness_wheel, unactivated_env
 
 from harness.outcomes import Verdict
 
+pytestmark = pytest.mark.e2e   # fresh venvs that run pytest and `python -m harness`
+
 BASE = ("eager", "linalg-on-tensors", "linalg-on-tensors-direct", "tosa", "stablehlo", "inductor")
 SETS = {   # install set -> the backends its cases run on (each must run them green)
     "": BASE,                                                      # every backend the base install enables

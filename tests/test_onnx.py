@@ -48,6 +48,7 @@ def repro(bundles: Path, backend: str, test: str) -> subprocess.CompletedProcess
                           text=True, timeout=300, env=unactivated_env())
 
 
+@pytest.mark.e2e
 def test_node_tests_of_every_output_kind_pass_on_onnxruntime_and_are_not_collected_for_eager(tmp_path):
     done, results = run_pytest(tmp_path, "--backend=eager,onnxruntime", f"--artifacts-dir={tmp_path / 'bundles'}",
                                "--artifacts=all", *node_ids(KINDS, "onnxruntime"))
@@ -91,6 +92,7 @@ def test_a_bundles_repro_reads_outputs_with_the_harness_own_function_without_the
 ABORTS = {"linalg-on-tensors": ("crashed", "-6"), "iree-llvm-cpu": ("compile_error", "Error code: -6")}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("backend", [pytest.param(b, marks=needs("iree") if b.startswith("iree") else [])
                                      for b in sorted(ABORTS)])
 def test_a_node_test_runs_through_torch_mlirs_and_irees_onnx_importers(tmp_path, backend):
@@ -133,6 +135,7 @@ def write_block(folder: Path, outputs: list | None = None) -> Path:
     return folder / "cases.json"
 
 
+@pytest.mark.e2e
 @needs("iree")
 def test_a_users_onnx_model_runs_on_every_onnx_backend_against_onnxruntimes_outputs(tmp_path):
     cases = write_block(tmp_path / "project")   # read from its own folder, not the working directory's
@@ -145,6 +148,7 @@ def test_a_users_onnx_model_runs_on_every_onnx_backend_against_onnxruntimes_outp
     assert "1 onnx_model case not collected for eager: it takes PyTorch programs only" in done.stdout
 
 
+@pytest.mark.e2e
 def test_stored_outputs_are_the_golden_when_given(tmp_path):
     cases = write_block(tmp_path / "project", outputs=[np.zeros((2, 4), np.float32)])   # not what it computes
     done, results = run_pytest(tmp_path, f"--cases-file={cases}", "-m", "onnx_model", "--backend=onnxruntime")
@@ -153,6 +157,7 @@ def test_stored_outputs_are_the_golden_when_given(tmp_path):
     assert result["outcome"] == "mismatch" and result["message"].startswith("y: "), result["message"]
 
 
+@pytest.mark.e2e
 def test_torch_programs_exported_by_torch_onnx_run_on_onnx_linalg_on_tensors(tmp_path):
     done, results = run_pytest(tmp_path, "--backend=onnx-linalg-on-tensors",
                                "cases/module.py::module/mlp[onnx-linalg-on-tensors]")
@@ -161,6 +166,7 @@ def test_torch_programs_exported_by_torch_onnx_run_on_onnx_linalg_on_tensors(tmp
     assert result["outcome"] == "passed" and {"export", "import", "lower"} <= result["phase_durations"].keys()
 
 
+@pytest.mark.e2e
 def test_without_onnx_an_onnx_backend_or_model_gives_one_line(tmp_path):
     python = linked_venv(tmp_path / "venv", hide=lambda name: name == "onnx" or name.startswith("onnx-"))
     cases = write_block(tmp_path / "project")

@@ -38,7 +38,7 @@ def opinfo_case(op: str, variant: str = "", index: int = 0, dtype: str = "float3
 
 
 def run(case: Case, backend: str) -> tuple[Outcome, str, dict]:
-    """One case through the worker's execute(), in this process, on a real backend."""
+    """One case through the worker's execute(), in this process, on a real backend (its tests: e2e)."""
     from harness.inputs.configs import load_configs
     from harness.worker.execute import execute
 
@@ -78,6 +78,7 @@ def test_selection_takes_the_first_n_samples_per_op():
         opinfo_params.parse_samples("0")
 
 
+@pytest.mark.e2e   # a fresh process that lists OpInfo's samples, as a worker does (torch's op_db)
 def test_a_sample_is_the_same_in_a_fresh_worker_process(manifest):
     """Workers run with PYTHONHASHSEED=0 as the manifest writer does: meshgrid's set order holds."""
     want = {(op["name"], op["variant"]): op["samples"]["float32"][1] for op in manifest["ops"]
@@ -104,28 +105,33 @@ def test_the_rules_file_names_real_ops_with_a_reason(manifest):
 
 # ------------------------------------------------------------------------------- build and compare
 
+@pytest.mark.e2e
 def test_eager_passes_a_sample_and_the_params_name_it():
     outcome, message, _ = run(opinfo_case("topk"), "eager")
     assert (outcome, message) == (Outcome.PASSED, "")
     assert opinfo_params.validate({"op": "topk", "sample_index": 0})["fingerprint"].startswith("float32[5, 10, 5], 3 #")
 
 
+@pytest.mark.e2e
 def test_a_random_op_is_compared_by_shape_and_dtype_and_the_notes_say_so():
     outcome, _, notes = run(opinfo_case("normal", "number_mean"), "eager")
     assert outcome is Outcome.PASSED
     assert notes["values_not_compared"] == "*: a random op (its values after export differ from eager's)"
 
 
+@pytest.mark.e2e
 def test_a_measured_tolerance_is_applied_and_noted():
     outcome, _, notes = run(opinfo_case("polygamma", "polygamma_n_0"), "eager")
     assert outcome is Outcome.PASSED and "float32 polygamma" in notes["tolerance"]
 
 
+@pytest.mark.e2e
 def test_complex_and_sparse_outputs_are_compared_as_values():
     for op in ("fft.fft", "to_sparse"):
         assert run(opinfo_case(op), "eager")[:2] == (Outcome.PASSED, "")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("backend, ops", [
     # The JIT made 0-d inputs 1-d, took the running statistics batch norm writes into for its
     # outputs, and read uint8 results as int8.
@@ -187,6 +193,7 @@ def test_index_outputs_are_compared_by_the_values_they_select():
     assert "indices out of range" in check([4, 0], [1, 1])
 
 
+@pytest.mark.e2e
 def test_a_sort_with_ties_passes_and_its_notes_say_how_indices_were_compared(manifest):
     """Every sample of the index ops whose rules select by value passes on eager, and the notes say so."""
     ops = [("topk", ""), ("sort", ""), ("argsort", ""), ("max", "reduction_with_dim"), ("kthvalue", ""),
@@ -202,6 +209,7 @@ def test_a_sort_with_ties_passes_and_its_notes_say_how_indices_were_compared(man
     assert noted >= len(ops)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", ["opinfo/topk/default/float32/0",
                                   "opinfo_grad/nn.functional.conv2d/default/float32/0",
                                   "opinfo_grad/chalf/default/float32/0"])  # complex32, which numpy has not

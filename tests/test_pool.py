@@ -12,6 +12,8 @@ from harness.controller.pool import WorkerPool
 from harness.families.conv import CONV_FORWARD
 from harness.protocol import RunRequest
 
+pytestmark = pytest.mark.e2e   # every test starts workers
+
 CASE = conv_forward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]).to_json()
 EAGER = {"name": "eager", "class": "harness.backends.eager:EagerBackend", "options": {}, "tolerances": {}}
 HANG = {"name": "hang", "class": "fake_backends:FaultyBackend", "tolerances": {},

@@ -153,6 +153,7 @@ def rerun(folder: Path) -> dict:
     return record
 
 
+@pytest.mark.e2e
 def test_one_case_is_reduced_into_a_program_its_case_file_reruns(project):
     out = project / "out"
     run = harness(project, "reduce", "module/cases_file/buried_erf", "--backend=tosa", "--cases-file=cases.yaml",
@@ -172,6 +173,7 @@ def test_one_case_is_reduced_into_a_program_its_case_file_reruns(project):
     assert alone.returncode == 0 and "tensor(" in alone.stdout, alone.stderr   # the program runs in eager alone
 
 
+@pytest.mark.e2e
 def test_every_signature_group_of_a_report_is_reduced_and_the_triage_reports_link_them(project):
     """The two buried failures (a lowering that fails, a segfault) from a real run's report:
     at most 3 ops each, the culprit kept, the same signature when case.yaml is rerun."""
@@ -202,6 +204,7 @@ def test_every_signature_group_of_a_report_is_reduced_and_the_triage_reports_lin
         assert f"]({link})" in markdown and json.dumps(link) in page
 
 
+@pytest.mark.e2e
 @needs("onnx")
 def test_an_onnx_model_is_cut_node_by_node(project):
     """ONNX's node test of RotaryEmbedding, expanded into 30 nodes, segfaults torch-mlir's ONNX
@@ -221,6 +224,7 @@ def test_an_onnx_model_is_cut_node_by_node(project):
 
 # --------------------------------------------------------------------------- bad input
 
+@pytest.mark.e2e
 def test_a_case_that_passes_has_nothing_to_reduce(project):
     run = harness(project, "reduce", "module/cases_file/buried_erf", "--backend=eager", "--cases-file=cases.yaml",
                   "--out=out")
@@ -229,6 +233,7 @@ def test_a_case_that_passes_has_nothing_to_reduce(project):
     assert not (project / "out" / "reduce.json").exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("args, message", [
     (["module/buried_erf", "--backend=eager", "--cases-file=cases.yaml"],
      "error: module/buried_erf: no such case in cases.yaml (2 cases); did you mean module/cases_file/buried_erf?"),

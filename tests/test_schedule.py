@@ -52,6 +52,7 @@ def test_durations_come_from_a_report_or_a_pytest_split_file(tmp_path):
     assert durations_of({"results": [{"nodeid": "x"}, "junk"]}) == {}
 
 
+@pytest.mark.e2e
 def test_the_durations_command_writes_what_pytest_split_reads(tmp_path):
     report = tmp_path / "all.json"
     report.write_text(json.dumps(report_of({NODEIDS[2]: 7.0})))

@@ -13,8 +13,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from e2e_support import PASS, PATTERN, REPO, build_fake_compiler, run_pytest_with
 from venvs import harness_wheel, linked_venv, unactivated_env, venv_with_harness
+
+pytestmark = pytest.mark.e2e   # every test runs pytest in a set-up of its own
 
 HANG, CRASH = "conv_backward/2d/tiny", "conv_forward/2d/tiny"
 

@@ -108,6 +108,7 @@ def test_unwritable_report_paths_are_usage_errors(e2e_project):
         assert "Traceback" not in result.output
 
 
+@pytest.mark.e2e
 def test_python_m_harness_without_its_dependencies_says_so_in_one_line(tmp_path):
     """An interpreter the harness was not installed into (psutil shadowed by a module that fails as
     a missing one does): one line naming the module and the fix, no traceback."""

@@ -401,6 +401,7 @@ def collected(*args: str) -> list[str]:
     return [line for line in done.stdout.splitlines() if "::" in line]
 
 
+@pytest.mark.e2e
 def test_pytest_split_shards_are_disjoint_and_cover_the_cases():
     pytest.importorskip("pytest_split", reason="pytest-split is not installed: pip install -e '.[dev]'")
     everything = collected()
