@@ -9,7 +9,7 @@ steps' outputs), runs the harness's commands, and writes its outputs to $GITHUB_
 Markdown to $GITHUB_STEP_SUMMARY, as a workflow step does. `plan` runs before anything is
 installed (standard library only); the others run where the harness is installed. Verdict names
 come from harness.outcomes. tests/test_workflow.py runs these steps; CI runs the whole workflow
-under act (`act workflow_dispatch ...`, README "The nightly").
+under act (`act workflow_dispatch ...`, docs/how-to/nightly.md).
 
 Under act (ACT=true), the steps that would download an action (artifacts) run here instead:
 `local-upload` and `local-download` keep a job's files in NIGHTLY_LOCAL (default: a folder under

@@ -1,4 +1,4 @@
-"""Every bad input the README's "Bad input" table lists, with the exact line it gives.
+"""Every bad input the "Bad input" table lists (docs/reference/bad-input.md), with the exact line it gives.
 
 Each row writes files into a fresh tiny project (e2e_support.Project) and runs pytest on it in a
 subprocess: the run must exit with status 4, print exactly the row's error line, no Python
@@ -8,7 +8,7 @@ argparse error prints `ERROR: usage: ...` and then `<prog>: error: <line>` (prog
 
 Rows marked xfail are harness bugs: the input gives a traceback or a wrong or vague message. They
 assert only the shape (one `ERROR:` line that starts with the file or option, exit status 4,
-no traceback); when one starts to pass, write its exact line into the row and the README.
+no traceback); when one starts to pass, write its exact line into the row and the table.
 
 tests/test_validation.py checks a few of these by fragment; this file pins every line.
 The selected rows run two at a time (a fixture runs them all up front), not one by one.
@@ -67,7 +67,7 @@ FAMILY = Family("mine", dict, "x:y", options=(Option("mine-size", "how big"),))
 @dataclasses.dataclass(frozen=True)
 class Bad:
     id: str
-    what: str                   # the README's description of the input
+    what: str                   # the table's description of the input
     files: dict                 # relative path -> text, or a function that returns the file's bytes
     args: tuple = ()
     line: str = ""              # the exact error line, after "ERROR: " (or "<prog>: error: ")
@@ -518,9 +518,8 @@ def test_every_row_has_a_distinct_id_and_description():
     assert all(b.what and b.line for b in BAD)
 
 
-def test_the_readme_table_shows_every_line():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("\n## Bad input\n", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_table_shows_every_line():
+    section = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "bad-input.md").read_text()
     for bad in BAD:
         if not bad.bug:
             prefix = "pytest: error: " if bad.kind == ARGPARSE else "ERROR: "
