@@ -44,7 +44,7 @@ import yaml
 from pathlib import Path
 from harness.backend import CaseContext, create_backend
 from harness.inputs.configs import load_configs
-from harness.families.plugins import default_options, load_families
+from harness.families.loader import default_options, load_families
 from harness.worker.execute import execute
 from harness.inputs.registry import case_modules, load_case_module
 root = Path(sys.argv[1]); config = load_configs([root / "configs"])[sys.argv[2]]

@@ -19,9 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.api import conv_forward_case
 from harness.controller.pool import WorkerPool
-from harness.families.conv import CONV_FORWARD
+from harness.families.conv import CONV_FORWARD, conv_forward_case
 from harness.protocol import RunRequest
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,10 +27,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from harness.errors import HarnessInputError  # noqa: E402
-from harness.families.plugins import default_options, load_families, worker_env  # noqa: E402
-from harness.inputs.configs import load_configs, select_backend  # noqa: E402
-from harness.inputs.registry import case_modules, load_case_module  # noqa: E402
-from harness.reduce.command import Reduction, Setting, Workers  # noqa: E402
+from harness.families.loader import worker_env  # noqa: E402
+from harness.project import Project, settings_from_args  # noqa: E402
+from harness.reduce.engine import Reduction, Workers  # noqa: E402
 
 
 def failing_ids(backend: str, opinfo: int) -> list[str]:
@@ -52,13 +51,12 @@ def main() -> int:
     args = parser.parse_args()
     os.chdir(REPO)   # the workers' root: module cases import cases.models from there
 
-    families = load_families([], REPO)
-    options = default_options(families, REPO)
-    cases = {c.id: c for path in case_modules([REPO / "cases"]) for c in load_case_module(path, options)}
-    config = select_backend(load_configs([REPO / "configs"]), args.backend)
+    project = Project(settings_from_args(argparse.Namespace(), REPO))
+    cases = {c.id: c for c in project.cases}
+    config = project.config(args.backend)
     wanted = [i for i in failing_ids(args.backend, args.opinfo) if i in cases]
     out = args.out or Path(tempfile.mkdtemp(prefix="reduce-bench-"))
-    workers = Workers(config, args.parallel, worker_env(families))
+    workers = Workers(config, args.parallel, worker_env(project.families))
     rows = []
     try:
         for index, case_id in enumerate(wanted, 1):
@@ -68,8 +66,8 @@ def main() -> int:
             row = {"case": case_id}
             with open(folder / "log.txt", "w") as log:
                 try:
-                    result = Reduction(cases[case_id], Setting(config, families, folder, args.parallel, log=log),
-                                       workers).run()
+                    result = Reduction(cases[case_id], project, config, folder, args.parallel, log=log,
+                                       workers=workers).run()
                     row.update({"status": "passes now"} if result is None else {"status": "reduced", **{
                         k: result[k] for k in ("signature", "original_ops", "reduced_ops", "ops", "candidates_run")}})
                 except HarnessInputError as e:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.backend import CaseContext, create_backend
 from harness.families.interface import load_builder
-from harness.families.plugins import load_families
+from harness.families.loader import load_families
 from harness.inputs.configs import load_configs
 from harness.inputs.registry import case_modules, load_case_module
 from harness.worker.compare import normalised_error

@@ -7,7 +7,7 @@ torch-mlir's own suite (projects/pt1/python/torch_mlir_e2e_test/test_suite/backp
 with their exact upstream shapes. Structural tags (rank2, transposed, grouped, dynamic, ...) are
 derived from the params; the rows add only the tags that are not (parity, edge, slow, ...).
 """
-from harness.api import conv_backward_case
+from harness.families.conv import conv_backward_case
 
 F, T = False, True
 

@@ -5,7 +5,7 @@ harness.families.conv.params. Ids read `conv_forward/<rank>d/<name>`; structural
 from the params. A backend that fails a conv_backward case but passes the matching forward case
 points at the backward lowering rather than at convolution itself.
 """
-from harness.api import conv_forward_case
+from harness.families.conv import conv_forward_case
 
 F, T = False, True
 

@@ -2,7 +2,7 @@
 
 Ids read `module/<name>`. The same description works in a --cases-file entry with `family: module`.
 """
-from harness.api import module_case
+from harness.families.module import module_case
 
 BLOCKS = "cases.models.blocks"
 FEATURES = [{"shape": [4, 16]}]

@@ -1,24 +1,36 @@
-"""torch-backend-e2e's public interface: what another project's case modules and case families
-import, all from here (examples/external_project does).
+"""torch-backend-e2e's public interface: everything another project's case modules, case families
+and backends import, and all of it from here (examples/external_project and the README's backend
+example do; tests/test_api.py keeps it so).
 
-    from harness.api import Family, module_case
+    from harness.api import Backend, Family, family
 
-* Cases: `Case` (plain data: id, family, params, tags, timeout) and the built-in families'
-  constructors `conv_backward_case`, `conv_forward_case` and `module_case`; any family's
-  `Family.case(name, params)`. `DTYPES`: the floating dtypes a case's params["dtype"] names.
-* Families: `Family` and its extension points (each says when it is called, and on which side),
-  `Option` (a command-line option and ini key a family declares), `Discovery` (cases a family
-  finds outside the case modules), `Built` and `Program` (what a family's builder returns in a
-  worker), `check_keys` (the one unknown-key check and wording), `no_reductions`, `no_tags`.
+Stable: the names below and what their docstrings promise. A new keyword with a default may be
+added to them; nothing is removed or changes meaning without a release note. Everything else
+under `harness.` is internal and may change.
+
+* Cases: `Case` (plain data: id, family, params, tags, timeout); `family(name)`, an installed
+  family by name, whose `Family.case(name, params)` makes a validated case of it; `DTYPES`, the
+  floating dtypes a case's params["dtype"] may name.
+* Families: `Family` and its extension points (each field's docstring says when it is called and
+  on which side); `Option` (a command-line option and ini key a family declares); `Discovery`
+  (cases a family finds outside the case modules); `FuzzSpace` (its parameter space for `python -m
+  harness fuzz`); `Built`, `Golden`, `Program` and `OnnxProgram` (what its builder returns, in a
+  worker); the validation helpers `check_keys`, `no_reductions`, `no_tags`.
+* Backends: `Backend` (compile, run, versions, standalone), `CaseContext` (what a backend is
+  handed per case), `Phase` (the stage a case is in: `case.enter(Phase.LOWER)`), `Standalone` (a
+  backend's half of a bundle's repro.py), `export_program` (torch.export with the program's
+  dynamic shapes).
 
 A family is registered through the entry-point group `torch_backend_e2e.families` (or a line of
-the ini key `e2e_families`), as the built-in families are; see harness.families.interface.
+the ini key `e2e_families`), as the built-in families are; a backend through a config file's
+`class: package.module:Name`.
 """
-from harness.backend import Program
-from harness.families.conv import conv_backward_case, conv_forward_case
-from harness.families.interface import Built, Discovery, Family, Option, no_reductions, no_tags
-from harness.families.module import module_case
+from harness.backend import Backend, CaseContext, OnnxProgram, Program, Standalone, export_program
+from harness.families.interface import Built, Discovery, Family, FuzzSpace, Golden, Option, no_reductions, no_tags
+from harness.families.loader import family
+from harness.outcomes import Phase
 from harness.spec import DTYPES, Case, check_keys
 
-__all__ = ["Built", "Case", "DTYPES", "Discovery", "Family", "Option", "Program", "check_keys",
-           "conv_backward_case", "conv_forward_case", "module_case", "no_reductions", "no_tags"]
+__all__ = ["Backend", "Built", "Case", "CaseContext", "DTYPES", "Discovery", "Family", "FuzzSpace", "Golden",
+           "OnnxProgram", "Option", "Phase", "Program", "Standalone", "check_keys", "export_program", "family",
+           "no_reductions", "no_tags"]

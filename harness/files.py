@@ -10,7 +10,7 @@ from typing import Any
 from harness.errors import HarnessInputError
 
 
-def shown(path: Path) -> str:
+def display_path(path: Path) -> str:
     """A path as the user would type it: relative to the working directory when inside it."""
     relative = os.path.relpath(path)
     return str(path) if relative.startswith("..") else relative
@@ -19,7 +19,7 @@ def shown(path: Path) -> str:
 def where(path: Path, node: Any) -> str:
     """'file:line' for a mapping loaded by harness.inputs.yamlio.load_yaml, else just the file."""
     line = getattr(node, "line", 0)
-    return f"{shown(path)}:{line}" if line else shown(path)
+    return f"{display_path(path)}:{line}" if line else display_path(path)
 
 
 def write_text_atomically(path: Path, text: str) -> None:

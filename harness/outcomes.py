@@ -46,7 +46,7 @@ class Expected(str, enum.Enum):
         return member
 
     @property
-    def other(self) -> "Expected":
+    def other_file_kind(self) -> "Expected":
         """The other expectation file's kind: where a case that now crashes (or only fails) moves."""
         return {Expected.XFAIL: Expected.CRASH, Expected.CRASH: Expected.XFAIL}[self]
 

@@ -93,7 +93,7 @@ class Record:
                    flaky=bool(data.get("flaky", False)))
 
     @property
-    def tested(self) -> str:
+    def what_it_tests(self) -> str:
         """What the case tests: its subject, else its id up to the last "/"."""
         return self.subject or self.case.rsplit("/", 1)[0]
 

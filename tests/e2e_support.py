@@ -17,7 +17,7 @@ SUBPROCESS_TIMEOUT = 240  # seconds for one pytest run of a tiny project (a hang
 
 # Three tiny cases: eager runs each in a few milliseconds.
 TINY_CASES = '''\
-from harness.api import conv_backward_case, conv_forward_case
+from harness.families.conv import conv_backward_case, conv_forward_case
 
 CASES = [
     conv_backward_case("tiny", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3]),

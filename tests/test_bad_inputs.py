@@ -350,7 +350,7 @@ BAD = [
         "conv_backward/cases_file/same: two cases share this id; rename one (ids must be unique)"),
     # ---------------------------------------------------------------- case modules
     Bad("case-module-bad-case", "a case module declaring a bad case",
-        {"cases/broken.py": "from harness.api import conv_forward_case\n"
+        {"cases/broken.py": "from harness.families.conv import conv_forward_case\n"
                             "CASES = [conv_forward_case('x', input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 9, 9])]\n"},
         (), "cases/broken.py: conv_forward/2d/x: input_shape [1, 2, 4, 4] with kernel [9, 9], stride [1, 1], "
             "padding [0, 0], dilation [1, 1] gives output spatial size [-4, -4]: the dilated kernel does not fit "

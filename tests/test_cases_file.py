@@ -7,10 +7,10 @@ import textwrap
 import pytest
 from e2e_support import REPO, TINY_IDS
 
-from harness.api import conv_backward_case
 from harness.errors import HarnessInputError
+from harness.families.conv import conv_backward_case
 from harness.families.conv.params import validate_backward, validate_forward
-from harness.families.plugins import load_families
+from harness.families.loader import load_families
 from harness.inputs.registry import case_modules, check_unique, load_case_module, load_cases_file
 from harness.spec import Case
 
@@ -59,7 +59,7 @@ def test_case_module_without_cases_list(tmp_path):
 
 def test_case_module_with_a_bad_declaration_names_the_file_and_the_case(tmp_path):
     path = write(tmp_path, "bad.py", """\
-        from harness.api import conv_backward_case
+        from harness.families.conv import conv_backward_case
         CASES = [conv_backward_case("odd", input_shape=[1, 3, 4, 4], weight_shape=[2, 1, 3, 3], groups=2)]
         """)
     with pytest.raises(HarnessInputError) as info:
@@ -247,7 +247,7 @@ def test_cases_file_selected_with_k(e2e_project):
 
 
 def test_cases_file_family_without_a_case_module_joins_the_first_module(e2e_project):
-    e2e_project.write("cases/tiny.py", "from harness.api import conv_backward_case\n"
+    e2e_project.write("cases/tiny.py", "from harness.families.conv import conv_backward_case\n"
                       "CASES = [conv_backward_case('only', input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3])]\n")
     e2e_project.write("fwd.yaml", "- {family: conv_forward, input_shape: [1, 2, 4, 4], weight_shape: [2, 2, 3, 3]}\n")
     result = e2e_project.run("--cases-file=fwd.yaml", "--collect-only", "-q", report=None)

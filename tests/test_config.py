@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 from e2e_support import REPO, TINY_CASES
 
-from harness.controller.runner import Runner, Settings
+from harness.controller.runner import Runner
 from harness.errors import HarnessInputError
-from harness.families.plugins import load_families
+from harness.families.loader import load_families
 from harness.inputs.configs import BackendConfig, Tolerance, load_configs
+from harness.project import Project
+from harness.settings import Settings
 
 FAMILY_TABLE = load_families([], Path(__file__).resolve().parents[1])
 
@@ -154,7 +156,7 @@ def test_unknown_backend_lists_the_known_ones(tmp_path):
     write(tmp_path / "configs", "alpha", "name: alpha\nclass: a:B\n")
     write(tmp_path / "configs", "beta", "name: beta\nclass: a:B\n")
     with pytest.raises(HarnessInputError) as info:
-        Runner(settings(tmp_path, ["alpha", "gamma"]), FAMILY_TABLE)
+        Runner(Project(settings(tmp_path, ["alpha", "gamma"])))
     known = ", ".join(sorted(BUILTIN | {"alpha", "beta"}))
     assert str(info.value) == (f"--backend=gamma: unknown backend (known: {known}); "
                                "add configs/<name>.yaml or pass --configs-dir=DIR")
@@ -165,18 +167,18 @@ def test_backend_requiring_a_missing_distribution(tmp_path):
                                          "install: pip install -e '.[needy]'\n")
     write(tmp_path / "configs", "fine", "name: fine\nclass: a:B\n")
     with pytest.raises(HarnessInputError) as info:
-        Runner(settings(tmp_path, ["needy"]), FAMILY_TABLE)
+        Runner(Project(settings(tmp_path, ["needy"])))
     assert str(info.value) == ("--backend=needy: needs the package 'no-such-dist-e2e-test', which is not "
                                "installed; install it with: pip install -e '.[needy]'")
     # Not selected: no problem.
-    runner = Runner(settings(tmp_path, ["fine"]), FAMILY_TABLE)
+    runner = Runner(Project(settings(tmp_path, ["fine"])))
     assert list(runner.configs) == ["fine"]
 
 
 def test_selected_backends_keep_their_order(tmp_path):
     for name in ("a", "b", "c"):
         write(tmp_path / "configs", name, f"name: {name}\nclass: x:Y\n")
-    assert list(Runner(settings(tmp_path, ["c", "a"]), FAMILY_TABLE).configs) == ["c", "a"]
+    assert list(Runner(Project(settings(tmp_path, ["c", "a"]))).configs) == ["c", "a"]
 
 
 def test_extends_inherits_and_overrides(tmp_path):

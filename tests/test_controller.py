@@ -12,10 +12,11 @@ from e2e_support import REPO, TINY_CASES, python_path_env
 from extras import installed, needs
 
 from harness.controller.run_case import DEFAULT_TIMEOUT, case_timeout
-from harness.controller.runner import Runner, Settings
-from harness.families.plugins import load_families
+from harness.controller.runner import Runner
 from harness.inputs.expectations import Entry
 from harness.outcomes import Expected, Outcome, Verdict
+from harness.project import Project
+from harness.settings import Settings
 from harness.spec import Case
 
 
@@ -28,17 +29,18 @@ def test_controller_modules_do_not_import_torch():
     code = textwrap.dedent(f"""\
         import json, sys
         from pathlib import Path
-        import harness.plugin, harness.controller.runner, harness.controller.pool, harness.views.json_report
+        import harness.plugin, harness.controller.runner, harness.controller.pool, harness.reports
         import harness.inputs.expectations, harness.inputs.configs, harness.inputs.registry, harness.families
         from harness.inputs.registry import case_modules, load_case_module
-        from harness.controller.runner import Runner, Settings
-        from harness.families.plugins import load_families
+        from harness.controller.runner import Runner
+        from harness.project import Project
+        from harness.settings import Settings
         root = Path({str(REPO)!r})
         cases = [c for m in case_modules([root / "cases"]) for c in load_case_module(m)]
-        runner = Runner(Settings(rootdir=root, backends=["eager"], cases_dirs=[root / "cases"],
+        runner = Runner(Project(Settings(rootdir=root, backends=["eager"], cases_dirs=[root / "cases"],
                                  configs_dirs=[root / "configs"], xfail_dir=root / "xfail",
                                  crash_sets_dir=root / "crash_sets", cases_files=[], run_crash_set=False,
-                                 case_timeout=None), load_families([], root))
+                                 case_timeout=None)))
         for case in runner.all_cases:
             runner.timeout(case, "eager")
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "onnx", "onnxruntime"))
@@ -99,7 +101,7 @@ def runner(tmp_path) -> Runner:
                         configs_dirs=[tmp_path / "configs"], xfail_dir=tmp_path / "xfail",
                         crash_sets_dir=tmp_path / "crash_sets", cases_files=[], run_crash_set=False,
                         case_timeout=None)
-    return Runner(settings, load_families([], REPO))
+    return Runner(Project(settings))
 
 
 def case(timeout=None) -> Case:

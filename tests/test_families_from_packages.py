@@ -10,7 +10,7 @@ from e2e_support import REPO, run_pytest_with
 from venvs import harness_wheel, pip_install, unactivated_env, venv_with_harness
 
 from harness.errors import HarnessInputError
-from harness.families import plugins
+from harness.families import loader as plugins
 
 SCALED_FAMILY = '''\
 """A family of this project: x * scale. Pure Python; its builder lives in scaled_torch.py."""

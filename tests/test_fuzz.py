@@ -15,15 +15,21 @@ import pytest
 from e2e_support import REPO, python_path_env
 from hypothesis import HealthCheck, given, settings
 
+from harness.backend import load_object
+from harness.cli import main
 from harness.controller.pool import WorkerPool
-from harness.families.conv import fuzz, fuzz_space, fuzz_text
+from harness.families.conv import fuzz_space
 from harness.families.conv.fuzz_space import FUZZ_FAMILIES as FAMILIES
 from harness.families.conv.params import out_channels, output_spatial
-from harness.families.plugins import load_families
+from harness.families.loader import load_families
+from harness.fuzz import engine as fuzz
+from harness.fuzz import text as fuzz_text
+from harness.fuzz.examples import Examples
 from harness.inputs.configs import load_configs
 from harness.inputs.expectations import load_expectations
 from harness.inputs.registry import load_cases_file
-from harness.tools.cli import main
+from harness.project import Project
+from harness.settings import Settings
 
 FAMILY_TABLE = load_families([], REPO)
 
@@ -66,8 +72,8 @@ def pool(project):   # workers: the tests that take it are e2e
 
 def fuzzed(project, pool, tmp_path, *, database: Path | None = None, **options) -> dict:
     options.setdefault("seed", 0)
-    result = fuzz.run(fuzz.FuzzOptions(configs_dirs=[project / "configs"], rootdir=project,
-                                       database_dir=database or tmp_path / "db", **options), pool=pool)
+    where = Project(Settings(configs_dirs=[project / "configs"], rootdir=project))
+    result = fuzz.run(fuzz.FuzzPlan(database_dir=database or tmp_path / "db", **options), where, pool=pool)
     json.dumps(result)  # what --out writes
     return result
 
@@ -96,8 +102,9 @@ def test_generated_configurations_are_valid_small_and_round_trip(family):
         assert n <= fuzz_space.MAX_BATCH and c_in <= fuzz_space.MAX_CHANNELS and max(spatial) <= fuzz_space.MAX_SPATIAL
         assert out_channels(params) <= fuzz_space.MAX_CHANNELS and max(params["weight_shape"][2:]) <= 3
         assert min(output_spatial(params)) >= 1
-        case = fuzz_space.case_for(family, params)
-        assert case.id == f"{family}/cases_file/{fuzz_space.case_name(family, params)}" and case.params == params
+        examples = Examples(FAMILIES[family], load_object(FAMILIES[family].fuzz_space))
+        case = examples.case(params)
+        assert case.id == f"{family}/cases_file/{examples.name(params)}" and case.params == params
         seen.append(params)
 
     check()
@@ -219,7 +226,7 @@ def test_an_interrupted_run_reports_what_it_found(project, pool, tmp_path):
     assert result["interrupted"] and result["configs_run"] == 24 and result["examples_run"] >= 24
     assert {f["signature"] for f in result["findings"]} == {GROUPED, TRANSPOSED}
     assert {f["shrink"] for f in result["findings"]} == {"none"}  # the smallest configuration seen
-    assert "(interrupted)" in fuzz_text.render_text(result).splitlines()[0]
+    assert "(interrupted)" in fuzz_text.findings_text(result).splitlines()[0]
 
 
 # ------------------------------------------------------------------------------------- the command line

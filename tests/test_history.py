@@ -29,7 +29,7 @@ from harness.views.history_html import OUTCOME_COLOURS
 pytest_plugins = ["pytester"]
 
 CASES = '''\
-from harness.api import conv_backward_case
+from harness.families.conv import conv_backward_case
 
 CASES = [conv_backward_case(name, input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3])
          for name in ("always_pass", "always_fail", "flip", "regress", "fixed")]
@@ -214,8 +214,8 @@ def test_a_corrupt_database_is_one_line_for_the_tool_and_for_pytest(project, con
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("content, problem", [
-    ('{"results": []}', "is not a harness report (no schema_version or created)"),
-    ("this is not JSON", "is not a JSON report"),
+    ('{"results": []}', "is not a harness report (no schema_version or results)"),
+    ("this is not JSON", "is not JSON"),
 ])
 def test_a_file_that_is_not_a_report_is_one_line(tmp_path, content, problem):
     (tmp_path / "r.json").write_text(content)

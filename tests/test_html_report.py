@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from harness.record import Record
+from harness.reports import summarise
 from harness.views import html as html_report
 from harness.views.html import DATA_ELEMENT_ID, decode_payload, render_html
-from harness.views.json_report import summarise
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(),
@@ -140,7 +140,7 @@ def test_report_text_cannot_inject_markup(page):
     assert "<" not in data_block and ">" not in data_block and "&" not in data_block
     # The case id is visible as text, escaped in the markup.
     assert INJECTION in "".join(parsed.text)
-    assert html_report._e(QUOTE_CASE.split("/", 1)[1]) in page
+    assert html_report._escaped(QUOTE_CASE.split("/", 1)[1]) in page
 
 
 def test_the_inline_script_never_writes_markup():

@@ -13,7 +13,7 @@ import pytest
 import torch
 from e2e_support import Project
 
-from harness.api import module_case
+from harness.families.module import module_case
 from harness.families.module.build import build
 from harness.families.module.params import validate
 from harness.spec import Case
@@ -119,7 +119,8 @@ def test_build_names_nested_outputs_and_computes_a_float64_golden(models):
     assert built.program.module.input_names == ["x", "ids"]
     x, ids = built.input_sets[0]
     assert x.dtype == torch.float32 and ids.dtype == torch.int64 and 0 <= ids.min() and ids.max() < 10
-    golden = built.goldens[0]
+    assert built.golden.kind == "given"
+    golden = built.golden.values[0]
     assert golden[0].dtype == torch.float64 and torch.equal(golden[0], x.double() * 0.5)
     assert golden[1] == 2 and built.reference[0][1] == 2   # a Python int output
     assert torch.equal(built.reference[0][0], x * 0.5)
@@ -162,7 +163,7 @@ def test_the_module_is_cast_to_the_case_dtype(models):
 
 def test_a_module_that_cannot_run_in_float64_falls_back_and_says_so(models):
     built = build(make({"module": "models:Float32Only", "inputs": [{"shape": [2]}]}))
-    assert built.goldens is None and built.reference is not None
+    assert built.golden.kind == "eager" and built.reference is not None
     assert built.notes["golden"].startswith("eager at float32: the module does not run in float64")
 
 

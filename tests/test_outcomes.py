@@ -111,7 +111,7 @@ def test_each_outcome_and_verdict_carries_its_labels_and_kind():
 def test_expected_names_its_file_and_the_other_one():
     assert [(k.folder, k.file_title) for k in Expected.files()] == [("xfail", "the xfail file"),
                                                                      ("crash_sets", "the crash set")]
-    assert Expected.XFAIL.other is Expected.CRASH and Expected.CRASH.other is Expected.XFAIL
+    assert Expected.XFAIL.other_file_kind is Expected.CRASH and Expected.CRASH.other_file_kind is Expected.XFAIL
     assert Expected.PASS.folder is None and Expected("crash") is Expected.CRASH == "crash"
 
 

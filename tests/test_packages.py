@@ -12,9 +12,10 @@ from test_config import settings, write
 
 from harness.controller.runner import Runner
 from harness.errors import HarnessInputError
-from harness.families.plugins import load_families
+from harness.families.loader import load_families
 from harness.installation.executables import find_tool
 from harness.installation.packages import locate
+from harness.project import Project
 
 FAMILY_TABLE = load_families([], REPO)
 
@@ -52,7 +53,7 @@ def test_metadata_of_an_installed_wheel_is_not_taken_for_a_source_build_that_sha
 
 def test_requires_is_met_by_an_importable_module_and_may_name_its_import_name(tmp_path, source_build):
     write(tmp_path / "configs", "src", "name: src\nclass: a:B\nrequires: [srcpkg, {other-dist: srcpkg}]\n")
-    runner = Runner(settings(tmp_path, ["src"]), FAMILY_TABLE)
+    runner = Runner(Project(settings(tmp_path, ["src"])))
     block = runner.backend_environment()["src"]
     assert block["imported_from"] == {"srcpkg": str(source_build), "other-dist": str(source_build)}
     assert block["versions"]["srcpkg"] == f"unknown (source build at {source_build})"
@@ -70,7 +71,7 @@ def when_entry(tmp_path, condition: str) -> None:
 
 def test_an_unknown_version_satisfies_no_condition_and_the_summary_names_the_entries(tmp_path, source_build):
     when_entry(tmp_path, ">=1")
-    runner = Runner(settings(tmp_path, ["src"]), FAMILY_TABLE)
+    runner = Runner(Project(settings(tmp_path, ["src"])))
     assert runner.expectations["src"].lookup("conv_backward/2d/tiny") is None
     notice = next(n for n in runner.notices() if n.startswith("when:"))
     assert notice == (f"when: srcpkg is unknown (source build at {source_build}): an unknown version satisfies "
@@ -80,12 +81,12 @@ def test_an_unknown_version_satisfies_no_condition_and_the_summary_names_the_ent
 
 def test_assume_version_states_it(tmp_path, source_build):
     when_entry(tmp_path, ">=1")
-    runner = Runner(settings(tmp_path, ["src"], assumed_versions={"srcpkg": "1.5"}), FAMILY_TABLE)
+    runner = Runner(Project(settings(tmp_path, ["src"], assumed_versions={"srcpkg": "1.5"})))
     assert runner.expectations["src"].lookup("conv_backward/2d/tiny").reason == "fails on 1.x"
     assert not [n for n in runner.notices() if n.startswith("when:")]
     unknown = r"--assume-version=tensorflow=2: unknown name 'tensorflow'; use one of"
     with pytest.raises(HarnessInputError, match=unknown):
-        Runner(settings(tmp_path, ["src"], assumed_versions={"tensorflow": "2"}), FAMILY_TABLE)
+        Runner(Project(settings(tmp_path, ["src"], assumed_versions={"tensorflow": "2"})))
 
 
 def test_tools_are_found_beside_the_package_or_in_a_build_trees_bin(source_build, tmp_path):

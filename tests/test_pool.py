@@ -7,9 +7,8 @@ import signal
 import pytest
 from e2e_support import REPO
 
-from harness.api import conv_forward_case
 from harness.controller.pool import WorkerPool
-from harness.families.conv import CONV_FORWARD
+from harness.families.conv import CONV_FORWARD, conv_forward_case
 from harness.protocol import RunRequest
 
 pytestmark = pytest.mark.e2e   # every test starts workers

@@ -1,10 +1,15 @@
-"""harness.views.json_report and harness.views.terminal: the JSON report and the terminal summary, from records."""
+"""harness.reports and harness.views.terminal: the JSON report (written, and read by every command
+through one module) and the terminal summary, from records."""
 from __future__ import annotations
 
 import json
 
+import pytest
+
+from harness.cli import main
 from harness.record import Record
-from harness.views.json_report import SCHEMA_VERSION, summarise, write_json
+from harness.reports import SCHEMA_VERSION, summarise
+from harness.reports import write_report as write_json
 from harness.views.terminal import terminal_lines
 
 
@@ -59,3 +64,18 @@ def test_terminal_lines():
         "  UNEXPECTED_FAILURE: fam/2d/y [crashed in run] worker killed by SIGSEGV during phase run",
         "b2: 1 cases  passed=1",
     ]
+
+
+@pytest.mark.parametrize("command", [
+    ["history", "ingest", "h.db", "r.json"], ["diff", "r.json", "r.json"], ["merge", "r.json", "-o", "m.json"],
+    ["report", "r.json", "--md", "r.md"], ["reduce", "--all", "r.json", "--out", "out"], ["table", "r.json"],
+], ids=lambda command: " ".join(command[:2]))
+def test_a_truncated_report_is_one_line_from_every_command(tmp_path, monkeypatch, capsys, command):
+    """Every command reads a report through harness.reports: a damaged one is one `error:` line, exit 2."""
+    write_json(tmp_path / "whole.json", {}, [dict(r, params={}) for r in RECORDS], complete=True)
+    text = (tmp_path / "whole.json").read_text()
+    (tmp_path / "r.json").write_text(text[:len(text) // 2])
+    monkeypatch.chdir(tmp_path)
+    assert main(command) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: r.json: is not JSON (") and error.count("\n") == 1, error

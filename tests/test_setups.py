@@ -114,7 +114,7 @@ def _link_or_copy(source: str, dest: str) -> None:
 # ------------------------------------------------------------------ 3. the wheel, from another project
 
 MINE = """\
-from harness.api import conv_backward_case
+from harness.families.conv import conv_backward_case
 
 CASES = [
     conv_backward_case("plain", input_shape=[1, 2, 5, 5], weight_shape=[2, 2, 3, 3]),

@@ -3,7 +3,7 @@
 The compiler messages below are verbatim from a real run (conv_backward / conv_forward cases on
 linalg-on-tensors, tosa, stablehlo and iree-llvm-cpu), cut after the first diagnostic and the start
 of its op dump where the rest adds nothing. The Python exceptions are torch's real errors as
-harness.worker.session.describe formats them; mismatch messages come from harness.worker.compare itself; crash and
+harness.worker.session.describe_error formats them; mismatch messages come from harness.worker.compare itself; crash and
 timeout messages follow harness.controller.pool's wording. Messages changed by hand to make a second bug are
 marked as derived.
 """
@@ -14,7 +14,7 @@ import pytest
 
 from harness.controller.signature import MAX_LENGTH, signature
 from harness.worker.compare import Output, compare
-from harness.worker.session import describe
+from harness.worker.session import describe_error
 
 # ------------------------------------------------------------------- real compiler messages
 
@@ -462,7 +462,7 @@ def test_describe_output_of_a_live_exception(text):
     try:
         _raise_here(text)
     except RuntimeError as e:
-        message = describe(e)
+        message = describe_error(e)
     assert f"(at {__file__}:" in message
     assert signature("compile_error", "lower", message) == (
         "RuntimeError: injected compiler failure: 'fake.op' failed to legalize at 0xN")

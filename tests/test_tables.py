@@ -1,10 +1,9 @@
 """`python -m harness table`: the README's backend and lowering-path tables, from JSON reports."""
 from __future__ import annotations
 
-import json
-
+from harness.cli import TABLE_BEGIN, TABLE_END, main
 from harness.record import Record
-from harness.tools.cli import TABLE_BEGIN, TABLE_END, main
+from harness.reports import write_report
 from harness.views.tables import backend_table, lowering_table
 
 
@@ -36,7 +35,7 @@ def test_lowering_table_counts_paths_and_their_passes():
 
 def test_table_rewrites_only_between_the_markers(tmp_path, monkeypatch):
     report = tmp_path / "r.json"
-    report.write_text(json.dumps({"results": [r.to_json() for r in RECORDS]}))
+    write_report(report, {}, [r.to_json() for r in RECORDS], complete=True)   # a report as read_report checks it
     readme = tmp_path / "README.md"
     readme.write_text(f"before\n{TABLE_BEGIN}\nold table\n{TABLE_END}\nafter\n")
     (tmp_path / "configs").mkdir()

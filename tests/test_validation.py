@@ -42,7 +42,7 @@ BAD = [
                                             "- {input_shape: [1, 3, 4, 4], weight_shape: [2, 1, 3, 3], groups: 2}\n"},
         ("--cases-file=extra.yaml",), "extra.yaml:2:", "groups=2 does not divide the 3 input channels"),
     Bad("case-module-bad-declaration",
-        {"cases/broken.py": "from harness.api import conv_forward_case\n"
+        {"cases/broken.py": "from harness.families.conv import conv_forward_case\n"
                             "CASES = [conv_forward_case('x', input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 9, 9])]\n"},
         (), "cases/broken.py:", "conv_forward/2d/x: input_shape [1, 2, 4, 4] with kernel [9, 9]"),
     Bad("report-json-unwritable", {"afile": "not a directory\n"}, ("--report-json=afile/report.json",),

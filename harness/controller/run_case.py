@@ -9,10 +9,10 @@ from harness.controller.pool import WorkerPool
 from harness.inputs.configs import BackendConfig
 from harness.inputs.expectations import Entry
 from harness.protocol import BundleRequest, CaseResult, RunRequest
+from harness.settings import DEFAULT_MEMORY_LIMIT_MB
 from harness.spec import Case
 
 DEFAULT_TIMEOUT = 60.0
-DEFAULT_MEMORY_LIMIT_MB = 8192.0  # a runaway case becomes a crashed result, not a machine out of memory
 
 
 def case_timeout(case: Case, config: BackendConfig, entry: Entry | None = None,

@@ -5,142 +5,54 @@ The pytest plugin asks the Runner to run one (case, backend) pair and gets a Rec
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
-import platform
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Mapping
 
 from harness import native_stacks
 from harness.bundle_layout import bundle_path
 from harness.controller.bundles import write_readme
 from harness.controller.pool import WorkerPool
-from harness.controller.run_case import DEFAULT_MEMORY_LIMIT_MB, case_timeout, run_case
+from harness.controller.run_case import case_timeout, run_case
 from harness.controller.signature import signature
-from harness.errors import HarnessInputError
-from harness.families.interface import Family
-from harness.families.plugins import discover_all, worker_env
-from harness.files import shown
-from harness.inputs.configs import BackendConfig, load_configs, select_backend
-from harness.inputs.expectations import Entry, Expectations, load_expectations
-from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
+from harness.families.loader import worker_env
+from harness.files import display_path
+from harness.inputs.configs import BackendConfig
+from harness.inputs.expectations import Entry
 from harness.installation.executables import torch_mlir_opt
-from harness.installation.packages import locate, version_text
+from harness.installation.packages import locate
 from harness.outcomes import Expected, Outcome, decide
+from harness.project import Project
 from harness.protocol import CaseResult
 from harness.record import Attempt, Record, repro_command
 from harness.spec import Case
 
 
-@dataclasses.dataclass
-class Settings:
-    rootdir: Path
-    backends: list[str]
-    cases_dirs: list[Path]
-    configs_dirs: list[Path]
-    xfail_dir: Path
-    crash_sets_dir: Path
-    cases_files: list[Path]
-    run_crash_set: bool
-    case_timeout: float | None
-    artifacts_dir: Path | None = None   # repro bundles go here (--artifacts-dir)
-    artifacts_all: bool = False         # bundles for every result, not only unexpected ones
-    memory_limit_mb: float | None = DEFAULT_MEMORY_LIMIT_MB  # per worker, unless the config sets one
-    recycle_after: int | None = None    # cases per worker before it is replaced
-    recycle_rss_mb: float | None = None # resident MiB after a case beyond which the worker is replaced
-    assumed_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # --assume-version NAME=VERSION
-    rerun_failures: int = 0             # reruns of an unexpected failure, each in a fresh worker
-    flaky_ok: bool = False              # a case whose attempts disagreed does not fail the run
-    # The families' options by dest name (harness.families.plugins.resolve): what case modules'
-    # cases(options) and the families' discover(options) see.
-    family_options: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-
-def expectation_conditions(configs: dict[str, BackendConfig], assumed: dict[str, str] | None = None,
-                           installed: dict[str, str] | None = None) -> dict[str, str | None]:
-    """What an expectation's `when:` may name, with its version: installed, 'unknown (source build
-    at PATH)', or None (not there); `assumed` versions (--assume-version) replace them. `installed`:
-    installed_versions(), when the caller already has them."""
-    conditions = {**{d: version_text(d, c.module_of(d)) for c in configs.values() for d in c.requires},
-                  **(installed if installed is not None else installed_versions())}
-    for name, version in (assumed or {}).items():
-        if name not in conditions:
-            raise HarnessInputError(f"--assume-version={name}={version}", f"unknown name {name!r}",
-                                    f"use one of {', '.join(sorted(conditions))}")
-        conditions[name] = version
-    return conditions
-
-
-def installed_versions() -> dict[str, str]:
-    """python, and torch, torch-mlir and numpy where they can be imported (version or 'unknown (...)')."""
-    found = {dist: version_text(dist) for dist in ("torch", "torch-mlir", "numpy")}
-    return {"python": platform.python_version(), **{d: v for d, v in found.items() if v}}
-
-
 class Runner:
-    def __init__(self, settings: Settings, families: Mapping[str, Family], start_worker: bool = False):
-        """`families`: the run's family table (harness.families.plugins.load_families). start_worker:
-        start the first worker as soon as the backends are known, so that it imports torch and the
-        backends while this process loads cases and expectations and pytest collects."""
-        self.settings = settings
-        self.families = dict(families)
+    def __init__(self, project: Project, start_worker: bool = False):
+        """start_worker: start the first worker as soon as the backends are known, so that it imports
+        torch and the backends while this process loads cases and expectations and pytest collects."""
+        self.project, self.settings = project, project.settings
         self._pool: WorkerPool | None = None
-        configs = load_configs(settings.configs_dirs)
-        self.configs = {name: select_backend(configs, name) for name in settings.backends}
+        self.families = project.families
+        self.configs = {name: project.config(name) for name in self.settings.backends}
         if start_worker:
             self.pool.start()
         try:
-            self._load(configs)
+            self.expectations = {name: project.expectations(name) for name in self.configs}
         except BaseException:  # a bad cases or expectations file: the worker must not outlive the error
             self.close()
             raise
-
-    def _load(self, configs: dict[str, BackendConfig]) -> None:
-        settings = self.settings
-        self.versions = installed_versions()
-        options = settings.family_options
-        modules = case_modules(settings.cases_dirs)
-        self.module_cases = {path: load_case_module(path, options) for path in modules}
-        self.discovered = discover_all(self.families, options)   # cases from outside the case modules
-        self.module_cases.update(self.discovered.cases)
-        self._add_cases_files()
-        check_unique(self.all_cases)
-        # What expectation entries may name: every case of the modules, selected or not
-        self.known_ids = sorted({i for path in modules for i in case_module_ids(path, options)}
-                                | {c.id for c in self.all_cases})
-        self.expectations = self._load_expectations(configs)
-
-    def _add_cases_files(self) -> None:
-        """--cases-file cases join the first case module of their family (collected with it), or,
-        for a family no module declares (a module case in a bug report), the first case module;
-        where there is none (a reduced case's folder), the cases file is collected itself."""
-        homes: dict[str, list[Case]] = {}
-        for cases in self.module_cases.values():
-            for case in cases:
-                homes.setdefault(case.family, cases)
-        first = next(iter(self.module_cases.values()), None)
-        for path in self.settings.cases_files:
-            for case in load_cases_file(path, self.families):
-                home = homes.get(case.family, first)
-                if home is None:
-                    home = self.module_cases.setdefault(Path(path).resolve(), [])
-                home.append(case)
-
-    def _load_expectations(self, all_configs: dict[str, BackendConfig]) -> dict[str, Expectations]:
-        """Each selected backend's expectations, checked against every case id."""
-        self.conditions = expectation_conditions(all_configs, self.settings.assumed_versions, self.versions)
-        return {name: load_expectations(name, self.settings.xfail_dir, self.settings.crash_sets_dir,
-                                        self.known_ids, self.conditions, self.discovered.missing)
-                for name in self.configs}
+        self.module_cases, self.discovered = project.module_cases, project.discovered
+        self.known_ids, self.conditions, self.versions = project.known_ids, project.conditions, project.versions
 
     def expectation_files(self, backend: str) -> tuple[Path, Path]:
-        return self.settings.xfail_dir / f"{backend}.yaml", self.settings.crash_sets_dir / f"{backend}.yaml"
+        return self.project.expectation_files(backend)
 
     @property
     def all_cases(self) -> list[Case]:
-        return [c for cases in self.module_cases.values() for c in cases]
+        return self.project.cases
 
     def run(self, case: Case, backend: str, nodeid: str) -> Record:
         config = self.configs[backend]
@@ -205,7 +117,7 @@ class Runner:
             shutil.rmtree(bundle, ignore_errors=True)
             return
         write_readme(bundle, record.to_json(), rerun)
-        record.artifacts = shown(bundle)
+        record.artifacts = display_path(bundle)
 
     def timeout(self, case: Case, backend: str) -> float:
         """The case's timeout on the backend (harness.controller.run_case.case_timeout)."""
@@ -215,7 +127,7 @@ class Runner:
     @property
     def pool(self) -> WorkerPool:
         if self._pool is None:
-            self._pool = WorkerPool(self.settings.rootdir, self.settings.recycle_after, self.settings.recycle_rss_mb,
+            self._pool = WorkerPool(self.settings.rootdir, self.settings.recycle_after, self.settings.recycle_rss,
                                     preload=[config.to_json() for config in self.configs.values()],
                                     env=worker_env(self.families))
         return self._pool
@@ -223,9 +135,9 @@ class Runner:
     def backend_environment(self) -> dict:
         """Per selected backend: its config file, the versions of what it requires and where each is
         imported from, its expectation files."""
-        return {name: {"config": shown(c.source), **_required_packages(c),
-                       "xfail_file": shown(self.expectation_files(name)[0]),
-                       "crash_set_file": shown(self.expectation_files(name)[1])}
+        return {name: {"config": display_path(c.source), **_required_packages(c),
+                       "xfail_file": display_path(self.expectation_files(name)[0]),
+                       "crash_set_file": display_path(self.expectation_files(name)[1])}
                 for name, c in self.configs.items()}
 
     def backends_for(self, case: Case) -> list[str]:

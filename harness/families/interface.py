@@ -1,6 +1,6 @@
 """The family seam: everything a case family provides, ours or another project's. The built-in
 families (harness/families/<family>/) plug in here exactly as an outside package does, through
-the entry-point group `torch_backend_e2e.families` (harness.families.plugins).
+the entry-point group `torch_backend_e2e.families` (harness.families.loader).
 
 A family's module-level `FAMILIES` (a Family or a list of them) is what its entry point names.
 Each extension point below says when it is called and on which side:
@@ -49,6 +49,17 @@ class Option:
         return f"e2e_{self.dest}"
 
 
+@dataclasses.dataclass(frozen=True)
+class FuzzSpace:
+    """A family's parameter space for `python -m harness fuzz` (harness.fuzz): what to generate,
+    and how a generated configuration is written back as the shortest cases-file entry."""
+
+    strategy: Callable[[], Any]              # a Hypothesis strategy of validated params (imports hypothesis)
+    defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # values an entry leaves out
+    per_dim: tuple[str, ...] = ()            # list params an entry writes as one value when all are equal
+    size: Callable[[Mapping[str, Any]], float] = lambda params: 0   # smaller first when no shrink ran
+
+
 @dataclasses.dataclass
 class Discovery:
     """Cases a family found outside the case modules (a checkout's suite), at start-up."""
@@ -82,52 +93,75 @@ DEFAULT_GRAPHS = {"torch": "harness.reduce.torch_graph:program_graph",   # Famil
 
 @dataclasses.dataclass(frozen=True)
 class Family:
+    """A case family: its pure half, loaded in the pytest process and the tools (which never import
+    torch), and the names of what runs elsewhere. Each field below is an extension point; it says
+    when it is called and on which side.
+
+    Identity
+      `name`: the first part of every case id of the family (`conv_backward/1d/...`).
+      `program`: the kind of program `builder` builds, "torch" (a Program) or "onnx" (an OnnxProgram).
+      `default`: a cases-file entry without `family:` belongs to the family marked default (at most one).
+
+    Controller side, per case (making a case, reading a cases file or a report)
+      `validate(params) -> dict`: the complete params, defaults filled; ValueError with one sentence
+        naming the key and the fix.
+      `derive_tags(params) -> list`: structural tags of validated params (pytest keywords: -k grouped).
+      `markers`: tags that are pytest markers too (-m opinfo).
+      `path_params`: params that name files (a path or a list of paths): a cases file's relative
+        paths are read from the cases file's folder, and `validate` gets them absolute.
+
+    Controller side, per case run
+      `reduction_sizes(params) -> dict`: output name -> terms summed into each element (the float
+        comparison's tolerance grows with the square root of it); 1 for an output not named.
+      `subject(params) -> str | None`: what the case tests (an op's name), kept in its result; the
+        triage report counts a failure group's cases by it. None: the case id up to its last "/".
+
+    Controller side, at start-up
+      `options`: the options and ini keys this family reads, declared before any case module is read.
+        Only entry-point families may declare them (pytest reads the command line before the ini's
+        `e2e_families` are loaded).
+      `discover(options) -> Discovery | None`: once, after the options are read: cases from outside
+        the case modules (None when there are none to find, e.g. its option is not given).
+      `commands(subparsers)`: when `python -m harness` builds its parser: add this family's
+        subcommands; each sets `run=function(args)` (returning an exit status or None).
+
+    Worker side
+      `builder`: "package.module:function", imported in a worker only; build(case) -> Built.
+      `worker_env`: at a worker's start, environment variables its builder needs (the same for
+        every family of the run; two families asking different values is an error).
+
+    Tools
+      `graph`: for `python -m harness reduce` (which imports torch): "package.module:function" taking
+        (Built, case params) and returning the program as a graph to cut (see
+        harness.reduce.torch_graph for what it offers). None: the default of the program kind (a
+        PyTorch program: its exported FX graph; an ONNX model: its graph).
+      `fuzz_space`: for `python -m harness fuzz`: "package.module:NAME" of the family's FuzzSpace.
+        None: the family is not fuzzed.
+    """
+
     name: str
-    # Controller side, per case (making a case, reading a cases file or a report): the complete
-    # params, defaults filled; ValueError with one sentence naming the key and the fix.
     validate: Callable[[Mapping[str, Any]], dict]
-    # Worker side: "package.module:function", imported in a worker only; build(case) -> Built.
     builder: str
-    # Controller side, per case run: output name -> terms summed into each element (the float
-    # comparison's tolerance grows with the square root of it); 1 for an output not named.
     reduction_sizes: Callable[[Mapping[str, Any]], dict] = no_reductions
-    # Controller side, per case: structural tags of validated params (pytest keywords: -k grouped).
     derive_tags: Callable[[Mapping[str, Any]], list] = no_tags
-    markers: tuple[str, ...] = ()      # tags that are pytest markers too (-m opinfo)
-    # Controller side, per case run: what the case tests (an op's name), kept in its result; the
-    # triage report counts a failure group's cases by it. None: the case id up to its last "/".
+    markers: tuple[str, ...] = ()
     subject: Callable[[Mapping[str, Any]], str | None] = no_subject
-    program: str = "torch"             # the kind of program `builder` builds (harness.backend.PROGRAM_KINDS)
-    # Controller side, when the plugin or the command line is set up (before any case module is
-    # read): the options and ini keys this family reads. Only entry-point families may declare
-    # them (pytest reads the command line before the ini's `e2e_families` are loaded).
+    program: str = "torch"
     options: tuple[Option, ...] = ()
-    # Controller side, once at start-up, after the options are read: cases from outside the case
-    # modules (None when there are none to find, e.g. its option is not given).
     discover: Callable[[Mapping[str, Any]], Discovery | None] | None = None
-    # Controller side, when `python -m harness` builds its parser: add this family's subcommands;
-    # each sets `run=function(args)` (returning an exit status or None) with set_defaults.
     commands: Callable[[argparse._SubParsersAction], None] | None = None
-    # Worker side, at a worker's start: environment variables its builder needs (the same for
-    # every family of the run; two families asking different values is an error).
     worker_env: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    # A cases-file entry without `family:` belongs to the family marked default (at most one).
     default: bool = False
-    # Params that name files (a path or a list of paths): a cases file's relative paths are read
-    # from the cases file's folder, and `validate` gets them absolute.
     path_params: tuple[str, ...] = ()
-    # Reducer side (`python -m harness reduce`, which imports torch): "package.module:function"
-    # taking (Built, case params) and returning the program as a graph to cut (see
-    # harness.reduce.torch_graph for what it offers). "": the default of the family's program kind
-    # (a PyTorch program: its exported FX graph); None: its programs cannot be cut.
-    graph: str | None = ""
+    graph: str | None = None
+    fuzz_space: str | None = None
 
     def __post_init__(self) -> None:
         if self.program not in PROGRAM_KINDS:
             raise ValueError(f"family {self.name}: program {self.program!r} is not one of {', '.join(PROGRAM_KINDS)}")
 
     def graph_cutter(self) -> str | None:
-        return DEFAULT_GRAPHS.get(self.program) if self.graph == "" else self.graph
+        return self.graph or DEFAULT_GRAPHS.get(self.program)
 
     def case(self, name: str, params: Mapping[str, Any], *, tags: Iterable[str] = (),
              timeout: float | None = None, errors_named: bool = True) -> Case:
@@ -157,6 +191,41 @@ def load_builder(request: Mapping[str, Any]) -> Callable[[Any], "Built"]:
     return load_object(request["builder"])
 
 
+@dataclasses.dataclass(frozen=True)
+class Golden:
+    """What a case's outputs are compared with: one of four, each made by its constructor.
+
+    * `Golden.float64()` (the default): the program's module run eagerly on the inputs upcast to
+      float64, compared within the dtype's tolerance.
+    * `Golden.given(values)`: float64 values the family computed itself, per input set (a float64
+      copy of a module with weights, which upcasting the inputs alone cannot give).
+    * `Golden.eager()`: the family's eager outputs at the case's dtype (`Built.reference`).
+    * `Golden.family(values, compare)`: the family's own comparison, for outputs that are not one
+      tensor each (ONNX's sequences, optionals, strings): compare(got, want) -> None or what differs,
+      `got` as the backend's run returned it for one input set, `want` its entry of `values`.
+    """
+
+    kind: str
+    values: list[tuple] | None = None
+    compare: Callable[[Sequence[Any], Sequence[Any]], str | None] | None = None
+
+    @classmethod
+    def float64(cls) -> "Golden":
+        return cls("float64")
+
+    @classmethod
+    def given(cls, values: list[tuple]) -> "Golden":
+        return cls("given", values)
+
+    @classmethod
+    def eager(cls) -> "Golden":
+        return cls("eager")
+
+    @classmethod
+    def family(cls, values: list[tuple], compare: Callable[[Sequence[Any], Sequence[Any]], str | None]) -> "Golden":
+        return cls("family", values, compare)
+
+
 @dataclasses.dataclass
 class Built:
     """What a family's builder returns, in a worker: the program a backend compiles and every
@@ -170,10 +239,7 @@ class Built:
     # expected dtype, and the golden of integer and boolean outputs (compared exactly). None: every
     # output is a floating tensor of the case's dtype.
     reference: list[tuple] | None = None
-    float64_golden: bool = True   # False: floating outputs are compared with `reference` too
-    # Float64 values the family computed itself, per input set (a float64 copy of a module with
-    # weights, which upcasting the inputs alone cannot give); they replace `float64_golden`.
-    goldens: list[tuple] | None = None
+    golden: Golden = dataclasses.field(default_factory=Golden.float64)   # what floating outputs are compared with
     # Outputs whose values cannot be compared (a random op's, uninitialised memory, eigenvectors
     # unique up to sign), by name ("*": all) with the reason: shapes and dtypes only, and the
     # result's notes say so.
@@ -184,7 +250,3 @@ class Built:
     # compared by the values they select from that input, exactly.
     selects: dict[str, tuple[int, int | None]] = dataclasses.field(default_factory=dict)
     notes: dict[str, str] = dataclasses.field(default_factory=dict)   # facts for the report
-    # The family's own comparison, in place of the harness's, for outputs that are not one tensor
-    # each (ONNX's sequences, optionals, strings): compare(got, want) -> None, or what differs.
-    # `got` is what the backend's run returned for one input set, `want` its entry of `goldens`.
-    compare: Callable[[Sequence[Any], Sequence[Any]], str | None] | None = None

@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.history.reports import report_identity
 from harness.history.store import HistoryStore, open_history
+from harness.reports import report_identity
 
 STATUSES = ("new_failure", "flaky", "fixed", "failing", "passing")   # the order views list them in
 

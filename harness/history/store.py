@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -34,9 +33,10 @@ from typing import Any, Iterator
 import duckdb
 
 from harness.errors import HarnessInputError
-from harness.files import shown
-from harness.history.reports import REPORT_FIX, fingerprint, header_before_results, report_identity, scoped_versions
+from harness.files import display_path
+from harness.history.fingerprints import fingerprint, scoped_versions
 from harness.outcomes import Outcome
+from harness.reports import REGENERATE, read_report, report_identity
 
 RECENT = 30   # outcomes kept per (case, backend) for the history page's strips
 LOCK_TIMEOUT = 600.0
@@ -128,24 +128,13 @@ class HistoryStore:
                 for i, identity in enumerate(identities)]
 
     def _header(self, report: Path) -> dict[str, Any]:
-        """The report's keys but its results: from the text before them (the harness writes them
-        last but one), else read by DuckDB from the whole file."""
-        header = header_before_results(report)
-        if header is None:
-            try:
-                row = self.db.execute(f"SELECT * FROM read_json(?, columns = {_columns(HEADER_COLUMNS)}, "
-                                      f"{READ_OPTIONS})", [str(report)]).fetchall()
-            except duckdb.IOException as e:
-                raise HarnessInputError(shown(report), f"cannot be read ({_first_line(e)})", REPORT_FIX) from None
-            except duckdb.Error as e:
-                raise HarnessInputError(shown(report), f"is not a JSON report ({_first_line(e)})",
-                                        REPORT_FIX) from None
-            header = dict(zip(HEADER_COLUMNS, row[0])) if row else {}
-            header["environment"] = json.loads(header.get("environment") or "{}")
-        if header.get("schema_version") is None or header.get("created") is None:
-            raise HarnessInputError(shown(report), "is not a harness report (no schema_version or created)",
-                                    REPORT_FIX)
-        return {**{k: None for k in HEADER_COLUMNS}, **header}
+        """The report's keys but its results, read and checked by harness.reports: a damaged
+        report is one error line before anything is recorded."""
+        data = read_report(report)
+        if data.get("created") is None:
+            raise HarnessInputError(display_path(report), "is not a harness report (no schema_version or created)",
+                                    REGENERATE)
+        return {**{k: None for k in HEADER_COLUMNS}, **{k: v for k, v in data.items() if k != "results"}}
 
     def _insert_run(self, seq: int, identity: str, header: dict, report: Path) -> None:
         environment = header["environment"]
@@ -275,13 +264,14 @@ def open_history(path: Path, write: bool) -> Iterator[HistoryStore]:
     under the lock; every problem with the file is one HarnessInputError naming it."""
     path = Path(path)
     if not write and not path.exists():
-        raise HarnessInputError(shown(path), "does not exist", "record a run first: pytest --history=" + shown(path))
+        raise HarnessInputError(display_path(path),
+                                "does not exist", "record a run first: pytest --history=" + display_path(path))
     with _locked(path, exclusive=write):
         try:
             connection = duckdb.connect(str(path), read_only=not write)
         except duckdb.Error as e:
             why = "not a DuckDB file" if "not a valid DuckDB database" in str(e) else _first_line(e)
-            raise HarnessInputError(shown(path), f"is not a history database ({why})",
+            raise HarnessInputError(display_path(path), f"is not a history database ({why})",
                                     "move it away, or pass another path, and record the runs again") from None
         try:
             store = HistoryStore(path, connection)
@@ -294,12 +284,12 @@ def open_history(path: Path, write: bool) -> Iterator[HistoryStore]:
 def _migrate(store: HistoryStore, write: bool) -> None:
     version = _schema_version(store)
     if version > SCHEMA_VERSION:
-        raise HarnessInputError(shown(store.path), f"has history schema {version}; this harness reads up to "
+        raise HarnessInputError(display_path(store.path), f"has history schema {version}; this harness reads up to "
                                 f"{SCHEMA_VERSION}", "upgrade the harness, or pass another file")
     if version == SCHEMA_VERSION:
         return
     if not write:
-        raise HarnessInputError(shown(store.path), f"has history schema {version}, older than this harness's "
+        raise HarnessInputError(display_path(store.path), f"has history schema {version}, older than this harness's "
                                 f"{SCHEMA_VERSION}", f"migrate it: python -m harness history ingest {store.path}")
     apply_migrations(store, version, SCHEMA_VERSION)
 
@@ -322,7 +312,7 @@ def _schema_version(store: HistoryStore) -> int:
     if not tables:
         return 0   # a new file
     if "meta" not in tables:
-        raise HarnessInputError(shown(store.path), "is a DuckDB file but not a history database (no meta table)",
+        raise HarnessInputError(display_path(store.path), "is a DuckDB file but not a history database (no meta table)",
                                 "pass the file pytest --history wrote")
     row = store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
     return int(row[0][0]) if row else 0
@@ -336,7 +326,8 @@ def _locked(path: Path, exclusive: bool) -> Iterator[None]:
     try:
         handle = open(lock_path, "a+")
     except OSError as e:
-        raise HarnessInputError(shown(path), f"cannot be opened ({e.strerror})", "check the folder exists") from None
+        raise HarnessInputError(display_path(path),
+                                f"cannot be opened ({e.strerror})", "check the folder exists") from None
     with handle:
         deadline = time.monotonic() + LOCK_TIMEOUT
         while True:
@@ -345,7 +336,8 @@ def _locked(path: Path, exclusive: bool) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise HarnessInputError(shown(path), f"is locked by another process for over {LOCK_TIMEOUT:g} s",
+                    raise HarnessInputError(display_path(path),
+                                            f"is locked by another process for over {LOCK_TIMEOUT:g} s",
                                             "wait for the other ingest to finish") from None
                 time.sleep(0.05)
         try:

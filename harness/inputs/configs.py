@@ -12,8 +12,8 @@ from typing import Any, Iterable, Mapping
 
 from harness.backend import DEFAULT_PROGRAMS, PROGRAM_KINDS
 from harness.errors import HarnessInputError
-from harness.files import shown
-from harness.inputs.yamlio import check_keys, load_yaml
+from harness.files import display_path
+from harness.inputs.yamlio import check_node_keys, load_yaml
 from harness.installation.extras import install_command
 from harness.installation.packages import default_module, locate
 from harness.spec import DTYPES, is_positive_finite
@@ -77,8 +77,8 @@ def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
         for path in sorted(directory.glob("*.yaml")):
             data = _read(path)
             if data["name"] in documents and data["name"] not in replaceable:
-                raise HarnessInputError(shown(path), f"backend {data['name']!r} is already defined in "
-                                        f"{shown(documents[data['name']][0])}", "rename one of them")
+                raise HarnessInputError(display_path(path), f"backend {data['name']!r} is already defined in "
+                                        f"{display_path(documents[data['name']][0])}", "rename one of them")
             replaceable.discard(data["name"])
             documents[data["name"]] = (path, data)
     return {name: _parse(path, _inherit(name, documents)) for name, (path, _) in documents.items()}
@@ -96,10 +96,10 @@ def _config_dirs(dirs: Iterable[Path]) -> tuple[Path, list[Path]]:
 def _read(path: Path) -> dict:
     data = load_yaml(path)
     if not isinstance(data, dict):
-        raise HarnessInputError(shown(path), "a backend config must be a mapping", "see configs/eager.yaml")
-    check_keys(path, data, CONFIG_KEYS, required={"name"})
+        raise HarnessInputError(display_path(path), "a backend config must be a mapping", "see configs/eager.yaml")
+    check_node_keys(path, data, CONFIG_KEYS, required={"name"})
     if data["name"] != path.stem:
-        raise HarnessInputError(shown(path), f"name {data['name']!r} differs from the file name",
+        raise HarnessInputError(display_path(path), f"name {data['name']!r} differs from the file name",
                                 f"rename the file to {data['name']}.yaml or fix the name")
     return data
 
@@ -111,10 +111,10 @@ def _inherit(name: str, documents: dict[str, tuple[Path, dict]], chain: tuple[st
     if base_name is None:
         return data
     if base_name not in documents:
-        raise HarnessInputError(shown(path), f"extends unknown backend {base_name!r}",
+        raise HarnessInputError(display_path(path), f"extends unknown backend {base_name!r}",
                                 f"use one of {', '.join(sorted(documents))}")
     if base_name in chain + (name,):
-        raise HarnessInputError(shown(path), f"extends {base_name!r}, which extends it back", "break the cycle")
+        raise HarnessInputError(display_path(path), f"extends {base_name!r}, which extends it back", "break the cycle")
     base = _inherit(base_name, documents, chain + (name,))
     merged = {**base, **data}
     for key in ("options", "tolerances"):
@@ -126,10 +126,10 @@ def _inherit(name: str, documents: dict[str, tuple[Path, dict]], chain: tuple[st
 def _parse(path: Path, data: dict) -> BackendConfig:
     class_path = data.get("class")
     if class_path is None:
-        raise HarnessInputError(shown(path), "missing required key 'class'",
+        raise HarnessInputError(display_path(path), "missing required key 'class'",
                                 "name the backend class as module:Class, or extend a config that does")
     if not isinstance(class_path, str) or ":" not in class_path:
-        raise HarnessInputError(shown(path), f"class {class_path!r} is not of the form 'module:Class'")
+        raise HarnessInputError(display_path(path), f"class {class_path!r} is not of the form 'module:Class'")
     modules = _requirements(path, data.get("requires"))
     return BackendConfig(
         name=data["name"], description=str(data.get("description", "")), class_path=class_path,
@@ -147,7 +147,7 @@ def _install(path: Path, data: dict) -> str:
         return str(data["install"])
     extras = data.get("extras") or []
     if not isinstance(extras, list) or not all(isinstance(e, str) for e in extras):
-        raise HarnessInputError(shown(path), f"extras must be a list of the harness's extras, not {extras!r}",
+        raise HarnessInputError(display_path(path), f"extras must be a list of the harness's extras, not {extras!r}",
                                 "write e.g. extras: [onnx], or install: followed by a command")
     return install_command(extras)
 
@@ -157,11 +157,11 @@ def _programs(path: Path, data: dict) -> dict[str, str]:
     value = data.get("programs", DEFAULT_PROGRAMS)
     kinds = ", ".join(PROGRAM_KINDS)
     if not isinstance(value, dict) or not value or not all(isinstance(v, str) for v in value.values()):
-        raise HarnessInputError(shown(path), f"programs must map a program kind ({kinds}) to its front-end",
+        raise HarnessInputError(display_path(path), f"programs must map a program kind ({kinds}) to its front-end",
                                 "write e.g. programs: {torch: torch.export, onnx: its ONNX importer}")
     unknown = sorted(set(value) - set(PROGRAM_KINDS))
     if unknown:
-        raise HarnessInputError(shown(path), f"programs names unknown kind {unknown[0]!r}", f"use {kinds}")
+        raise HarnessInputError(display_path(path), f"programs names unknown kind {unknown[0]!r}", f"use {kinds}")
     return dict(value)
 
 
@@ -174,7 +174,7 @@ def _requirements(path: Path, value: Any) -> dict[str, str | None]:
     for item in value if isinstance(value, list) else [None]:
         dist, module = next(iter(item.items())) if isinstance(item, dict) and len(item) == 1 else (item, None)
         if not (isinstance(dist, str) and dist and (module is None or isinstance(module, str) and module)):
-            raise HarnessInputError(shown(path), f"requires must be a list of distribution names, not {value!r}",
+            raise HarnessInputError(display_path(path), f"requires must be a list of distribution names, not {value!r}",
                                     "write requires: [torch, torch-mlir], or {distribution: module} where the "
                                     "import name differs")
         found[dist] = module
@@ -184,7 +184,7 @@ def _requirements(path: Path, value: Any) -> dict[str, str | None]:
 def _mapping(path: Path, data: dict, key: str) -> dict:
     value = data.get(key) or {}
     if not isinstance(value, dict):
-        raise HarnessInputError(shown(path), f"{key!r} must be a mapping")
+        raise HarnessInputError(display_path(path), f"{key!r} must be a mapping")
     return dict(value)
 
 
@@ -192,11 +192,11 @@ def _tolerances(path: Path, data: dict) -> dict[str, Tolerance]:
     result = {}
     for dtype, tol in _mapping(path, data, "tolerances").items():
         if dtype not in DTYPES:
-            raise HarnessInputError(shown(path), f"tolerance for unknown dtype {dtype!r}",
+            raise HarnessInputError(display_path(path), f"tolerance for unknown dtype {dtype!r}",
                                     f"use one of {', '.join(DTYPES)}")
         if not isinstance(tol, dict):
-            raise HarnessInputError(shown(path), f"tolerances.{dtype} must be a mapping with rtol and atol")
-        check_keys(path, tol, TOLERANCE_KEYS, required=TOLERANCE_KEYS)
+            raise HarnessInputError(display_path(path), f"tolerances.{dtype} must be a mapping with rtol and atol")
+        check_node_keys(path, tol, TOLERANCE_KEYS, required=TOLERANCE_KEYS)
         result[dtype] = Tolerance(_number(path, tol["rtol"], f"tolerances.{dtype}.rtol"),
                                   _number(path, tol["atol"], f"tolerances.{dtype}.atol"))
     return result
@@ -204,13 +204,14 @@ def _tolerances(path: Path, data: dict) -> dict[str, Tolerance]:
 
 def _number(path: Path, value: Any, what: str) -> float:
     if not (is_positive_finite(value) or value == 0):  # the same test: a non-negative, finite number
-        raise HarnessInputError(shown(path), f"{what} must be a non-negative, finite number, not {value!r}")
+        raise HarnessInputError(display_path(path), f"{what} must be a non-negative, finite number, not {value!r}")
     return float(value)
 
 
 def _positive(path: Path, value: Any, what: str, unit: str) -> float | None:
     if value is not None and not is_positive_finite(value):
-        raise HarnessInputError(shown(path), f"{what} must be a positive, finite number of {unit}, not {value!r}")
+        raise HarnessInputError(display_path(path),
+                                f"{what} must be a positive, finite number of {unit}, not {value!r}")
     return value if value is None else float(value)
 
 

@@ -30,8 +30,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessInputError
-from harness.files import shown, where
-from harness.inputs.yamlio import check_keys, load_yaml
+from harness.files import display_path, where
+from harness.inputs.yamlio import check_node_keys, load_yaml
 from harness.outcomes import Expected, Phase
 from harness.spec import is_positive_finite
 
@@ -127,16 +127,17 @@ def _load_file(path: Path, kind: Expected, versions: Mapping[str, str | None]) -
     if data is None:
         return []
     if not isinstance(data, list):
-        raise HarnessInputError(shown(path), "an expectation file must be a YAML list of entries",
+        raise HarnessInputError(display_path(path), "an expectation file must be a YAML list of entries",
                                 "start each entry with '- id: ...'")
     return [_parse_entry(path, node, kind, versions) for node in data]
 
 
 def _parse_entry(path: Path, node: Any, kind: Expected, versions: Mapping[str, str | None]) -> Entry:
     if not isinstance(node, dict):
-        raise HarnessInputError(shown(path), f"entry {node!r} is not a mapping", "write '- id: ...\\n  reason: ...'")
+        raise HarnessInputError(display_path(path),
+                                f"entry {node!r} is not a mapping", "write '- id: ...\\n  reason: ...'")
     at = where(path, node)
-    check_keys(path, node, ENTRY_KEYS, required={"id", "reason"})
+    check_node_keys(path, node, ENTRY_KEYS, required={"id", "reason"})
     for key in ("id", "reason"):
         if not isinstance(node[key], str) or not node[key].strip():
             raise HarnessInputError(at, f"{key!r} must be a non-empty string")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.errors import HarnessInputError
-from harness.files import shown, where
+from harness.files import display_path, where
 from harness.inputs.yamlio import load_yaml
 from harness.spec import Case
 
@@ -29,7 +29,7 @@ def load_case_module(path: Path, options: Mapping[str, Any] | None = None) -> li
     source = getattr(module, "cases", None)
     cases = source(options or {}) if callable(source) else getattr(module, "CASES", None)
     if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
-        raise HarnessInputError(shown(path), "a case module must define CASES, a list of harness.spec.Case, "
+        raise HarnessInputError(display_path(path), "a case module must define CASES, a list of harness.spec.Case, "
                                 "or a function cases(options) that returns one")
     return list(cases)  # a copy: the module is cached, and runners add --cases-file cases to the list
 
@@ -51,11 +51,12 @@ def _import(path: Path):
         try:
             spec.loader.exec_module(module)
         except (ValueError, TypeError) as e:  # a bad case declaration
-            raise HarnessInputError(shown(path), str(e)) from None
+            raise HarnessInputError(display_path(path), str(e)) from None
         except SyntaxError as e:
-            raise HarnessInputError(f"{shown(path)}:{e.lineno}", f"syntax error ({e.msg})", "fix the module") from None
+            raise HarnessInputError(f"{display_path(path)}:{e.lineno}",
+                                    f"syntax error ({e.msg})", "fix the module") from None
         except Exception as e:  # noqa: BLE001 - any failure to import the module is the module's
-            raise HarnessInputError(shown(path), f"importing it failed ({type(e).__name__}: {e})",
+            raise HarnessInputError(display_path(path), f"importing it failed ({type(e).__name__}: {e})",
                                     "fix the module or move it out of the cases directory") from None
         sys.modules[name] = module
     return module
@@ -68,26 +69,26 @@ def load_cases_file(path: Path, families: Mapping[str, Any]) -> list[Case]:
         try:
             entries = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
-            raise HarnessInputError(shown(path), f"cannot read JSON ({e})") from None
+            raise HarnessInputError(display_path(path), f"cannot read JSON ({e})") from None
     else:
         entries = load_yaml(path)
     if isinstance(entries, dict) and "results" in entries:  # a JSON report: each case's params, once
         try:
             by_case = {r["case"]: r["params"] for r in entries["results"]}
         except (KeyError, TypeError):
-            raise HarnessInputError(shown(path), "a report's results must each have 'case' and 'params'",
+            raise HarnessInputError(display_path(path), "a report's results must each have 'case' and 'params'",
                                     "pass a report written by --report-json") from None
         entries = [dict(params, family=case.split("/")[0], name=case.split("/", 1)[1])
                    for case, params in by_case.items()]
     if not isinstance(entries, list) or not entries:
-        raise HarnessInputError(shown(path), "a cases file must be a non-empty list of parameter sets")
+        raise HarnessInputError(display_path(path), "a cases file must be a non-empty list of parameter sets")
     return [case_from_entry(path, i, entry, families) for i, entry in enumerate(entries)]
 
 
 def case_from_entry(path: Path, index: int, entry: Any, families: Mapping[str, Any]) -> Case:
     """One entry of a cases file as a case of its family (`families`: the run's harness.families.interface
     Family objects by name; the one marked default takes an entry without `family:`)."""
-    at = where(path, entry) if isinstance(entry, dict) else f"{shown(path)} entry {index + 1}"
+    at = where(path, entry) if isinstance(entry, dict) else f"{display_path(path)} entry {index + 1}"
     if not isinstance(entry, dict):
         raise HarnessInputError(at, "each entry must be a mapping of parameters")
     entry = dict(entry)

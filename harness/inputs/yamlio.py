@@ -9,7 +9,7 @@ import yaml
 
 from harness import spec
 from harness.errors import HarnessInputError
-from harness.files import shown, where
+from harness.files import display_path, where
 
 
 class LineDict(dict):
@@ -37,7 +37,7 @@ def load_yaml(path: Path) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
-        raise HarnessInputError(shown(path), f"cannot read: {e.strerror}") from None
+        raise HarnessInputError(display_path(path), f"cannot read: {e.strerror}") from None
     return parse_yaml(text, path)
 
 
@@ -48,13 +48,13 @@ def parse_yaml(text: str, path: Path) -> Any:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = f":{mark.line + 1}" if mark else ""
-        raise HarnessInputError(f"{shown(path)}{line}", f"malformed YAML ({e.problem or e.context})",
+        raise HarnessInputError(f"{display_path(path)}{line}", f"malformed YAML ({e.problem or e.context})",
                                 "fix the syntax") from None
     except yaml.YAMLError as e:
-        raise HarnessInputError(shown(path), f"malformed YAML ({e})", "fix the syntax") from None
+        raise HarnessInputError(display_path(path), f"malformed YAML ({e})", "fix the syntax") from None
 
 
-def check_keys(path: Path, node: dict, allowed: set[str], required: set[str] = frozenset()) -> None:
+def check_node_keys(path: Path, node: dict, allowed: set[str], required: set[str] = frozenset()) -> None:
     try:
         spec.check_keys(node, allowed)
     except ValueError as e:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessInputError
-from harness.files import shown, write_text_atomically
+from harness.files import display_path, write_text_atomically
 from harness.plugin.state import RUNNER
 from harness.record import Record
 
@@ -24,8 +24,8 @@ def write_proposals(config: pytest.Config, report: dict, complete: bool) -> list
         proposals = {}
     if config.getoption("report_md"):
         from harness.views.markdown import render_markdown
-        text = render_markdown(report, {shown(p): t for p, t in proposals.items()},
-                               originals={shown(p): p.read_text(encoding="utf-8") if p.exists() else ""
+        text = render_markdown(report, {display_path(p): t for p, t in proposals.items()},
+                               originals={display_path(p): p.read_text(encoding="utf-8") if p.exists() else ""
                                           for p in proposals},
                                history=history_of(config.getoption("history"), report))
         write_text_atomically(Path(config.getoption("report_md")), text)
@@ -43,7 +43,7 @@ def write_proposals(config: pytest.Config, report: dict, complete: bool) -> list
     else:
         from harness.tools.expectation_update import apply
         apply(proposals)
-        messages += [f"--update-expectations: rewrote {shown(p)} (review the '# review:' entries)"
+        messages += [f"--update-expectations: rewrote {display_path(p)} (review the '# review:' entries)"
                      for p in proposals]
     return messages
 

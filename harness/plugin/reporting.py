@@ -16,7 +16,7 @@ from harness.installation.commits import run_identity
 from harness.plugin.proposals import write_proposals
 from harness.plugin.state import RUNNER
 from harness.record import Record
-from harness.views.json_report import build_report
+from harness.reports import build_report
 from harness.views.terminal import terminal_lines
 
 

@@ -8,7 +8,6 @@ backend from one group to the next. DIR/reductions.json lists every group with w
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -16,26 +15,13 @@ import sys
 from pathlib import Path
 
 from harness.errors import HarnessInputError
-from harness.files import shown, write_text_atomically
-from harness.inputs.configs import load_configs, select_backend
+from harness.files import display_path, write_text_atomically
 from harness.outcomes import Verdict
-from harness.spec import Case
-from harness.tools.rundiff import read_report
+from harness.project import Project
+from harness.reduce.engine import Reduction
+from harness.reports import read_report
 
 REDUCTIONS_FILE = "reductions.json"
-
-
-def report_cases(report: dict, families: dict) -> dict[str, Case]:
-    """The report's cases by id, rebuilt from the params it recorded (ids unchanged)."""
-    cases = {}
-    for record in report.get("results", []):
-        family = families.get(record["case"].split("/", 1)[0])
-        if family is not None and record["case"] not in cases:
-            try:
-                cases[record["case"]] = family.case(record["case"].split("/", 1)[1], record["params"])
-            except ValueError:
-                continue   # params of another harness version: that case cannot be rebuilt
-    return cases
 
 
 def failure_groups(report: dict) -> dict[tuple[str, str], list[dict]]:
@@ -47,15 +33,12 @@ def failure_groups(report: dict) -> dict[tuple[str, str], list[dict]]:
     return groups
 
 
-def reduce_all(args: argparse.Namespace, families: dict) -> int:
-    from harness.reduce.command import Reduction, Setting, output_folder
-
-    report = read_report(args.all)
-    cases = report_cases(report, families)
-    configs = load_configs(args.configs_dir or [Path("configs")])
-    out = output_folder(args.out)
+def reduce_all(project: Project, report_path: Path, out: Path, parallel: int, verbose: bool) -> int:
+    report = read_report(report_path)
+    cases = project.report_cases(report)
     groups = failure_groups(report)
-    print(f"{shown(args.all)}: {len(groups)} signature groups of unexpected failures", file=sys.stderr, flush=True)
+    print(f"{display_path(report_path)}: {len(groups)} signature groups of unexpected failures", file=sys.stderr,
+          flush=True)
     entries, workers = [], {}
     try:
         for index, ((backend, signature), records) in enumerate(groups.items(), 1):
@@ -69,9 +52,8 @@ def reduce_all(args: argparse.Namespace, families: dict) -> int:
                 if case is None:
                     raise HarnessInputError(records[0]["case"], "its params cannot be rebuilt from the report")
                 folder.mkdir(parents=True, exist_ok=True)
-                setting = Setting(select_backend(configs, backend), families, folder, args.parallel,
-                                  args.case_timeout, args.verbose)
-                reduction = Reduction(case, setting, workers.get(backend))
+                reduction = Reduction(case, project, project.config(backend), folder, parallel, verbose,
+                                      workers=workers.get(backend))
                 workers[backend] = reduction.workers
                 result = reduction.run()
                 entry.update({"status": "passes now"} if result is None else
@@ -82,12 +64,12 @@ def reduce_all(args: argparse.Namespace, families: dict) -> int:
                 print(f"  not reduced: {e}", file=sys.stderr, flush=True)
             entries.append(entry)
             write_text_atomically(out / REDUCTIONS_FILE, json.dumps(
-                {"report": str(Path(args.all).resolve()), "reductions": entries}, indent=1) + "\n")
+                {"report": str(Path(report_path).resolve()), "reductions": entries}, indent=1) + "\n")
     finally:
         for backend_workers in workers.values():
             backend_workers.close()
     reduced = sum(e["status"] == "reduced" for e in entries)
-    print(f"{reduced} of {len(entries)} groups reduced: {shown(out / REDUCTIONS_FILE)}")
+    print(f"{reduced} of {len(entries)} groups reduced: {display_path(out / REDUCTIONS_FILE)}")
     return 0
 
 

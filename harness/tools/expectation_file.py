@@ -34,7 +34,7 @@ from ruamel.yaml.scalarstring import (
 from ruamel.yaml.tokens import CommentToken
 
 from harness.errors import HarnessInputError
-from harness.files import shown
+from harness.files import display_path
 from harness.inputs.yamlio import parse_yaml, scalar_text
 from harness.outcomes import Expected
 from harness.tools.expectation_policy import Drop, MarkNondeterministic, Narrow, NewEntry, Operation, SetPhase, exact
@@ -50,8 +50,8 @@ from harness.tools.yaml_comments import (
 
 LINE_WIDTH = 100   # reasons longer than this become folded `>-` blocks
 FILE_HEADERS = {
-    Expected.XFAIL: "# Expected failures of {backend}; see README.md, Expectations.\n",
-    Expected.CRASH: "# Cases {backend} must not attempt (they crash or hang); see README.md, Expectations.\n",
+    Expected.XFAIL: "# Expected failures of {backend}; see docs/reference/expectations.md.\n",
+    Expected.CRASH: "# Cases {backend} must not attempt (they crash or hang); see docs/reference/expectations.md.\n",
 }
 
 
@@ -63,11 +63,12 @@ class ExpectationFile:
         try:
             self.root: CommentedSeq | None = round_trip_yaml().load(text) if self.entries else None
         except YAMLError as e:
-            raise HarnessInputError(shown(path), f"cannot be updated: {e}".splitlines()[0], "fix the YAML") from None
+            raise HarnessInputError(display_path(path),
+                                    f"cannot be updated: {e}".splitlines()[0], "fix the YAML") from None
         self.spans: list[Span] = []
         if self.root is not None:
             if self.root.fa.flow_style():
-                raise HarnessInputError(shown(path), "cannot be updated: a flow list [...] of entries",
+                raise HarnessInputError(display_path(path), "cannot be updated: a flow list [...] of entries",
                                         "write one '- id: ...' block per entry")
             self.spans = Layout(self.lines, self.root).spans()
             keep_end_of_line_comments(self.root, self.lines)
@@ -80,17 +81,17 @@ class ExpectationFile:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as e:
-            raise HarnessInputError(shown(path), f"cannot read: {e.strerror}") from None
+            raise HarnessInputError(display_path(path), f"cannot read: {e.strerror}") from None
         return cls(path, kind, backend, text, exists=True)
 
     def _entries(self) -> list:
         data = parse_yaml(self.text, self.path) if self.text.strip() else None
         if data is None and any(line.strip() and not line.lstrip().startswith("#") for line in self.lines):
-            raise HarnessInputError(shown(self.path), "cannot be updated: write [] for an empty list")
+            raise HarnessInputError(display_path(self.path), "cannot be updated: write [] for an empty list")
         if data is not None and not isinstance(data, list):
-            raise HarnessInputError(shown(self.path), "cannot be updated: not a YAML list of entries")
+            raise HarnessInputError(display_path(self.path), "cannot be updated: not a YAML list of entries")
         if not all(isinstance(entry, dict) for entry in data or []):
-            raise HarnessInputError(shown(self.path), "cannot be updated: every entry must be a mapping")
+            raise HarnessInputError(display_path(self.path), "cannot be updated: every entry must be a mapping")
         return data or []
 
     # ----------------------------------------------------------------------------------- rendering

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
 
 from harness.errors import HarnessInputError
-from harness.files import shown
+from harness.files import display_path
 from harness.inputs.yamlio import flow_text
 from harness.outcomes import Expected, Outcome
 from harness.record import Record
@@ -169,9 +169,9 @@ def _judge(kind: Expected, index: int, entry: dict, records: list[Record], plan:
                                                        nondeterministic=True))
         elif r.outcome is Outcome.PASSED:
             left["now pass"] += 1
-        elif _file_for(r.outcome) is kind.other:
-            left[f"moved to {kind.other.file_title}"] += 1
-            plan.added[kind.other].append(NewEntry(r.case, _phase(r), _reason(r), _moved_comment(r, kind),
+        elif _file_for(r.outcome) is kind.other_file_kind:
+            left[f"moved to {kind.other_file_kind.file_title}"] += 1
+            plan.added[kind.other_file_kind].append(NewEntry(r.case, _phase(r), _reason(r), _moved_comment(r, kind),
                                                    origin=index))
         else:
             stay[r.case] = _phase(r) if has_phase and _phase(r) != phase0 else phase0
@@ -229,7 +229,7 @@ def _entry_for(record: Record, file: EntryFile) -> int | None:
         return None
     index = next((i for i, e in enumerate(file.entries) if e.line == int(line)), None)
     if index is None or not fnmatch.fnmatchcase(record.case, str(file.entries[index].get("id"))):
-        raise HarnessInputError(source, f"names no entry for {record.case} in {shown(file.path)}",
+        raise HarnessInputError(source, f"names no entry for {record.case} in {display_path(file.path)}",
                                 "the file changed since the run: run again, then update")
     return index
 

@@ -27,7 +27,7 @@ from typing import Iterable, Mapping
 import yaml
 
 from harness.errors import HarnessInputError
-from harness.files import shown, write_text_atomically
+from harness.files import display_path, write_text_atomically
 from harness.inputs.expectations import load_expectations
 from harness.outcomes import Expected
 from harness.record import Record
@@ -57,7 +57,7 @@ def propose(records: Iterable[Record], xfail_path: Path | str, crash_path: Path 
     files = {kind: ExpectationFile.read(Path(path), kind, backend)
              for kind, path in ((Expected.XFAIL, xfail_path), (Expected.CRASH, crash_path))}
     plan = make_plan(records, files, backend, ids)
-    texts = {kind: file.render(plan.changes[kind], plan.added[kind], files[kind.other])
+    texts = {kind: file.render(plan.changes[kind], plan.added[kind], files[kind.other_file_kind])
              for kind, file in files.items()}
     _validate(backend, files, texts, ids, versions, set(missing_families))
     return {f.path: texts[kind] for kind, f in files.items() if texts[kind] != f.text or
@@ -147,7 +147,7 @@ def _validate(backend: str, files: dict[str, ExpectationFile], texts: dict[str, 
     problem = load(texts)
     if problem is not None and load({kind: f.text for kind, f in files.items()}) is None:
         raise RuntimeError(f"the proposed expectation files for {backend} do not load: {problem}\n"
-                           + "\n".join(f"--- {shown(f.path)}\n{texts[kind]}" for kind, f in files.items()))
+                           + "\n".join(f"--- {display_path(f.path)}\n{texts[kind]}" for kind, f in files.items()))
 
 
 def proposals_for_report(report: dict, root: Path | str, case_ids: Iterable[str] | None = None) -> dict[str, str]:
@@ -157,12 +157,12 @@ def proposals_for_report(report: dict, root: Path | str, case_ids: Iterable[str]
     A backend is skipped when the report does not name them, when their directories are not found
     under `root` (a report from another checkout), or when the report no longer fits them (an
     entry it names has moved: rerun first). A missing file in a found directory is an empty one.
-    `case_ids` (every case of the registry) lets a glob keep the cases the run did not exercise;
-    by default they are read from `root`/cases when it exists.
+    `case_ids` (every case of the project, harness.project) lets a glob keep the cases the run
+    did not exercise; without them a glob is narrowed to the cases the report holds.
     """
     root = Path(root)
     results = [Record.from_json(r) for r in report.get("results", [])]   # the JSON boundary
-    ids = list(case_ids) if case_ids is not None else _registry_ids(root)
+    ids = list(case_ids) if case_ids is not None else None
     found: dict[str, str] = {}
     for name, info in sorted(((report.get("environment") or {}).get("backends") or {}).items()):
         shown = {Expected.XFAIL: (info or {}).get("xfail_file"), Expected.CRASH: (info or {}).get("crash_set_file")}
@@ -180,15 +180,3 @@ def proposals_for_report(report: dict, root: Path | str, case_ids: Iterable[str]
             if path in proposed:
                 found[shown[kind]] = proposed[path]
     return found
-
-
-def _registry_ids(root: Path) -> list[str] | None:
-    """Every case id of `root`/cases (no torch is imported), or None when it cannot be read."""
-    cases = root / "cases"
-    if not cases.is_dir():
-        return None
-    try:
-        from harness.inputs.registry import case_modules, load_case_module
-        return [case.id for module in case_modules([cases]) for case in load_case_module(module)]
-    except Exception:  # noqa: BLE001 - a registry that does not load only costs the narrowing its precision
-        return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.files import shown, write_text_atomically, writing
+from harness.files import display_path, write_text_atomically, writing
 
 
 def add_history_commands(commands: argparse._SubParsersAction) -> None:
@@ -29,7 +29,7 @@ def ingest(args: argparse.Namespace) -> None:
 
     with open_history(args.db, write=True) as store:
         for report, (number, added) in zip(args.reports, store.ingest_all(args.reports)):
-            print(f"{shown(report)}: run {number}" + ("" if added else " (recorded already: nothing added)"))
+            print(f"{display_path(report)}: run {number}" + ("" if added else " (recorded already: nothing added)"))
 
 
 def show(args: argparse.Namespace) -> None:

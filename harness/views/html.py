@@ -165,7 +165,7 @@ def _is_expected_failure(record: Record) -> bool:
 
 # ------------------------------------------------------------------ what the template shows (assets/report.html.j2)
 
-def _e(value: Any) -> str:
+def _escaped(value: Any) -> str:
     """A value as the page shows it (what autoescaping makes of it)."""
     return str(markupsafe.escape("" if value is None else value))
 

@@ -313,7 +313,7 @@ def _group(signature: str, group: list[Record]) -> list[str]:
 
 def _op_counts(group: list[Record]) -> list[str]:
     """`By op: topk 12 · sort 3`, most first, when the group's cases test more than one op."""
-    counts = collections.Counter(r.tested for r in group)
+    counts = collections.Counter(r.what_it_tests for r in group)
     if len(counts) < 2:
         return []
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))

@@ -27,20 +27,17 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
     if context.bundle is not None:
         write_repro(context.bundle, case_json, built, backend, tolerance, reductions, rerun, versions_of(backend))
     context.notes.update(built.notes)
-    if built.compare is not None:   # the family's own rules (ONNX's), on the values as the backend gives them
+    if built.golden.kind == "family":   # the family's own rules (ONNX's), on the values as the backend gives them
         def by_family(got, want, inputs, index) -> str | None:
-            problem = built.compare(got, want)
+            problem = built.golden.compare(got, want)
             return problem and problem + (f" (input set {index + 1})" if index else "")
 
-        return _run_input_sets(built, backend, context, built.goldens, by_family)
+        return _run_input_sets(built, backend, context, built.golden.values, by_family)
     names = built.program.output_names
     references = [as_outputs(names, r) for r in built.reference] if built.reference else None
-    if built.goldens is not None:
-        goldens = [as_outputs(names, g) for g in built.goldens]
-    elif built.float64_golden:
-        goldens = [golden(built.program, inputs) for inputs in built.input_sets]
-    else:
-        goldens = references
+    goldens = {"given": lambda: [as_outputs(names, g) for g in built.golden.values],
+               "float64": lambda: [golden(built.program, inputs) for inputs in built.input_sets],
+               "eager": lambda: references}[built.golden.kind]()
     if built.unchecked:
         context.notes["values_not_compared"] = "; ".join(f"{name}: {why}" for name, why in built.unchecked.items())
     if built.selects:

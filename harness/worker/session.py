@@ -54,7 +54,7 @@ class Session:
             outcome, message = self.execute(request.case, request.family, request.backend, backend, context,
                                             bundle.rerun if bundle else "")
         except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
-            outcome, message = outcome_for_exception(clock.phase), describe(e)
+            outcome, message = outcome_for_exception(clock.phase), describe_error(e)
         clock.stop()
         result = CaseResult(outcome=outcome, phase=None if outcome is Outcome.PASSED else clock.phase,
                             message=message[:MESSAGE_LIMIT], durations=clock.durations,
@@ -91,10 +91,10 @@ def _versions(backend: Any) -> dict[str, str]:
     try:
         return {str(k): str(v) for k, v in backend.versions().items()}
     except Exception as e:  # noqa: BLE001 - a failing probe must not fail the case
-        return {"error": describe(e)}
+        return {"error": describe_error(e)}
 
 
-def describe(error: BaseException) -> str:
+def describe_error(error: BaseException) -> str:
     """The error's type and message, plus where in Python it was raised."""
     frames = traceback.extract_tb(error.__traceback__)
     location = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""

@@ -57,7 +57,7 @@ def soak_cases_module(n: int) -> str:
         maker = "conv_forward_case" if i % 2 else "conv_backward_case"
         rows.append(f"    {maker}('s{i:03d}', input_shape={[1, 2, *spatial]}, weight_shape={[2, 2, *kernel]}, "
                     f"stride={stride}, padding={padding}),")
-    return ("from harness.api import conv_backward_case, conv_forward_case\n\n"
+    return ("from harness.families.conv import conv_backward_case, conv_forward_case\n\n"
             "CASES = [\n" + "\n".join(rows) + "\n]\n")
 
 

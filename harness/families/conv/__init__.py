@@ -1,5 +1,5 @@
 """The convolution families: `conv_backward` (aten.convolution_backward, the flagship) and
-`conv_forward`, their case constructors, and `python -m harness fuzz`.
+`conv_forward`, their case constructors, and their fuzz spaces (.fuzz_space).
 
 Pure Python (the pytest process imports it); the builders live in .build, imported in workers.
 """
@@ -8,17 +8,18 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from harness.families.conv import params
-from harness.families.conv.commands import add_commands
 from harness.families.interface import Family
 from harness.spec import Case
 
 CONV_BACKWARD = Family(
     name="conv_backward", validate=params.validate_backward, builder="harness.families.conv.build:build_backward",
     derive_tags=params.derive_tags, reduction_sizes=params.backward_reduction_sizes,
-    commands=add_commands, default=True)   # a cases-file entry without `family:` is a conv_backward case
+    fuzz_space="harness.families.conv.fuzz_space:BACKWARD_SPACE",
+    default=True)   # a cases-file entry without `family:` is a conv_backward case
 CONV_FORWARD = Family(
     name="conv_forward", validate=params.validate_forward, builder="harness.families.conv.build:build_forward",
-    derive_tags=params.derive_tags, reduction_sizes=params.forward_reduction_sizes)
+    derive_tags=params.derive_tags, reduction_sizes=params.forward_reduction_sizes,
+    fuzz_space="harness.families.conv.fuzz_space:FORWARD_SPACE")
 FAMILIES = [CONV_BACKWARD, CONV_FORWARD]
 
 

@@ -1,5 +1,5 @@
-"""The configurations `python -m harness fuzz` generates, and how one becomes a case, a --cases-file
-entry and a line of text.
+"""The convolution families' fuzz spaces: the configurations `python -m harness fuzz` generates
+(harness.fuzz), and the defaults their shortest cases-file entries leave out.
 
 `conv_configs(family)` is a Hypothesis strategy that builds only configurations PyTorch's eager
 convolution accepts: channels are drawn per group, every output size is at least 1 because each
@@ -11,16 +11,12 @@ example is also the shortest cases-file entry.
 """
 from __future__ import annotations
 
-import hashlib
-import json
+import functools
 import math
-from pathlib import Path
 from typing import Any, Mapping
 
 from harness.families.conv import CONV_BACKWARD, CONV_FORWARD
-from harness.inputs.registry import case_from_entry
-from harness.inputs.yamlio import flow_text, scalar_text
-from harness.spec import Case
+from harness.families.interface import FuzzSpace
 
 FUZZ_FAMILIES = {family.name: family for family in (CONV_BACKWARD, CONV_FORWARD)}
 
@@ -105,39 +101,9 @@ def conv_configs(family: str = "conv_backward"):
 
     return configs()
 
-def canonical(params: Mapping[str, Any]) -> str:
-    return json.dumps(params, sort_keys=True, separators=(",", ":"))
+def _elements(params: Mapping[str, Any]) -> int:
+    return math.prod(params["input_shape"]) + math.prod(params["weight_shape"])
 
-def case_name(family: str, params: Mapping[str, Any]) -> str:
-    return "fuzz_" + hashlib.sha256(f"{family}:{canonical(params)}".encode()).hexdigest()[:10]
 
-def cases_file_entry(family: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The --cases-file entry of normalised params: name, family, and every value not a default."""
-    entry: dict[str, Any] = {"name": case_name(family, params), "family": family}
-    for key, value in params.items():
-        if key in PER_DIM and len(set(value)) == 1:
-            value = value[0]
-        if key not in DEFAULTS or value != DEFAULTS[key]:
-            entry[key] = value
-    return entry
-
-def case_for(family: str, params: Mapping[str, Any]) -> Case:
-    """The Case a --cases-file holding `cases_file_entry(family, params)` gives (same id, params, tags)."""
-    return case_from_entry(Path("fuzz"), 0, cases_file_entry(family, params), FUZZ_FAMILIES)
-
-def entry_text(entry: Mapping[str, Any], comment: str = "") -> str:
-    lines = [comment] if comment else []
-    for i, (key, value) in enumerate(entry.items()):
-        text = flow_text(value) if isinstance(value, list) else scalar_text(value, False)
-        lines.append(f"{'- ' if i == 0 else '  '}{key}: {text}")
-    return "\n".join(lines) + "\n"
-
-def describe(family: str, params: Mapping[str, Any]) -> str:
-    """One line: the entry's values without name and family."""
-    entry = cases_file_entry(family, params)
-    return ", ".join(f"{k}={flow_text(v)}" for k, v in entry.items() if k not in ("name", "family"))
-
-def size_order(params: Mapping[str, Any]) -> tuple:
-    """An order on configurations for when no shrink ran: fewer elements first."""
-    return (math.prod(params["input_shape"]) + math.prod(params["weight_shape"]), canonical(params))
-
+BACKWARD_SPACE, FORWARD_SPACE = (FuzzSpace(strategy=functools.partial(conv_configs, name), defaults=DEFAULTS,
+                                           per_dim=PER_DIM, size=_elements) for name in FUZZ_FAMILIES)

@@ -18,9 +18,9 @@ import os
 import torch
 
 from harness.backend import Program, load_object
-from harness.families.interface import Built
-from harness.families.torch_outputs import output_leaves, output_names
+from harness.families.interface import Built, Golden
 from harness.spec import Case
+from harness.torch_outputs import output_leaves, output_names
 
 SPECIAL_VALUES = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
 
@@ -88,12 +88,12 @@ def build(case: Case) -> Built:
     outputs = [output_leaves(output) for output in nested]
     dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"])
     program = Program(case.id, module, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
-    built = Built(program, input_sets, reference=outputs, float64_golden=False)
+    built = Built(program, input_sets, reference=outputs, golden=Golden.eager())
     if p["tolerance"]:
         built.tolerance = (p["tolerance"]["rtol"], p["tolerance"]["atol"])
     if p["dtype"] != "float64":
         try:
-            built.goldens = float64_goldens(module, input_sets)
+            built.golden = Golden.given(float64_goldens(module, input_sets))
         except Exception as e:  # noqa: BLE001 - any failure: the module cannot run in float64
             built.notes["golden"] = (f"eager at {p['dtype']}: the module does not run in float64 "
                                      f"({type(e).__name__}: {e})")

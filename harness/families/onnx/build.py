@@ -8,7 +8,7 @@ from pathlib import Path
 import onnx
 
 from harness.backend import OnnxProgram, graph_inputs
-from harness.families.interface import Built
+from harness.families.interface import Built, Golden
 from harness.families.onnx import params
 from harness.families.onnx.values import compare_values, read_data_set, read_value_file
 from harness.spec import Case
@@ -26,8 +26,9 @@ def build_node(case: Case) -> Built:
     program = OnnxProgram(case.id, model, directory / "model.onnx", input_names, output_names)
     return Built(program=program,
                  input_sets=[tuple(read_data_set(d, graph, "input")) for d in data_sets],
-                 goldens=[tuple(read_data_set(d, graph, "output")) for d in data_sets], float64_golden=False,
-                 compare=functools.partial(compare_values, names=output_names, rtol=test["rtol"], atol=test["atol"]),
+                 golden=Golden.family([tuple(read_data_set(d, graph, "output")) for d in data_sets],
+                                      functools.partial(compare_values, names=output_names, rtol=test["rtol"],
+                                                        atol=test["atol"])),
                  tolerance=(test["rtol"], test["atol"]),
                  notes={"onnx_op": params.subject(case.params), "opset": str(test["opset"])})
 
@@ -44,8 +45,8 @@ def build_model(case: Case) -> Built:
     else:
         golden, source = tuple(onnxruntime_outputs(path, inputs)), "onnxruntime"
     program = OnnxProgram(case.id, model, path, [i.name for i in graph_inputs(model)], output_names)
-    return Built(program=program, input_sets=[inputs], goldens=[golden], float64_golden=False,
-                 compare=functools.partial(compare_values, names=output_names, rtol=p["rtol"], atol=p["atol"]),
+    compared = functools.partial(compare_values, names=output_names, rtol=p["rtol"], atol=p["atol"])
+    return Built(program=program, input_sets=[inputs], golden=Golden.family([golden], compared),
                  tolerance=(p["rtol"], p["atol"]), notes={"golden": source})
 
 

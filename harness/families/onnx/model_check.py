@@ -19,7 +19,7 @@ from onnx import helper
 
 from harness.backend import graph_inputs
 from harness.families.onnx.values import read_value_file
-from harness.files import shown
+from harness.files import display_path
 from harness.installation.extras import install_command
 
 FILE_KINDS = ".npy (numpy.save) or .pb (an ONNX TensorProto)"
@@ -32,9 +32,9 @@ def load_model(path: Path) -> onnx.ModelProto:
         model = onnx.load(str(path), load_external_data=False)
     except (DecodeError, OSError, ValueError, RuntimeError) as e:
         first = (str(e).splitlines() or [""])[0]
-        raise ValueError(f"{shown(path)} is not an ONNX model ({type(e).__name__}: {first})") from None
+        raise ValueError(f"{display_path(path)} is not an ONNX model ({type(e).__name__}: {first})") from None
     if not model.ir_version or not model.HasField("graph"):
-        raise ValueError(f"{shown(path)} is not an ONNX model (no IR version or graph in it)")
+        raise ValueError(f"{display_path(path)} is not an ONNX model (no IR version or graph in it)")
     return model
 
 
@@ -66,19 +66,19 @@ def mismatch(array: Any, value: onnx.ValueInfoProto) -> str | None:
 
 def check_files(kind: str, paths: Sequence[Path], values: Sequence[onnx.ValueInfoProto], model: Path) -> None:
     if len(paths) != len(values):
-        raise ValueError(f"{len(paths)} {kind} files for the {len(values)} {kind}s of {shown(model)} "
+        raise ValueError(f"{len(paths)} {kind} files for the {len(values)} {kind}s of {display_path(model)} "
                          f"({'; '.join(described(v) for v in values)}): give one file per {kind}, in the model's order")
     for path, value in zip(paths, values):
         if path.suffix not in (".npy", ".pb"):
-            raise ValueError(f"{shown(path)}: {kind} files are {FILE_KINDS}")
+            raise ValueError(f"{display_path(path)}: {kind} files are {FILE_KINDS}")
         try:
             array = read_value_file(path)
         except (OSError, ValueError, DecodeError) as e:
-            raise ValueError(f"{shown(path)} cannot be read as {FILE_KINDS} ({e})") from None
+            raise ValueError(f"{display_path(path)} cannot be read as {FILE_KINDS} ({e})") from None
         problem = mismatch(array, value)
         if problem:
-            raise ValueError(f"{shown(path)} does not fit {kind} {described(value)} of {shown(model)}: {problem}; "
-                             f"give a file of that dtype and shape")
+            raise ValueError(f"{display_path(path)} does not fit {kind} {described(value)} of "
+                             f"{display_path(model)}: {problem}; give a file of that dtype and shape")
 
 
 def check(request: dict) -> None:

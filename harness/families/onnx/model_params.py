@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from harness.families.manifest_cache import ManifestError, cache_dir, run_worker_module
 from harness.families.onnx.params import not_installed, onnx_installed
-from harness.files import shown, write_text_atomically
+from harness.files import display_path, write_text_atomically
 from harness.spec import check_keys
 
 FAMILY = "onnx_model"
@@ -65,7 +65,7 @@ def _file(value: Any, key: str, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"onnx_model cases need '{key}', {what}")
     if not Path(value).is_file():
-        raise ValueError(f"{key} {shown(Path(value))} does not exist: give the path of {what}, relative to the "
+        raise ValueError(f"{key} {display_path(Path(value))} does not exist: give the path of {what}, relative to the "
                          "cases file")
     return value
 

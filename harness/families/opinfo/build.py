@@ -22,10 +22,10 @@ import torch
 from torch.utils import _pytree as pytree
 
 from harness.backend import Program
-from harness.families.interface import Built
+from harness.families.interface import Built, Golden
 from harness.families.opinfo.manifest import cpu_dtypes, fingerprint, is_random, leaves_of, op_table, samples
-from harness.families.torch_outputs import output_names
 from harness.spec import Case
+from harness.torch_outputs import output_names
 
 # ------------------------------------------------------------------------------------- builders
 
@@ -155,7 +155,8 @@ def build_forward(case: Case) -> Built:
         output = op.op(input, *args, **kwargs)
     program = Program(case.id, module, inputs, None, output_names(output))
     float64 = "float64" in cpu_dtypes(op) and p["dtype"] != "float64"
-    built = Built(program, [inputs], reference=[tuple(pytree.tree_leaves(output))], float64_golden=float64)
+    built = Built(program, [inputs], reference=[tuple(pytree.tree_leaves(output))],
+                  golden=Golden.float64() if float64 else Golden.eager())
     if is_random(op, sample):
         built.unchecked["*"] = "a random op (its values after export differ from eager's)"
     _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])
@@ -224,8 +225,9 @@ def build_gradient(case: Case) -> Built:
     program = Program(case.id, module, inputs, None, names, traced=traced)
     with torch.no_grad():
         reference = module(*[_copy(t) for t in inputs])
+    upcast = "float64" in cpu_dtypes(op) and p["dtype"] != "float64"
     built = Built(program, [inputs], reference=[tuple(reference)],
-                  float64_golden="float64" in cpu_dtypes(op) and p["dtype"] != "float64")
+                  golden=Golden.float64() if upcast else Golden.eager())
     if is_random(op, sample):
         built.unchecked["*"] = "a random op (its values after export differ from eager's)"
     _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])

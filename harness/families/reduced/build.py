@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from harness.backend import Program
-from harness.families.interface import Built
+from harness.families.interface import Built, Golden
 from harness.families.reduced.model_source import standalone_source
 from harness.spec import Case
 
@@ -31,9 +31,9 @@ def build(case: Case) -> Built:
     built = Built(program, [inputs], reference=reference,
                   tolerance=tolerance and (tolerance["rtol"], tolerance["atol"]))
     try:
-        built.goldens = [_float64_outputs(module, inputs)]
+        built.golden = Golden.given([_float64_outputs(module, inputs)])
     except Exception as e:  # noqa: BLE001 - any failure to run in float64: compare with eager at its dtypes
-        built.float64_golden = False
+        built.golden = Golden.eager()
         built.notes["golden"] = f"eager at the program's dtypes (in float64 it raised {type(e).__name__})"
     return built
 

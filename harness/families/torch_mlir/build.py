@@ -22,10 +22,10 @@ import torch
 from torch.utils import _pytree as pytree
 
 from harness.backend import Program
-from harness.families.interface import Built
+from harness.families.interface import Built, Golden
 from harness.families.torch_mlir.manifest import import_registry, import_test_module
-from harness.families.torch_outputs import output_leaves, output_names
 from harness.spec import Case
+from harness.torch_outputs import output_leaves, output_names
 
 UPSTREAM_TOLERANCE = (1e-3, 1e-7)   # reporting.py's allclose(rtol=1e-3, atol=1e-7)
 
@@ -142,7 +142,7 @@ def build(case: Case) -> Built:
     input_sets = [tuple(a for a in inputs if isinstance(a, torch.Tensor)) for _, inputs, _ in calls]
     references = [output_leaves(output) for _, _, output in calls]
     program = Program(case.id, module, input_sets[0], _differing_dims(input_sets), output_names(calls[0][2]))
-    built = Built(program, input_sets, reference=references, float64_golden=False, tolerance=UPSTREAM_TOLERANCE)
+    built = Built(program, input_sets, reference=references, golden=Golden.eager(), tolerance=UPSTREAM_TOLERANCE)
     built.notes["golden"] = f"eager PyTorch at the test's dtypes, {len(calls)} call(s) of forward"
     return built
 

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from harness.errors import HarnessInputError
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
 from harness.families.torch_mlir.manifest import PACKAGE
-from harness.files import shown
+from harness.files import display_path
 from harness.spec import check_keys
 
 FAMILY = "torch_mlir"
@@ -45,7 +45,7 @@ def check_suite_dir(suite: Path, option: str) -> Path:
     try:
         return suite_dir(suite)
     except ValueError as e:
-        raise HarnessInputError(f"{option}={shown(suite)}", str(e)) from None
+        raise HarnessInputError(f"{option}={display_path(suite)}", str(e)) from None
 
 
 def manifest_key(suite: Path) -> str:
@@ -66,7 +66,7 @@ def load_manifest(suite: Path, directory: Path | None = None) -> dict:
             return _read(path)
         try:
             run_lister("harness.families.torch_mlir.manifest", [str(suite), str(path)],
-                       f"the tests of torch-mlir's e2e suite in {shown(suite)}", "10 s per content of the suite",
+                       f"the tests of torch-mlir's e2e suite in {display_path(suite)}", "10 s per content of the suite",
                        MANIFEST_TIMEOUT_S)
         except ManifestError as e:
             hint = ("; pip install multiprocess (torch-mlir's framework.py imports it)"
@@ -99,7 +99,7 @@ def suite_tests(suite: Path) -> tuple[dict[Path, list[dict]], list[str]]:
 
 
 def _notice(suite: Path, failed: dict) -> str:
-    where = shown(suite / PACKAGE / "test_suite" / f"{failed['module']}.py")
+    where = display_path(suite / PACKAGE / "test_suite" / f"{failed['module']}.py")
     fix = f"pip install {failed['missing']} to run them" if failed["missing"] else "fix the module to run them"
     return (f"torch-mlir suite: {where} did not import ({failed['error']}); its {failed['tests']} tests are "
             f"not cases; {fix}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessInputError
-from harness.files import shown
+from harness.files import display_path
 
 SET_OPERATORS = {ast.BitOr: operator.or_, ast.Sub: operator.sub, ast.BitAnd: operator.and_, ast.BitXor: operator.xor}
 COMPARISONS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
@@ -75,7 +75,7 @@ class SetsFile:
             self.source = path.read_text(encoding="utf-8")
             self.tree = ast.parse(self.source, filename=str(path))
         except (OSError, SyntaxError, ValueError) as e:
-            raise HarnessInputError(shown(path), f"cannot read it as Python ({e})") from None
+            raise HarnessInputError(display_path(path), f"cannot read it as Python ({e})") from None
         self.comments = _comments(self.source)
         self.lines = self.source.splitlines()
         self.result = Evaluation({}, [])
@@ -85,7 +85,7 @@ class SetsFile:
         return self.result
 
     def _error(self, node: ast.AST, problem: str) -> HarnessInputError:
-        return HarnessInputError(f"{shown(self.path)}:{node.lineno}", problem,
+        return HarnessInputError(f"{display_path(self.path)}:{node.lineno}", problem,
                                  "only sets of names, set operators and `if` on the torch version are evaluated")
 
     def _run(self, statements: list[ast.stmt]) -> None:
@@ -220,7 +220,7 @@ def import_sets(path: Path, xfail_set: str, crash_set: str | None, torch_version
     evaluation = SetsFile(path, torch_version, imports).evaluate()
     for name in (xfail_set, crash_set):
         if name and name not in evaluation.sets:
-            raise HarnessInputError(shown(path), f"defines no set {name}",
+            raise HarnessInputError(display_path(path), f"defines no set {name}",
                                     f"use one of {', '.join(sorted(evaluation.sets))}")
     tests = {t["name"] for t in manifest["tests"]}
     unimportable = {name: f"{m['module']}.py did not import: {m['error']}"
@@ -264,7 +264,7 @@ def import_command(args) -> None:
                (args.out / "crash_sets" / f"{args.backend}.yaml", imported.crash, args.crash_set)]
     for target, _, set_name in targets:
         if set_name and target.exists() and not args.force:
-            raise HarnessInputError(shown(target), "exists", "pass --force to replace it, or --out=DIR")
+            raise HarnessInputError(display_path(target), "exists", "pass --force to replace it, or --out=DIR")
     for target, entries, set_name in targets:
         if set_name:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -272,7 +272,7 @@ def import_command(args) -> None:
                 f"Imported from {set_name} of {args.path} by python -m harness import-xfail-sets,",
                 f"evaluated for torch {version}; reasons are upstream's comments. Review before relying on it."]),
                 encoding="utf-8")
-            print(f"{set_name}: {len(entries)} tests -> {shown(target)}")
+            print(f"{set_name}: {len(entries)} tests -> {display_path(target)}")
     for line in report_lines(imported, _dead_anywhere(imported.evaluation, manifest)):
         print(line)
 

@@ -11,32 +11,43 @@ import pytest
 from harness.controller.runner import Runner
 from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
-from harness.families.plugins import load_families
+from harness.families.loader import entry_point_families
 from harness.plugin.reporting import ResultReporter
-from harness.plugin.settings import check_report_paths, settings_from
+from harness.plugin.settings import check_history, settings_from
 from harness.plugin.state import DURATIONS, RUNNER
+from harness.project import Project
 
 
 def pytest_configure(config: pytest.Config) -> None:
     try:
-        families = load_families(config.getini("e2e_families"), Path(config.rootpath))   # before the case modules
-        runner = Runner(settings_from(config, families), families, start_worker=_runs_cases(config))
+        project = Project(settings_from(config, entry_point_families()))
+        runner = Runner(project, start_worker=_runs_cases(config) and _collects_cases(config, project))
     except HarnessInputError as e:
         raise pytest.UsageError(str(e)) from None
     _collect_discovered(config, runner)
     config.addinivalue_line("markers", "e2e: an end-to-end case run through a backend")
-    for marker in sorted({m for family in families.values() for m in family.markers}):
+    for marker in sorted({m for family in runner.families.values() for m in family.markers}):
         config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
     config.stash[RUNNER] = runner
     config.stash[DURATIONS] = _durations(config)   # before this run's report replaces the last one
     config.pluginmanager.register(ResultReporter(config), "e2e-reporter")
-    check_report_paths(config)
+    if runner.settings.history and not hasattr(config, "workerinput"):
+        check_history(runner.settings.history)
 
 
 def _runs_cases(config: pytest.Config) -> bool:
     """Whether this process runs cases: not with --collect-only, nor as the xdist controller."""
     return not config.option.collectonly and (hasattr(config, "workerinput")
                                               or not getattr(config.option, "numprocesses", None))
+
+
+def _collects_cases(config: pytest.Config, project: Project) -> bool:
+    """Whether a path pytest collects holds cases (`pytest tests` in a checkout collects none)."""
+    here = Path(config.invocation_params.dir)
+    collected = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    homes = [Path(p).resolve() for p in [*project.settings.cases_dirs, *project.settings.cases_files,
+                                         *project.discovered.cases]]
+    return any(a == h or a in h.parents or h in a.parents for a in collected for h in homes)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

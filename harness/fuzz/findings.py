@@ -4,8 +4,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from harness.families.conv.fuzz_space import cases_file_entry, entry_text
-from harness.families.conv.fuzz_text import outcome_text
+from harness.fuzz.examples import Examples, entry_text
+from harness.fuzz.text import outcome_text
 from harness.outcomes import Expected, Outcome
 from harness.spec import Case
 from harness.tools.expectation_file import new_entries_text
@@ -37,10 +37,10 @@ class Group:
     shrink_s: float = 0.0
 
 
-def finding(group: Group, family: str, backend: str, against: str | None) -> dict[str, Any]:
+def finding(group: Group, examples: Examples, backend: str, against: str | None) -> dict[str, Any]:
     """One finding of the JSON report: its minimal configuration, as a cases-file entry and expectations."""
     minimal = group.minimal
-    entry = cases_file_entry(family, minimal.params)
+    entry = examples.entry(minimal.params)
     on = ", ".join(f"{name}: {outcome_text(r)}" for name, r in minimal.results.items())
     failing = {name: r for name, r in minimal.results.items() if r["outcome"] != Outcome.PASSED}
     files, expectation_texts = [], []

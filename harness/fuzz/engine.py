@@ -1,9 +1,10 @@
-"""Fuzzing the lowering: generated convolution configurations, each distinct failure shrunk.
+"""Fuzzing the lowering: generated configurations of a family, each distinct failure shrunk.
 
     python -m harness fuzz --backend=NAME [--family=conv_backward|conv_forward] [--max-examples=N]
                            [--time-budget=SECONDS] [--seed=S] [--out=findings.json] [--against=OTHER]
 
-The configurations come from harness.families.conv.fuzz_space (`conv_configs`).
+The configurations come from the family's FuzzSpace (Family.fuzz_space; the convolution
+families': harness.families.conv.fuzz_space).
 
 Every example is a `harness.spec.Case` built from the cases-file entry it is reported as (id
 `<family>/cases_file/fuzz_<hash of its params>`, the id a pasted entry gets, so the inputs are
@@ -16,7 +17,7 @@ A run has three steps, all against one time budget:
 
 1. replay: the minimal configurations of the last run's findings (kept in the example database,
    DATABASE/<backend>-<family>/) run first, so known failures are seen again whatever the search.
-2. search: a seeded Hypothesis @given run over `conv_configs` that runs each example and files
+2. search: a seeded Hypothesis @given run over the space's strategy that runs each example and files
    it under its signature. It ends after --max-examples examples or SEARCH_SHARE of the budget
    (the whole budget while nothing has failed).
 3. shrink: per group, in the order they were found, `hypothesis.find` looks for the minimal
@@ -48,13 +49,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.backend import load_object
 from harness.controller.pool import WorkerPool
 from harness.controller.run_case import run_case
 from harness.controller.signature import signature
 from harness.errors import HarnessInputError
-from harness.families.conv.fuzz_findings import Evaluation, Group, finding
-from harness.families.conv.fuzz_space import FUZZ_FAMILIES, canonical, case_for, conv_configs, describe, size_order
-from harness.inputs.configs import load_configs, select_backend
+from harness.fuzz.examples import Examples, canonical
+from harness.fuzz.findings import Evaluation, Group, finding
+from harness.project import Project
 
 DEFAULT_MAX_EXAMPLES = 100        # search length when neither --max-examples nor --time-budget is given
 UNBOUNDED_EXAMPLES = 100_000      # search length when only the time budget ends it
@@ -63,30 +65,26 @@ DATABASE_DIR = Path(".hypothesis-fuzz")
 FINDINGS_KEY = b"torch-backend-e2e fuzz: minimal configurations of the last run's findings"
 
 
-# --------------------------------------------------------------------------- options
+# --------------------------------------------------------------------------- what to fuzz
 
 @dataclasses.dataclass
-class FuzzOptions:
+class FuzzPlan:
+    """What one fuzz run searches and for how long (the project's settings give the rest)."""
+
     backend: str
     family: str = "conv_backward"
     max_examples: int | None = None
     time_budget: float | None = None       # seconds for the whole run (replay, search, shrinking)
     seed: int = 0
     against: str | None = None
-    case_timeout: float | None = None      # in place of the backend config's timeout (as --case-timeout)
-    configs_dirs: list[Path] = dataclasses.field(default_factory=lambda: [Path("configs")])
     database_dir: Path | None = DATABASE_DIR   # None: no example database
-    rootdir: Path = dataclasses.field(default_factory=Path.cwd)  # the workers' cwd and PYTHONPATH entry
 
     def check(self) -> None:
-        if self.family not in FUZZ_FAMILIES:
-            raise HarnessInputError(f"--family={self.family}", "no fuzz strategy for this family",
-                                    f"use one of {', '.join(FUZZ_FAMILIES)}")
         if self.max_examples is not None and self.max_examples < 1:
             raise HarnessInputError(f"--max-examples={self.max_examples}", "must be at least 1")
-        for option, value in (("--time-budget", self.time_budget), ("--case-timeout", self.case_timeout)):
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise HarnessInputError(f"{option}={value:g}", "must be a positive, finite number of seconds")
+        if self.time_budget is not None and not (math.isfinite(self.time_budget) and self.time_budget > 0):
+            raise HarnessInputError(f"--time-budget={self.time_budget:g}", "must be a positive, finite number "
+                                    "of seconds")
         if self.against is not None and self.against == self.backend:
             raise HarnessInputError(f"--against={self.against}", "is the backend under test",
                                     "name another backend to compare with")
@@ -106,20 +104,30 @@ class _OutOfTime(BaseException):
 
 # --------------------------------------------------------------------------- the fuzzer
 
+def fuzz_examples(project: Project, family: str) -> Examples:
+    """The named family's fuzz space, or one error line naming the families that have one."""
+    fuzzed = {name: f for name, f in project.families.items() if f.fuzz_space}
+    if family not in fuzzed:
+        raise HarnessInputError(f"--family={family}", "no fuzz strategy for this family",
+                                f"use one of {', '.join(fuzzed)}")
+    return Examples(fuzzed[family], load_object(fuzzed[family].fuzz_space))
+
+
 class Fuzzer:
-    def __init__(self, options: FuzzOptions, pool: WorkerPool | None = None, log: TextIO | None = None):
+    def __init__(self, options: FuzzPlan, project: Project, pool: WorkerPool | None = None,
+                 log: TextIO | None = None):
         options.check()
-        self.options = options
-        configs = load_configs(options.configs_dirs)
-        self.backends = {options.backend: select_backend(configs, options.backend, "--backend")}
+        self.options, self.case_timeout = options, project.settings.case_timeout
+        self.space = fuzz_examples(project, options.family)
+        self.backends = {options.backend: project.config(options.backend, "--backend")}
         if options.against is not None:
-            self.backends[options.against] = select_backend(configs, options.against, "--against")
+            self.backends[options.against] = project.config(options.against, "--against")
         self.family = options.family
-        self.strategy = conv_configs(self.family)
+        self.strategy = self.space.strategy()
         self.database = self._open_database()
         self._own_pool = pool is None
         self.pool = pool if pool is not None else WorkerPool(  # workers, spares too, load the backends up front
-            options.rootdir, preload=[config.to_json() for config in self.backends.values()])
+            project.settings.rootdir, preload=[config.to_json() for config in self.backends.values()])
         self.log_stream = log if log is not None else sys.stderr
         self.cache: dict[str, Evaluation] = {}
         self.groups: dict[str, Group] = {}
@@ -176,11 +184,10 @@ class Fuzzer:
             return self.cache[key]
         if time.monotonic() >= deadline:
             return None
-        case = case_for(self.family, params)
+        case = self.space.case(params)
         results = {}
         for name, config in self.backends.items():
-            result = run_case(self.pool, case, FUZZ_FAMILIES[self.family], config,
-                              given_timeout=self.options.case_timeout)
+            result = run_case(self.pool, case, self.space.family, config, given_timeout=self.case_timeout)
             phase = result.phase and result.phase.value
             results[name] = {"outcome": result.outcome.value, "phase": phase, "message": result.message,
                              "signature": signature(result.outcome.value, phase, result.message, result.frame)}
@@ -241,7 +248,7 @@ class Fuzzer:
         known = sorted(self.database.fetch(FINDINGS_KEY))
         for value in known:
             try:
-                params = FUZZ_FAMILIES[self.family].validate(json.loads(value))
+                params = self.space.family.validate(json.loads(value))
             except (ValueError, TypeError):
                 self.database.delete(FINDINGS_KEY, value)  # written by another version: drop it
                 continue
@@ -330,10 +337,10 @@ class Fuzzer:
         how = {"complete": "shrunk", "partial": "shrunk until its time ran out"}.get(group.shrink,
                                                                                      f"not shrunk ({why})")
         self.log(f"{how} in {group.shrink_s:g} s, {group.shrink_runs} configurations run: "
-                 f"{describe(self.family, group.minimal.params)}: {group.signature}")
+                 f"{self.space.describe(group.minimal.params)}: {group.signature}")
 
     def _keep_smallest_seen(self, group: Group, how: str) -> None:
-        group.minimal = min((self.cache[k] for k in group.keys), key=lambda e: size_order(e.params))
+        group.minimal = min((self.cache[k] for k in group.keys), key=lambda e: self.space.size_order(e.params))
         group.shrink = how
 
     def ordered(self) -> list[Group]:
@@ -362,10 +369,11 @@ class Fuzzer:
                 "examples_run": self.examples, "outcomes": dict(sorted(self.outcomes.items())),
                 "configs_run": len(self.cache), "replayed": self.replayed,
                 "elapsed_s": round(time.monotonic() - self.started, 1), "interrupted": self.interrupted,
-                "findings": [finding(g, self.family, self.options.backend, self.options.against)
+                "findings": [finding(g, self.space, self.options.backend, self.options.against)
                              for g in self.ordered()]}
 
 
-def run(options: FuzzOptions, pool: WorkerPool | None = None, log: TextIO | None = None) -> dict[str, Any]:
+def run(options: FuzzPlan, project: Project, pool: WorkerPool | None = None,
+        log: TextIO | None = None) -> dict[str, Any]:
     """Fuzz one backend (and, with options.against, compare it with another); the JSON report."""
-    return Fuzzer(options, pool, log).run()
+    return Fuzzer(options, project, pool, log).run()

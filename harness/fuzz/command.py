@@ -1,4 +1,4 @@
-"""The convolution families' subcommand: `python -m harness fuzz`."""
+"""`python -m harness fuzz`: a family's generated configurations through a backend (harness.fuzz.engine)."""
 from __future__ import annotations
 
 import argparse
@@ -7,14 +7,16 @@ from pathlib import Path
 
 from harness.errors import HarnessInputError
 from harness.files import write_text_atomically, writing
+from harness.project import Project, tool_arguments
 
 
-def add_commands(commands: argparse._SubParsersAction) -> None:
-    sub = commands.add_parser("fuzz", help="run generated convolution configurations through a backend and shrink "
-                                           "each distinct failure to a minimal --cases-file entry "
-                                           "(exit status 1 on findings)")
+def add_fuzz_command(commands: argparse._SubParsersAction) -> None:
+    sub = commands.add_parser("fuzz", parents=[tool_arguments()],
+                              help="run generated convolution configurations through a backend and shrink each "
+                                   "distinct failure to a minimal --cases-file entry (exit status 1 on findings)")
     sub.add_argument("--backend", required=True, help="the backend to fuzz")
-    sub.add_argument("--family", default="conv_backward", help="conv_backward (default) or conv_forward")
+    sub.add_argument("--family", dest="fuzz_family", default="conv_backward", metavar="FAMILY",
+                     help="the family whose configurations are generated: conv_backward (default) or conv_forward")
     sub.add_argument("--max-examples", type=int, metavar="N",
                      help="generated examples to search (default: 100, or as many as --time-budget allows)")
     sub.add_argument("--time-budget", type=float, metavar="SECONDS",
@@ -24,10 +26,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--out", type=Path, help="write the findings as JSON here")
     sub.add_argument("--against", metavar="OTHER_BACKEND",
                      help="differential mode: report configurations where the two backends' results differ")
-    sub.add_argument("--case-timeout", type=float, metavar="SECONDS",
-                     help="per example and backend, in place of the backend config's timeout "
-                          "(default: the config's, else 60)")
-    sub.add_argument("--configs-dir", type=Path, action="append", help="default: configs")
     sub.add_argument("--database-dir", type=Path, default=Path(".hypothesis-fuzz"),
                      help="the example database: known findings, replayed first (default .hypothesis-fuzz)")
     sub.set_defaults(run=fuzz)
@@ -35,22 +33,21 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def fuzz(args: argparse.Namespace) -> int:
     """Run generated convolution configurations through a backend, each distinct failure shrunk to
-    a minimal cases-file entry (harness/families/conv/fuzz.py); exit status 1 when there are findings."""
-    from harness.families.conv import fuzz as fuzzing  # imports hypothesis: only this subcommand needs it
-    from harness.families.conv.fuzz_text import render_text
+    a minimal cases-file entry (harness.fuzz.engine); exit status 1 when there are findings."""
+    from harness.fuzz import engine  # imports hypothesis: only this subcommand needs it
+    from harness.fuzz.text import findings_text
 
     if args.out is not None and not args.out.parent.is_dir():  # before the run, not after it
         raise HarnessInputError(str(args.out), "cannot be written (its directory does not exist)",
                                 "create the directory or pass another --out")
-    options = fuzzing.FuzzOptions(backend=args.backend, family=args.family, max_examples=args.max_examples,
-                                  time_budget=args.time_budget, seed=args.seed, against=args.against,
-                                  case_timeout=args.case_timeout, configs_dirs=args.configs_dir or [Path("configs")],
-                                  database_dir=args.database_dir)
-    result = fuzzing.run(options)
+    plan = engine.FuzzPlan(backend=args.backend, family=args.fuzz_family, max_examples=args.max_examples,
+                           time_budget=args.time_budget, seed=args.seed, against=args.against,
+                           database_dir=args.database_dir)
+    result = engine.run(plan, Project.from_args(args))
     if args.out is not None:
         with writing(args.out):
             write_text_atomically(args.out, json.dumps(result, indent=2) + "\n")
-    print(render_text(result), end="")
+    print(findings_text(result), end="")
     return 1 if result["findings"] else 0
 
 

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 from harness.outcomes import Outcome
 
 
-def render_text(report: Mapping[str, Any]) -> str:
+def findings_text(report: Mapping[str, Any]) -> str:
     """The human-readable summary of a fuzz report."""
     against = f" against {report['against']}" if report["against"] else ""
     outcomes = ", ".join(f"{k} {v}" for k, v in report["outcomes"].items())

@@ -5,9 +5,10 @@ import json
 
 import pytest
 
+from harness.cli import main
 from harness.installation.executables import python_command
-from harness.tools.cli import main
-from harness.tools.rundiff import diff_reports, merge_reports, render_markdown, render_text
+from harness.reports import merge_reports
+from harness.tools.report_diff import diff_markdown, diff_reports, diff_text
 
 
 def rec(case, outcome="passed", signature=None, backend="be", phase=None, expected="pass"):
@@ -94,7 +95,7 @@ def test_signature_missing_from_old_reports_is_read_as_null():
 
 
 def test_text_has_counts_first_then_sections_with_rerun_commands():
-    text = render_text(diff_reports(OLD, NEW))
+    text = diff_text(diff_reports(OLD, NEW))
     first = text.splitlines()[0]
     assert first.startswith("regressions: 2, progressions: 1, new crashes and hangs: 3,")
     assert "  torch_mlir: 20261001 → 20261101" in text
@@ -109,7 +110,7 @@ def test_text_has_counts_first_then_sections_with_rerun_commands():
 
 
 def test_markdown_has_a_counts_table_and_one_table_per_section():
-    md = render_markdown(diff_reports(OLD, NEW))
+    md = diff_markdown(diff_reports(OLD, NEW))
     assert "| regressions | progressions | new crashes and hangs |" in md
     assert "| 2 | 1 | 3 | 1 | 1 | 1 | 1 | 1 |" in md
     assert "### Regressions (2)" in md and "### Environment changed" in md
@@ -122,7 +123,7 @@ def test_markdown_has_a_counts_table_and_one_table_per_section():
 
 def test_markdown_escapes_pipes_and_backticks():
     d = diff_reports(report([rec("fam/a")]), report([rec("fam/a", "mismatch", "a|b `c`")]))
-    assert r"| `` a\|b `c` `` |" in render_markdown(d)
+    assert r"| `` a\|b `c` `` |" in diff_markdown(d)
 
 
 def test_a_backend_in_one_report_only_is_one_line_per_section():
@@ -130,18 +131,18 @@ def test_a_backend_in_one_report_only_is_one_line_per_section():
     new = report([rec("fam/a"), rec("fam/c"), rec("fam/a", backend="fresh"), rec("fam/b", "mismatch", "d", "fresh")])
     d = diff_reports(old, new)
     assert len(d.added) == 3 and d.added_backends == ["fresh"] and d.removed_backends == ["gone"]
-    text = render_text(d)
+    text = diff_text(d)
     assert ("added (3):\n  fam/c [be]  (absent) → passed\n"
             "  (all 2 cases) [fresh]  (absent) → mismatch 1, passed 1\n") in text
     assert "removed (1):\n  (all 1 case) [gone]  passed 1 → (absent)\n" in text
-    assert "| (all 2 cases) | `fresh` | (absent) → mismatch 1, passed 1 |  |" in render_markdown(d)
+    assert "| (all 2 cases) | `fresh` | (absent) → mismatch 1, passed 1 |  |" in diff_markdown(d)
 
 
 def test_incomplete_report_is_noted():
     d = diff_reports(OLD, report(NEW["results"][:3], complete=False))
     assert "note: the new report is incomplete (the run was interrupted): cases missing from it show as removed" \
-        in render_text(d)
-    assert "> **Note:** the new report is incomplete" in render_markdown(d)
+        in diff_text(d)
+    assert "> **Note:** the new report is incomplete" in diff_markdown(d)
 
 
 @pytest.mark.parametrize(("old", "new", "status"), [

@@ -52,6 +52,15 @@ def entry_point_families() -> dict[str, Family]:
     return dict(_from_entry_points)
 
 
+def family(name: str) -> Family:
+    """An installed family (built in, or of a package's entry point) by name: its `case(name,
+    params)` makes a validated case of it. KeyError with the names installed when there is none."""
+    table = entry_point_families()
+    if name not in table:
+        raise KeyError(f"no family {name!r} is installed; the installed ones: {', '.join(table)}")
+    return table[name]
+
+
 def load_families(ini_entries: Iterable[str], rootdir: Path) -> dict[str, Family]:
     """The entry points' families, then the ini entries' (e2e_families; `--family` of the CLI)."""
     table = entry_point_families()

@@ -1,0 +1,85 @@
+"""One bisection: probes a case at each version (or source build) in a worker of that version's
+environment, and halves the range towards the first version with the bad failure
+(`python -m harness bisect`, harness.bisect.command)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from harness.bisect.environments import NotInstallable, Probe
+from harness.controller.pool import WorkerPool
+from harness.controller.run_case import case_timeout, run_case
+from harness.controller.signature import Failure
+from harness.errors import HarnessInputError
+from harness.families.loader import worker_env
+from harness.inputs.configs import BackendConfig
+from harness.spec import Case
+
+
+class Bisection:
+    def __init__(self, case: Case, config: BackendConfig, families: dict, labels: list[str], make_probe,
+                 timeout: float | None, what: str):
+        self.case, self.config, self.families = case, config, families
+        self.labels, self.make_probe, self.what = labels, make_probe, what
+        self.timeout = case_timeout(case, config, given=timeout)
+        self.results: dict[int, Failure | bool | None] = {}   # index -> failure, False (passed), None (skipped)
+
+    def probe(self, index: int) -> Failure | bool | None:
+        if index in self.results:
+            return self.results[index]
+        label, started = self.labels[index], time.monotonic()
+        try:
+            probe: Probe = self.make_probe(index)
+        except NotInstallable as e:
+            print(f"{self.what} {label}: skipped, it does not install here ({e})", flush=True)
+            self.results[index] = None
+            return None
+        pool = WorkerPool(Path.cwd(), preload=[self.config.to_json()], env=worker_env(self.families),
+                          interpreter=probe.interpreter)
+        try:
+            result = run_case(pool, self.case, self.families[self.case.family], self.config,
+                              given_timeout=self.timeout)
+        finally:
+            pool.close()
+        failure = Failure.of(result)
+        told = f"{result.outcome.value} in phase {failure.phase}: {failure.signature}" if failure else "passed"
+        ran = ", ".join(f"{k} {v}" for k, v in sorted((result.versions or {}).items()))
+        print(f"{self.what} {label}: {told}  [{time.monotonic() - started:.1f} s"
+              f"{', cached environment' if probe.cached else ''}{'; ran ' + ran if ran else ''}]", flush=True)
+        self.results[index] = failure or False
+        return self.results[index]
+
+    def run(self) -> str:
+        """The verdict line."""
+        last = len(self.labels) - 1
+        bad = self.probe(last)
+        if bad is None:
+            raise HarnessInputError(f"--bad={self.labels[last]}", "does not install here, so nothing is known to fail")
+        if bad is False:
+            return f"no change: {self.case.id} passes at {self.labels[last]} (the bad end); nothing to bisect"
+        good = self.probe(0)
+        if good is None:
+            raise HarnessInputError(f"--good={self.labels[0]}", "does not install here")
+        if bad.kept_by(good or None):
+            return f"no change: {self.labels[0]} (the good end) already fails with {bad.signature}"
+        low, high = 0, last
+        while high - low > 1:
+            index = self._next_installable(low, high)
+            if index is None:
+                skipped = ", ".join(self.labels[low + 1:high])
+                return (f"first bad {self.what}: {self.labels[high]} or one of {skipped}, which do not install "
+                        f"(last good: {self.labels[low]}); bad signature: {bad.signature}")
+            if bad.kept_by(self.results[index] or None):
+                high = index
+            else:
+                low = index
+        return (f"first bad {self.what}: {self.labels[high]} (last good: {self.labels[low]}); "
+                f"bad signature: {bad.signature}")
+
+    def _next_installable(self, low: int, high: int) -> int | None:
+        """The untried version nearest the middle of (low, high) that installs, probed."""
+        middle = (low + high) // 2
+        for index in sorted(range(low + 1, high), key=lambda i: (abs(i - middle), i)):
+            if self.probe(index) is not None:
+                return index
+        return None

@@ -1,0 +1,195 @@
+"""The project every entry point works on: its families, backend configs, cases and expectations,
+loaded from one Settings, the same way for pytest and for every `python -m harness` tool.
+
+    families (entry points + ini/--family) -> configs -> cases (case modules, the families'
+    discoveries, --cases-file) -> known ids -> version conditions -> each backend's expectations
+
+Each stage loads when first asked for (a pytest run starts its first worker once the configs are
+known, while the cases load); `Project.load` loads them all, for the tools.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import functools
+import platform
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessInputError
+from harness.families.interface import Discovery, Family
+from harness.families.loader import declared_options, discover_all, entry_point_families, load_families, resolve
+from harness.files import display_path
+from harness.inputs.configs import BackendConfig, load_configs, select_backend
+from harness.inputs.expectations import Expectations, load_expectations
+from harness.inputs.ini import find_ini
+from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
+from harness.installation.packages import version_text
+from harness.reports import read_report
+from harness.settings import Settings, project_arguments
+from harness.settings import resolve as resolve_settings
+from harness.spec import Case
+
+
+class Project:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
+    @classmethod
+    def load(cls, settings: Settings) -> "Project":
+        """Every stage loaded and checked (bad input: a HarnessInputError)."""
+        project = cls(settings)
+        project.known_ids, project.conditions  # noqa: B018 - loads the families, configs and cases
+        return project
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, here: Path | None = None) -> "Project":
+        """A tool's project (loaded as asked for): its `tool_arguments` plus the ini found from
+        `here` (the working directory)."""
+        return cls(settings_from_args(args, here))
+
+    # ---- the stages
+
+    @functools.cached_property
+    def families(self) -> dict[str, Family]:
+        return load_families(self.settings.families, self.settings.rootdir)
+
+    @functools.cached_property
+    def configs(self) -> dict[str, BackendConfig]:
+        """Every backend config, built in and of the configs directories."""
+        return load_configs(self.settings.configs_dirs)
+
+    def config(self, backend: str, option: str = "--backend") -> BackendConfig:
+        return select_backend(self.configs, backend, option)
+
+    @functools.cached_property
+    def discovered(self) -> Discovery:
+        """The cases the families found outside the case modules, and the families not installed."""
+        return discover_all(self.families, self.settings.family_options)
+
+    @functools.cached_property
+    def module_cases(self) -> dict[Path, list[Case]]:
+        """The cases by the file pytest collects them under: the case modules', the discovered ones,
+        and --cases-file cases (see `_add_cases_files`). Every id once."""
+        options = self.settings.family_options
+        found = {path: load_case_module(path, options) for path in self._modules}
+        found.update(self.discovered.cases)
+        self._add_cases_files(found)
+        check_unique([c for cases in found.values() for c in cases])
+        return found
+
+    @property
+    def cases(self) -> list[Case]:
+        return [c for cases in self.module_cases.values() for c in cases]
+
+    @functools.cached_property
+    def known_ids(self) -> list[str]:
+        """What expectation entries may name: every case of the modules, selected by default or not."""
+        options = self.settings.family_options
+        return sorted({i for path in self._modules for i in case_module_ids(path, options)}
+                      | {c.id for c in self.cases})
+
+    @functools.cached_property
+    def versions(self) -> dict[str, str]:
+        """python, and torch, torch-mlir and numpy where they can be imported."""
+        found = {dist: version_text(dist) for dist in ("torch", "torch-mlir", "numpy")}
+        return {"python": platform.python_version(), **{d: v for d, v in found.items() if v}}
+
+    @functools.cached_property
+    def conditions(self) -> dict[str, str | None]:
+        """What an expectation's `when:` may name, with its version: installed, 'unknown (source build
+        at PATH)', or None (not there); --assume-version's versions replace them."""
+        conditions = {**{d: version_text(d, c.module_of(d)) for c in self.configs.values() for d in c.requires},
+                      **self.versions}
+        for name, version in self.settings.assumed_versions.items():
+            if name not in conditions:
+                raise HarnessInputError(f"--assume-version={name}={version}", f"unknown name {name!r}",
+                                        f"use one of {', '.join(sorted(conditions))}")
+            conditions[name] = version
+        return conditions
+
+    @functools.cache  # noqa: B019 - a project lives as long as its process
+    def expectations(self, backend: str) -> Expectations:
+        """The backend's expectation files, checked against every case id."""
+        return load_expectations(backend, self.settings.xfail_dir, self.settings.crash_sets_dir, self.known_ids,
+                                 self.conditions, self.discovered.missing)
+
+    def expectation_files(self, backend: str) -> tuple[Path, Path]:
+        return self.settings.xfail_dir / f"{backend}.yaml", self.settings.crash_sets_dir / f"{backend}.yaml"
+
+    def report_cases(self, report: dict) -> dict[str, Case]:
+        """A JSON report's cases by id, rebuilt from the params it recorded (ids unchanged)."""
+        cases = {}
+        for record in report["results"]:
+            family = self.families.get(record["case"].split("/", 1)[0])
+            if family is not None and record["case"] not in cases:
+                try:
+                    cases[record["case"]] = family.case(record["case"].split("/", 1)[1], record["params"])
+                except ValueError:
+                    continue   # params of another harness version: that case cannot be rebuilt
+        return cases
+
+    def find_case(self, case_id: str, report: Path | None = None) -> Case:
+        """The case of that id, from `report` (a JSON report: its params) or the project; else
+        one error line with the closest id."""
+        cases = list(self.report_cases(read_report(report)).values()) if report else self.cases
+        for case in cases:
+            if case.id == case_id:
+                return case
+        # Named by where the user pointed: the report, else the cases files, else the cases dirs.
+        sources = [report] if report else self.settings.cases_files or self.settings.cases_dirs
+        if not report and self.settings.cases_files:
+            cases = self._from_cases_files
+        where = ", ".join(display_path(p) for p in sources)
+        close = difflib.get_close_matches(case_id, [c.id for c in cases], n=1)
+        raise HarnessInputError(case_id, f"no such case in {where} ({len(cases)} cases)",
+                                f"did you mean {close[0]}?" if close else "check the id (pytest --collect-only -q "
+                                "lists them), or pass --cases-file or --report holding it")
+
+    # ---- helpers
+
+    @functools.cached_property
+    def _modules(self) -> list[Path]:
+        return case_modules(self.settings.cases_dirs)
+
+    def _add_cases_files(self, found: dict[Path, list[Case]]) -> None:
+        """--cases-file cases join the first case module of their family (collected with it), or,
+        for a family no module declares (a module case in a bug report), the first case module;
+        where there is none (a reduced case's folder), the cases file is collected itself."""
+        homes: dict[str, list[Case]] = {}
+        for cases in found.values():
+            for case in cases:
+                homes.setdefault(case.family, cases)
+        first = next(iter(found.values()), None)
+        self._from_cases_files: list[Case] = []
+        for path in self.settings.cases_files:
+            for case in load_cases_file(path, self.families):
+                self._from_cases_files.append(case)
+                home = homes.get(case.family, first)
+                if home is None:
+                    home = found.setdefault(Path(path).resolve(), [])
+                home.append(case)
+
+
+def settings_from_args(args: argparse.Namespace, here: Path | None = None) -> Settings:
+    """A tool's settings: its command line (`project_arguments`), the ini's, the defaults."""
+    here = here or Path.cwd()
+    root, ini = find_ini(here)
+    typed = vars(args)
+    options = {o.dest: resolve(o, typed.get(o.dest), _text(ini.get(o.ini)), here, root)
+               for o in declared_options(entry_point_families())}
+    return resolve_settings(typed, ini, here, root, options, shared_only=True)
+
+
+def tool_arguments() -> argparse.ArgumentParser:
+    """The parent parser of every tool that loads the project: the shared settings and the
+    families' own options, as pytest takes them."""
+    parser = project_arguments()
+    group = parser.add_argument_group("family options (as pytest takes them)")
+    for option in declared_options(entry_point_families()):
+        group.add_argument(f"--{option.name}", dest=option.dest, metavar=option.metavar, help=option.help)
+    return parser
+
+
+def _text(value: Any) -> str | None:
+    return " ".join(value) if isinstance(value, list) else (str(value) if value not in (None, "") else None)

@@ -1,0 +1,224 @@
+"""The reduction of one case on one backend: the smallest program that fails as the case fails
+(`python -m harness reduce`, harness.reduce.command).
+
+It runs the case, takes its signature, and cuts the case's program (the family's graph: for a
+PyTorch program its exported FX graph, harness.reduce.torch_graph) with delta debugging
+(harness.reduce.search). A candidate counts as failing only when it fails in the same phase with
+the same signature; every candidate is a case of the `reduced` family run in a harness worker
+with the case's timeout, so a crash or a hang is a candidate's outcome. This process imports
+torch (to cut the graph); the compilers run only in the workers.
+
+DIR gets model.py (the reduced program), inputs.pt (and constants.pt for large constants),
+case.yaml (`pytest --cases-file=case.yaml --backend=NAME` from DIR reruns it), bundle/ (the
+reduced case's repro bundle with each stage's IR) and reduce.json.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TextIO
+
+import yaml
+
+from harness.backend import load_object
+from harness.controller.bundles import write_readme
+from harness.controller.pool import WorkerPool
+from harness.controller.run_case import case_timeout, run_case
+from harness.controller.signature import Failure
+from harness.errors import HarnessInputError
+from harness.families.loader import worker_env
+from harness.files import display_path, write_text_atomically
+from harness.inputs.configs import BackendConfig
+from harness.outcomes import Expected, Phase, decide
+from harness.project import Project
+from harness.spec import Case
+
+REDUCED_FAMILY = "reduced"
+
+
+class Workers:
+    """One worker pool per candidate run at once, and the threads that drive them. The threads live
+    as long as the pools: a worker dies with the thread that started it (its parent-death signal)."""
+
+    def __init__(self, backend: BackendConfig, count: int, env: dict[str, str]):
+        self.pools = [WorkerPool(Path.cwd(), preload=[backend.to_json()], env=env) for _ in range(count)]
+        self.executor = ThreadPoolExecutor(max_workers=count)
+
+    def close(self) -> None:
+        for pool in self.pools:
+            pool.close()
+        self.executor.shutdown()
+
+
+class Reduction:
+    """One case's reduction on one backend, on `workers` (made for it when not given)."""
+
+    def __init__(self, case: Case, project: Project, backend: BackendConfig, out: Path, parallel: int = 1,
+                 verbose: bool = False, log: TextIO = sys.stderr, workers: Workers | None = None):
+        """verbose: log every candidate's result; workers: pools of an earlier reduction on `backend`."""
+        self.case, self.backend, self.out, self.verbose, self.log_stream = case, backend, out, verbose, log
+        self.families = project.families
+        self.family = self.families[case.family]
+        self.env = worker_env(self.families)
+        self.workers = workers or Workers(backend, parallel, self.env)
+        self.pools = self.workers.pools
+        self.timeout = case_timeout(case, backend, given=project.settings.case_timeout)
+        self.started = time.monotonic()
+
+    def log(self, message: str) -> None:
+        print(f"[{time.monotonic() - self.started:6.1f}s] {message}", file=self.log_stream, flush=True)
+
+    def run(self) -> dict | None:
+        """reduce.json's content, or None when the case does not fail (nothing to reduce)."""
+        failure = self._original_failure()
+        if failure is None:
+            return None
+        graph = self._graph()
+        from harness.reduce.search import DeltaDebugger
+
+        with tempfile.TemporaryDirectory(prefix="candidates-", dir=self.out) as scratch:
+            folders = (Path(scratch) / str(n) for n in itertools.count())
+            self._check_whole(graph, failure, next(folders))
+            search = DeltaDebugger(len(graph.units), lambda candidates: self._test(graph, candidates, failure, folders),
+                                   len(self.pools), self.log)
+            kept = search.reduce()
+        return self._write_result(graph, kept, failure, search)
+
+    def _original_failure(self) -> Failure | None:
+        failure = Failure.of(run_case(self.pools[0], self.case, self.family, self.backend,
+                                      given_timeout=self.timeout))
+        if failure is not None:
+            self.log(f"{self.case.id} fails on {self.backend.name}: {failure.signature} "
+                     f"(phase {failure.phase})")
+        if failure is not None and failure.phase in (Phase.SETUP.value, Phase.EXPORT.value):
+            raise HarnessInputError(self.case.id, f"fails before there is a graph to cut ({failure.signature} in "
+                                    f"phase {failure.phase})", "only a failure after export can be reduced")
+        return failure
+
+    def _check_whole(self, graph, failure: Failure, folder: Path) -> None:
+        """The exported program, uncut, must fail as the case does (or nothing it is cut to can)."""
+        whole = self._candidate_failure(self.pools[0], graph.write(frozenset(range(len(graph.units))), folder))
+        if not failure.kept_by(whole):
+            got = f"{whole.signature} in phase {whole.phase}" if whole else "it passes"
+            raise HarnessInputError(self.case.id, f"its program as exported fails otherwise ({got}; the case: "
+                                    f"{failure.signature} in phase {failure.phase})",
+                                    "nothing can be reduced on this backend")
+
+    def _test(self, graph, candidates, failure: Failure, folders) -> list[bool | None]:
+        """Run a batch of candidates at once: does each keep the failure (None: it is no program)?"""
+        from harness.reduce.search import run_batch
+
+        written = [graph.write(kept, next(folders)) for kept in candidates]
+        failures = run_batch(self.workers.executor, self.pools, self._candidate_failure, written)
+        if self.verbose:
+            for kept, got in zip(candidates, failures):
+                self.log(f"  candidate of {graph.describe(kept)}: "
+                         f"{'no output' if got is None else got.signature if got else 'passes'}")
+        return [failure.kept_by(f) if f else f for f in failures]
+
+    def _graph(self):
+        """The family's graph of the case's program, built here as a worker would build it."""
+        path = self.family.graph_cutter()
+        if path is None:
+            raise HarnessInputError(f"family {self.family.name}", "does not say how its programs are cut",
+                                    "reduce a case of a family with a graph (Family.graph)")
+        os.environ.update(self.env)
+        from harness.families.interface import load_builder
+        from harness.reduce import NotReducible
+
+        built = load_builder(self.family.worker_request(self.case.params))(self.case)
+        try:
+            graph = load_object(path)(built, dict(self.case.params))   # imports torch or onnx, in this process only
+            self.candidates = self.families[graph.family]
+            return graph
+        except NotReducible as e:
+            raise HarnessInputError(self.case.id, f"cannot be reduced: {e}") from None
+        except Exception as e:  # noqa: BLE001 - the exporter's error, in one line
+            raise HarnessInputError(self.case.id, f"its program does not export here "
+                                    f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+
+    def _candidate(self, params: dict) -> Case:
+        if self.candidates.name == REDUCED_FAMILY:   # the original's reductions, for the outputs it keeps
+            reductions = self.family.reduction_sizes(self.case.params)
+            params = {**params, "reductions": {n: reductions[n] for n in params["output_names"] if n in reductions}}
+        return self.candidates.case(self.name, params, timeout=self.timeout)
+
+    @property
+    def name(self) -> str:
+        """The reduced case's name, as case.yaml's entry gives it (a cases file's cases are cases_file/...)."""
+        return "cases_file/" + re.sub(r"[^A-Za-z0-9_.\-]", "_", self.case.id)
+
+    def _candidate_failure(self, pool: WorkerPool, params: dict | None) -> Failure | bool | None:
+        """The candidate's failure; False when it passes, None when it is no program."""
+        if params is None:
+            return None
+        result = run_case(pool, self._candidate(params), self.candidates, self.backend,
+                          given_timeout=self.timeout)
+        return Failure.of(result) or False
+
+    def _write_result(self, graph, kept: frozenset, failure: Failure, search) -> dict:
+        out = self.out
+        shutil.rmtree(out / "bundle", ignore_errors=True)   # an earlier reduction's, in the same folder
+        for stale in [out / "constants.pt", *out.glob("input_*.npy"), *out.glob("output_*.npy")]:
+            stale.unlink(missing_ok=True)
+        params = graph.write(kept, out)
+        relative = {**self._candidate(params).params}
+        for key in self.candidates.path_params:   # case.yaml's paths, from its own folder
+            value = relative[key]
+            relative[key] = [os.path.relpath(v, out) for v in value] if isinstance(value, list) else \
+                os.path.relpath(value, out)
+        entry = {"family": self.candidates.name, "name": self.case.id, **relative}
+        write_text_atomically(out / "case.yaml", f"# {self.case.id} on {self.backend.name}, reduced: "
+                              f"{failure.signature}\n" + yaml.safe_dump([entry], sort_keys=False))
+        rerun = f"pytest --cases-file=case.yaml --backend={self.backend.name}"
+        final = self._rerun_with_bundle(params, rerun)
+        if not failure.kept_by(final):
+            self.log(f"warning: the reduced program failed the same way during the search, but its last run gave "
+                     f"{final.signature if final else 'a pass'}: the failure is not deterministic")
+        ops = graph.op_names(kept)
+        result = {"case": self.case.id, "backend": self.backend.name, "signature": failure.signature,
+                  "phase": failure.phase, "reduced_signature": final and final.signature,
+                  "original_ops": len(graph.op_names(frozenset(range(len(graph.units))))), "reduced_ops": len(ops),
+                  "ops": ops, "steps": [dataclasses.asdict(s) for s in search.steps],
+                  "candidates_run": search.candidates_run + 1,   # with the uncut program
+                  "seconds": round(time.monotonic() - self.started, 1),
+                  "program": graph.program_file, "rerun": f"cd {shlex.quote(str(out))} && {rerun}"}
+        write_text_atomically(out / "reduce.json", json.dumps(result, indent=1) + "\n")
+        self.log(f"{_ops(result['original_ops'])} -> {_ops(len(ops))} ({', '.join(ops)}) in {result['seconds']} s, "
+                 f"{result['candidates_run']} candidates: {display_path(out)}")
+        return result
+
+    def _rerun_with_bundle(self, params: dict, rerun: str) -> Failure | None:
+        bundle = self.out / "bundle"
+        result = run_case(self.pools[0], self._candidate(params), self.candidates, self.backend,
+                          given_timeout=self.timeout, bundle=bundle)
+        final = Failure.of(result)
+        if bundle.is_dir():
+            write_readme(bundle, {"case": f"{self.candidates.name}/{self.name}", "backend": self.backend.name,
+                                  "outcome": result.outcome.value, "phase": final and final.phase,
+                                  "verdict": decide(result.outcome, Expected.PASS, result.phase, None).value,
+                                  "expected": Expected.PASS.value,
+                                  "signature": final and final.signature, "message": result.message}, rerun)
+        return final
+
+
+def _ops(count: int) -> str:
+    return f"{count} op{'s' * (count != 1)}"
+
+
+def output_folder(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise HarnessInputError(str(path), f"cannot create the output folder ({e.strerror or e})") from None
+    return path.resolve()
