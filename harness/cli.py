@@ -35,7 +35,7 @@ from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
 from harness.files import display_path, write_text_atomically, writing
 from harness.fuzz.command import add_fuzz_command
-from harness.project import Project, tool_arguments
+from harness.project import Project, settings_from_args, tool_arguments
 from harness.record import Record
 from harness.reduce.command import add_reduce_command
 from harness.tools.expectation_update import proposals_for_report
@@ -135,7 +135,7 @@ def _known_ids(args: argparse.Namespace) -> list[str] | None:
 
 def check(args: argparse.Namespace) -> None:
     """Validate every backend's expectation files against the case registry, running nothing."""
-    project = Project.from_args(args)
+    project = Project.load(settings_from_args(args))
     for notice in project.discovered.notices:
         print(notice, file=sys.stderr)
     problems, entries, inapplicable = [], 0, 0

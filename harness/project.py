@@ -1,11 +1,11 @@
 """The project every entry point works on: its families, backend configs, cases and expectations,
 loaded from one Settings, the same way for pytest and for every `python -m harness` tool.
 
-    families (entry points + ini/--family) -> configs -> cases (case modules, the families'
+    families (entry points + e2e_families/--add-family) -> configs -> cases (case modules, the families'
     discoveries, --cases-file) -> known ids -> version conditions -> each backend's expectations
 
 Each stage loads when first asked for (a pytest run starts its first worker once the configs are
-known, while the cases load); `Project.load` loads them all, for the tools.
+known, while the cases load); `Project.load` loads them all at once (`python -m harness check`).
 """
 from __future__ import annotations
 

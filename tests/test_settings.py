@@ -153,3 +153,12 @@ def test_every_entry_point_sees_the_ini_case_universe(tmp_path):
     assert reduced.returncode == 0 and f"{case} passes on eager" in reduced.stdout, reduced.stderr
     bisected = run("-m", "harness", "bisect", case, "--backend=eager")
     assert bisected.returncode == 2 and "needs --package DIST --good V --bad V" in bisected.stderr, bisected.stderr
+
+
+@pytest.mark.e2e
+def test_check_loads_the_whole_project_without_torch():
+    code = ("import sys; from harness.cli import main; code = main(['check']); "
+            "print(code, sorted(m for m in ('torch', 'numpy', 'onnx') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin"})
+    assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout + done.stderr
