@@ -35,7 +35,7 @@ from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
 from harness.files import display_path, write_text_atomically, writing
 from harness.fuzz.command import add_fuzz_command
-from harness.project import Project, settings_from_args, tool_arguments
+from harness.project import Project, add_tool_arguments, settings_from_args, tool_arguments
 from harness.record import Record
 from harness.reduce.command import add_reduce_command
 from harness.tools.expectation_update import proposals_for_report
@@ -210,9 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_reduce_command(commands)
     add_bisect_command(commands)
     add_fuzz_command(commands)
-    for family in families.values():   # their subcommands: fuzz, opinfo-stats, import-xfail-sets, ...
+    for family in families.values():   # their subcommands: opinfo-stats, import-xfail-sets, ...
         if family.commands is not None:
+            before = set(commands.choices)
             family.commands(commands)
+            for name in set(commands.choices) - before:   # they take the project, as the others do
+                add_tool_arguments(commands.choices[name])
 
     return parser
 
@@ -220,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if hasattr(args, "configs_dirs"):   # a command that takes the project: a family's reads args.project
+            args.project = Project.from_args(args)
         return args.run(args) or 0
     except HarnessInputError as e:
         print(f"error: {e}", file=sys.stderr)

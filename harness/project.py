@@ -26,7 +26,7 @@ from harness.inputs.ini import find_ini
 from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
 from harness.installation.packages import version_text
 from harness.reports import read_report
-from harness.settings import Settings, project_arguments
+from harness.settings import Settings, add_arguments
 from harness.settings import resolve as resolve_settings
 from harness.spec import Case
 
@@ -172,7 +172,7 @@ class Project:
 
 
 def settings_from_args(args: argparse.Namespace, here: Path | None = None) -> Settings:
-    """A tool's settings: its command line (`project_arguments`), the ini's, the defaults."""
+    """A tool's settings: its command line (`tool_arguments`), the ini's, the defaults."""
     here = here or Path.cwd()
     root, ini = find_ini(here)
     typed = vars(args)
@@ -184,11 +184,18 @@ def settings_from_args(args: argparse.Namespace, here: Path | None = None) -> Se
 def tool_arguments() -> argparse.ArgumentParser:
     """The parent parser of every tool that loads the project: the shared settings and the
     families' own options, as pytest takes them."""
-    parser = project_arguments()
+    parser = argparse.ArgumentParser(add_help=False)
+    add_tool_arguments(parser)
+    return parser
+
+
+def add_tool_arguments(parser: argparse.ArgumentParser) -> None:
+    """The shared settings and the families' own options, added to a tool's parser."""
+    add_arguments(parser.add_argument_group("project (as pytest takes them; the ini's values apply too)")
+                  .add_argument, shared_only=True)
     group = parser.add_argument_group("family options (as pytest takes them)")
     for option in declared_options(entry_point_families()):
         group.add_argument(f"--{option.name}", dest=option.dest, metavar=option.metavar, help=option.help)
-    return parser
 
 
 def _text(value: Any) -> str | None:

@@ -10,7 +10,6 @@ default, to the rootdir. Bad values are one HarnessInputError line naming the fl
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import shlex
@@ -40,7 +39,7 @@ class Declared:
     type: Callable[[str], Any]    # text -> value, as argparse's type (its error text when it fails)
     check: Callable[[Any], str | None] | None  # the problem with a value, or None
     convert: Callable[[Any], Any] | None       # the checked value -> what the field holds
-    shared: bool                  # also an option of the tools that load the project (`project_arguments`)
+    shared: bool                  # also an option of the tools that load the project (`harness.project.tool_arguments`)
     kind: dict[str, Any]          # further add_argument keywords: metavar, choices, action
 
 
@@ -300,11 +299,3 @@ def add_arguments(add: Callable[..., Any], shared_only: bool = False) -> None:
         elif declared.type is not str:
             keywords["type"] = declared.type
         add(declared.flag, dest=name, help=declared.help, **keywords)
-
-
-def project_arguments() -> argparse.ArgumentParser:
-    """The tools' parent parser: the project's settings, as pytest takes them."""
-    parser = argparse.ArgumentParser(add_help=False)
-    group = parser.add_argument_group("project (as pytest takes them; the ini's values apply too)")
-    add_arguments(group.add_argument, shared_only=True)
-    return parser

@@ -22,8 +22,8 @@ REGISTERED = ["AccumulateTwice_basic", "AddModuleFromClassBody_basic", "AddModul
               "MatmulDynamicBatch_basic", "MultinomialOneHot_basic", "NanToNum_basic", "NativeHang_basic",
               "NonzeroCrash_basic", "ScaledByItsValues_basic", "SeededLinear_basic", "SumScalar_basic",
               "TupleOutput_basic", "UInt8Add_basic"]
-IMPORT = ["import-xfail-sets", "suite/e2e_testing/xfail_sets.py", "--suite", "suite", "--set", "FX_IMPORTER_XFAIL_SET",
-          "--crash-set", "FX_IMPORTER_CRASHING_SET", "--backend", "linalg-on-tensors"]
+IMPORT = ["import-xfail-sets", "suite/e2e_testing/xfail_sets.py", "--torch-mlir-suite", "suite",
+          "--set", "FX_IMPORTER_XFAIL_SET", "--crash-set", "FX_IMPORTER_CRASHING_SET", "--backend", "linalg-on-tensors"]
 IMPORT_REPORT = [
     "FX_IMPORTER_XFAIL_SET: 3 tests -> xfail/linalg-on-tensors.yaml",
     "FX_IMPORTER_CRASHING_SET: 2 tests -> crash_sets/linalg-on-tensors.yaml",
@@ -168,8 +168,8 @@ def test_check_xfail_sets_reports_stale_missing_and_stopped_crashes(suite_projec
                             "SumScalar or DataDependentIf or FloatIntAdd or NonzeroCrash or AddModule_basic "
                             "or NativeHang")
     assert len(run.results) == 6, run.output[-3000:]
-    done = harness_cli(suite_project, "check-xfail-sets", "sets.py", "--suite", "suite", "--set", "CHECKED_XFAIL_SET",
-                       "--crash-set", "CHECKED_CRASHING_SET", "report.json")
+    done = harness_cli(suite_project, "check-xfail-sets", "sets.py", "--torch-mlir-suite", "suite",
+                       "--set", "CHECKED_XFAIL_SET", "--crash-set", "CHECKED_CRASHING_SET", "report.json")
     assert done.returncode == 0, done.stderr
     text = re.sub(r"(target=<function sym_float).*", r"\1...", done.stdout)   # an address, a path
     assert text == CHECK_REPORT.format(torch=importlib.metadata.version("torch"),

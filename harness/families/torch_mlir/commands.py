@@ -14,7 +14,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     _xfail_sets_arguments(sub)
     sub.add_argument("--backend", required=True, help="whose files to write, e.g. linalg-on-tensors")
     sub.add_argument("--torch-version", help="the version the file's `if` blocks see (default: the installed torch)")
-    sub.add_argument("--out", type=Path, default=Path("."), help="write OUT/xfail/ and OUT/crash_sets/ (default .)")
     sub.add_argument("--force", action="store_true", help="replace existing files")
     sub.set_defaults(run=import_xfail_sets)
 
@@ -30,10 +29,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _xfail_sets_arguments(sub: argparse.ArgumentParser) -> None:
-    """The file, the suite and the two sets: what import-xfail-sets and check-xfail-sets both read."""
+    """The file and the two sets: what import-xfail-sets and check-xfail-sets both read (the suite is
+    the project's --torch-mlir-suite, which the harness adds to every subcommand, as it does the
+    expectation folders import-xfail-sets writes into: --xfail-dir, --crash-sets-dir)."""
     sub.add_argument("path", type=Path, metavar="XFAIL_SETS_PY", help="projects/pt1/e2e_testing/xfail_sets.py")
-    sub.add_argument("--suite", type=Path, required=True, metavar="DIR",
-                     help="the directory holding torch_mlir_e2e_test (projects/pt1/python): the registered tests")
     sub.add_argument("--set", required=True, metavar="NAME", help="the expected failures, e.g. FX_IMPORTER_XFAIL_SET")
     sub.add_argument("--crash-set", metavar="NAME", help="the tests not to run, e.g. FX_IMPORTER_CRASHING_SET")
 

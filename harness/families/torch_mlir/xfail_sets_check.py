@@ -17,8 +17,9 @@ import dataclasses
 from pathlib import Path
 
 from harness.errors import HarnessInputError
-from harness.families.torch_mlir.xfail_sets_import import Origin, _torch_version, import_sets
+from harness.families.torch_mlir.xfail_sets_import import Origin, _torch_version, import_sets, project_suite
 from harness.outcomes import Outcome
+from harness.reports import read_report
 
 FAMILY_PREFIX = "torch_mlir/"
 
@@ -120,17 +121,11 @@ def _versions(environment: dict, backend: str) -> str:
 
 def check_command(args) -> str:
     """python -m harness check-xfail-sets: the findings as text (or Markdown), whatever they are."""
-    import json
+    from harness.families.torch_mlir.params import load_manifest
 
-    from harness.families.torch_mlir.params import check_suite_dir, load_manifest
-
-    suite = check_suite_dir(args.suite, "--suite")
-    try:
-        report = json.loads(args.report.read_text(encoding="utf-8"))
-        records, environment = report["results"], report.get("environment") or {}
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise HarnessInputError(str(args.report), f"not a readable JSON report ({e})",
-                                "pass a file written by --report-json") from None
+    suite = project_suite(args.project)
+    report = read_report(args.report)
+    records, environment = report["results"], report.get("environment") or {}
     backend, results = results_of(records, args.backend, str(args.report))
     imported = import_sets(args.path, args.set, args.crash_set, _torch_version(None), suite, load_manifest(suite))
     checks = check_sets(imported.xfail, imported.crash, results, args.set, args.crash_set)

@@ -249,22 +249,19 @@ def expectation_text(entries: dict[str, Origin], header: list[str]) -> str:
 
 def import_command(args) -> None:
     """python -m harness import-xfail-sets: write the two files, then say what was left out and why."""
-    from harness.families.torch_mlir.params import check_suite_dir, load_manifest
-    from harness.inputs.configs import load_configs
+    from harness.families.torch_mlir.params import load_manifest
 
-    suite = check_suite_dir(args.suite, "--suite")
+    suite = project_suite(args.project)
     version = _torch_version(args.torch_version)
-    backends = load_configs([args.out / "configs"])
-    if args.backend not in backends:
-        raise HarnessInputError(f"--backend={args.backend}", "unknown backend",
-                                f"use one of {', '.join(sorted(backends))}, or add {args.out}/configs/<name>.yaml")
+    args.project.config(args.backend)   # a backend of the project's configs, or one error line
     manifest = load_manifest(suite)
     imported = import_sets(args.path, args.set, args.crash_set, version, suite, manifest)
-    targets = [(args.out / "xfail" / f"{args.backend}.yaml", imported.xfail, args.set),
-               (args.out / "crash_sets" / f"{args.backend}.yaml", imported.crash, args.crash_set)]
+    xfail, crash = args.project.expectation_files(args.backend)
+    targets = [(xfail, imported.xfail, args.set), (crash, imported.crash, args.crash_set)]
     for target, _, set_name in targets:
         if set_name and target.exists() and not args.force:
-            raise HarnessInputError(display_path(target), "exists", "pass --force to replace it, or --out=DIR")
+            raise HarnessInputError(display_path(target), "exists",
+                                    "pass --force to replace it, or --xfail-dir / --crash-sets-dir")
     for target, entries, set_name in targets:
         if set_name:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -292,6 +289,15 @@ def report_lines(imported: Imported, dead_anywhere: int) -> list[str]:
     lines += [f"in both sets, kept in the crash set: {n}" for n in imported.overlap]
     lines.append(f"across every set of the file, {dead_anywhere} names match no test of the suite")
     return lines
+
+
+def project_suite(project) -> Path:
+    """The suite the project names (--torch-mlir-suite DIR, or the ini's e2e_torch_mlir_suite)."""
+    suite = project.settings.family_options.get("torch_mlir_suite")
+    if suite is None:
+        raise HarnessInputError("--torch-mlir-suite", "no suite given",
+                                "pass --torch-mlir-suite DIR (projects/pt1/python of a torch-mlir checkout)")
+    return suite
 
 
 def _torch_version(given: str | None) -> Version:
