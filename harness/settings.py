@@ -78,10 +78,6 @@ def _directory(path: Path) -> str | None:
     return None if path.is_dir() else "no such directory"
 
 
-def _file(path: Path) -> str | None:
-    return None if path.is_file() else "no such file"
-
-
 def _writable_file(path: Path) -> str | None:
     usable = path.parent.is_dir() and os.access(path.parent, os.W_OK) and not path.is_dir()
     return None if usable else "cannot write there; create the directory or pick another path"
@@ -145,7 +141,7 @@ class Settings:
         ini="e2e_crash_sets_dir", path=True, check=_directory, shared=True, metavar="DIR")
     cases_files: list[Path] = setting(
         [], "--cases-file", "YAML or JSON list of parameter sets (any family's, e.g. family: module) to add as "
-        "cases (repeatable)", many=True, path=True, check=_file, shared=True, metavar="FILE")
+        "cases (repeatable)", many=True, path=True, shared=True, metavar="FILE")
     case_timeout: float | None = setting(
         None, "--case-timeout", "per-case timeout; an expectation entry's or a case's own timeout beats it, and "
         "it beats the backend config's default", type=float, check=_positive_seconds, shared=True, metavar="SECONDS")
