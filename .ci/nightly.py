@@ -280,7 +280,7 @@ def suite_checkout() -> None:
 
 def _suite_sets() -> list[str]:
     tm = env("TM")
-    return [f"{tm}/projects/pt1/e2e_testing/xfail_sets.py", "--suite", f"{tm}/projects/pt1/python",
+    return [f"{tm}/projects/pt1/e2e_testing/xfail_sets.py", "--torch-mlir-suite", f"{tm}/projects/pt1/python",
             "--set", env("XFAIL_SET"), "--crash-set", env("CRASH_SET")]
 
 

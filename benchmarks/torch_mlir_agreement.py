@@ -480,8 +480,9 @@ def run_harness(checkout: Path, args: argparse.Namespace, out: Path, names: list
         work.mkdir()
         env = harness_env(Path(tmp) / "cache")
         sets_file = checkout / PT1 / "e2e_testing" / "xfail_sets.py"
-        importing = [sys.executable, "-m", "harness", "import-xfail-sets", str(sets_file), "--suite", str(suite),
-                     "--set", xfail_name, "--crash-set", crash_name, "--backend", backend]
+        importing = [sys.executable, "-m", "harness", "import-xfail-sets", str(sets_file),
+                     "--torch-mlir-suite", str(suite), "--set", xfail_name, "--crash-set", crash_name,
+                     "--backend", backend]
         testing = [sys.executable, "-m", "pytest", "-p", "harness.plugin", f"--torch-mlir-suite={suite}",
                    f"--backend={backend}", "-n", str(args.jobs), "--report-json=harness.json",
                    *selection_args(work, names, backend)]
