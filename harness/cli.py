@@ -35,7 +35,7 @@ from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
 from harness.files import display_path, write_text_atomically, writing
 from harness.fuzz.command import add_fuzz_command
-from harness.project import Project, add_tool_arguments, settings_from_args, tool_arguments
+from harness.project import Project, add_tool_arguments, tool_arguments
 from harness.record import Record
 from harness.reduce.command import add_reduce_command
 from harness.tools.expectation_update import proposals_for_report
@@ -54,7 +54,7 @@ TABLE_END = "<!-- end of backend-table -->"
 def table(args: argparse.Namespace) -> None:
     """Print the backend table, or write it into a page (--readme) between its marker lines."""
     records = [Record.from_json(r) for path in args.reports for r in reports.read_report(path)["results"]]
-    text = backend_table(records, Project.from_args(args).configs)
+    text = backend_table(records, args.project.configs)
     paths = lowering_table(records)
     if paths:
         text += "\nWhich lowering each case took, read off the Torch backend IR (an op still there went\n"
@@ -128,14 +128,14 @@ def _known_ids(args: argparse.Namespace) -> list[str] | None:
     """The project's case ids, so that a proposed glob keeps the cases the report did not run;
     None where the project does not load here (a report read outside its checkout)."""
     try:
-        return Project.from_args(args).known_ids
+        return args.project.known_ids
     except HarnessInputError:
         return None
 
 
 def check(args: argparse.Namespace) -> None:
     """Validate every backend's expectation files against the case registry, running nothing."""
-    project = Project.load(settings_from_args(args))
+    project = Project.load(args.project.settings)
     for notice in project.discovered.notices:
         print(notice, file=sys.stderr)
     problems, entries, inapplicable = [], 0, 0

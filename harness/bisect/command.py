@@ -22,11 +22,11 @@ from harness.bisect.engine import Bisection
 from harness.bisect.environments import DEFAULT_CACHE, source_probe, venv_probe
 from harness.bisect.versions import between
 from harness.errors import HarnessInputError
-from harness.project import Project, tool_arguments
+from harness.project import tool_arguments
 
 
 def bisect_command(args: argparse.Namespace) -> int:
-    project = Project.from_args(args)
+    project = args.project   # harness.cli gives every command that takes the project its Project
     families = project.families
     if args.case is None or args.backend is None:
         raise HarnessInputError("bisect", "needs a CASE and --backend=NAME")

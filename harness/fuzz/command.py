@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.errors import HarnessInputError
 from harness.files import write_text_atomically, writing
-from harness.project import Project, tool_arguments
+from harness.project import tool_arguments
 
 
 def add_fuzz_command(commands: argparse._SubParsersAction) -> None:
@@ -43,7 +43,7 @@ def fuzz(args: argparse.Namespace) -> int:
     plan = engine.FuzzPlan(backend=args.backend, family=args.fuzz_family, max_examples=args.max_examples,
                            time_budget=args.time_budget, seed=args.seed, against=args.against,
                            database_dir=args.database_dir)
-    result = engine.run(plan, Project.from_args(args))
+    result = engine.run(plan, args.project)
     if args.out is not None:
         with writing(args.out):
             write_text_atomically(args.out, json.dumps(result, indent=2) + "\n")

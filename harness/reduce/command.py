@@ -12,13 +12,13 @@ import argparse
 from pathlib import Path
 
 from harness.errors import HarnessInputError
-from harness.project import Project, tool_arguments
+from harness.project import tool_arguments
 from harness.reduce.all_failures import reduce_all
 from harness.reduce.engine import Reduction, output_folder
 
 
 def reduce_command(args: argparse.Namespace) -> int:
-    project = Project.from_args(args)
+    project = args.project   # harness.cli gives every command that takes the project its Project
     if args.parallel < 1:
         raise HarnessInputError(f"-n {args.parallel}", "must be at least 1")
     if args.all is not None:
