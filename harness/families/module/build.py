@@ -20,9 +20,8 @@ import torch
 from harness.backend import Program, load_object
 from harness.families.interface import Built, Golden
 from harness.spec import Case
+from harness.torch_inputs import draw_sets
 from harness.torch_outputs import output_leaves, output_names
-
-SPECIAL_VALUES = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
 
 
 class ModuleCase(torch.nn.Module):
@@ -79,10 +78,7 @@ class Model(torch.nn.Module):
 def build(case: Case) -> Built:
     p = case.params
     module = ModuleCase(dict(p))
-    generator = torch.Generator().manual_seed(p["seed"])
-    shapes = [[spec["shape"] for spec in p["inputs"]]] + p["input_sets"]
-    input_sets = [tuple(draw(spec, shape, generator) for spec, shape in zip(p["inputs"], set_shapes))
-                  for set_shapes in shapes]
+    input_sets = draw_sets(p["inputs"], p["input_sets"], p["seed"])
     with torch.no_grad():
         nested = [module.inner(*_copies(inputs)) for inputs in input_sets]
     outputs = [output_leaves(output) for output in nested]
@@ -111,29 +107,6 @@ def float64_goldens(module: torch.nn.Module, input_sets: list[tuple]) -> list[tu
     if narrow:   # forward fixes a dtype itself: these values are no float64 golden
         raise TypeError(f"its outputs came out as {', '.join(narrow)}")
     return goldens
-
-
-def draw(spec: dict, shape: list[int], generator: torch.Generator) -> torch.Tensor:
-    """One input as its description says, drawn in float64 (the same values at every float dtype)."""
-    dtype = getattr(torch, spec["dtype"])
-    values = spec["values"]
-    if values == "integers":
-        return torch.randint(spec["low"], spec["high"], shape, generator=generator, dtype=dtype)
-    if values == "bool":
-        return torch.rand(shape, generator=generator, dtype=torch.float64) < spec["p"]
-    if values == "normal":
-        tensor = torch.randn(shape, generator=generator, dtype=torch.float64) * spec["std"] + spec["mean"]
-    else:
-        span = spec["high"] - spec["low"]
-        tensor = torch.rand(shape, generator=generator, dtype=torch.float64) * span + spec["low"]
-    for name, value in SPECIAL_VALUES.items():
-        where = spec.get(name)
-        if isinstance(where, float):
-            tensor[torch.rand(shape, generator=generator) < where] = value
-        elif where:
-            for index in where:   # validated against every input set's shape
-                tensor[tuple(index)] = value
-    return tensor.to(dtype)
 
 
 def _copies(inputs: tuple) -> tuple:
