@@ -29,6 +29,9 @@ class CaseContext:
     enter: PhaseSetter   # enter(Phase.LOWER): the case is in that phase now (a crash or hang is blamed on it)
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)  # JSON-able; kept even when the case fails
     bundle: Any = None   # harness.worker.bundle.Bundle with --artifacts-dir (the IR of each stage), else None
+    # Deterministic size figures, noise-free on a shared machine: ops after each stage
+    # ("torch_ops", "backend_ops", "linalg_ops") and the compiled artifact's bytes ("artifact_bytes").
+    sizes: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass

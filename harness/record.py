@@ -56,6 +56,9 @@ class Record:
     attempts: list[Attempt] = dataclasses.field(default_factory=list)  # with --rerun-failures, the first
                                      # attempt first; empty when the result was not rerun
     flaky: bool = False              # its attempts disagreed
+    phase_cpu_s: dict[str, float] = dataclasses.field(default_factory=dict)   # CPU seconds per phase
+    phase_peak_mb: dict[str, float] = dataclasses.field(default_factory=dict)  # the worker's peak MiB per phase
+    sizes: dict[str, int] = dataclasses.field(default_factory=dict)  # ops per stage, artifact bytes
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -90,7 +93,8 @@ class Record:
                    signature=data.get("signature"), artifacts=data.get("artifacts"),
                    backend_versions=dict(data.get("backend_versions") or {}), subject=data.get("subject"),
                    attempts=[Attempt.from_json(a) for a in data.get("attempts") or []],
-                   flaky=bool(data.get("flaky", False)))
+                   flaky=bool(data.get("flaky", False)), phase_cpu_s=dict(data.get("phase_cpu_s") or {}),
+                   phase_peak_mb=dict(data.get("phase_peak_mb") or {}), sizes=dict(data.get("sizes") or {}))
 
     @property
     def what_it_tests(self) -> str:

@@ -1,8 +1,10 @@
 """A module's outputs as the flat tuple backends return: the leaves of its (nested) result, and their names."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import torch
 from torch.utils import _pytree as pytree
 
 
@@ -22,3 +24,17 @@ def output_names(output: Any) -> list[str]:
         return ["output"]
     names = [path.strip("[].").replace("][", ".").replace("'", "") for path in paths]
     return [name if name and not name[0].isdigit() else f"output{name}" for name in names]
+
+
+def float64_outputs(module: torch.nn.Module, input_sets: list[tuple]) -> list[tuple]:
+    """A float64 copy of the module on the inputs upcast, per input set: the golden of a module with
+    weights (upcasting the inputs alone cannot give it). TypeError when its outputs are not float64."""
+    wide = copy.deepcopy(module).to(torch.float64)
+    with torch.no_grad():
+        goldens = [wide(*(t.to(torch.float64) if t.is_floating_point() else t.clone() for t in inputs))
+                   for inputs in input_sets]
+    narrow = [str(o.dtype) for o in goldens[0] if isinstance(o, torch.Tensor) and o.is_floating_point()
+              and o.dtype != torch.float64]
+    if narrow:   # forward fixes a dtype itself: these values are no float64 golden
+        raise TypeError(f"its outputs came out as {', '.join(narrow)}")
+    return goldens

@@ -8,7 +8,8 @@ import importlib.util
 
 import pytest
 
-MODULES = {"onnx": "onnx", "iree": "iree.compiler", "torch-mlir-suite": "multiprocess"}   # extra -> what it brings
+MODULES = {"onnx": "onnx", "iree": "iree.compiler", "torch-mlir-suite": "multiprocess",   # extra -> what it brings
+           "models": "transformers"}
 
 
 def installed(extra: str) -> bool:

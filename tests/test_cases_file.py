@@ -33,12 +33,13 @@ def error(path) -> str:
 
 def test_repo_case_modules_load_with_unique_ids():
     modules = case_modules([REPO / "cases"])
-    assert [p.name for p in modules] == ["conv_backward.py", "conv_forward.py", "module.py", "onnx_node.py",
-                                         "opinfo.py"]
+    assert [p.name for p in modules] == ["conv_backward.py", "conv_forward.py", "model.py", "module.py",
+                                         "onnx_node.py", "opinfo.py"]
     cases = [c for m in modules for c in load_case_module(m)]
     check_unique(cases)
     assert len(cases) > 700
-    assert all(c.id.startswith(("conv_backward/", "conv_forward/", "module/", "onnx_node/", "opinfo/", "opinfo_grad/"))
+    assert all(c.id.startswith(("conv_backward/", "conv_forward/", "model/", "module/", "onnx_node/", "opinfo/",
+                                "opinfo_grad/"))
                for c in cases)
 
 

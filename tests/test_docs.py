@@ -300,6 +300,7 @@ def test_the_vocabulary_pages_name_every_member_the_code_has():
 
 def test_the_key_tables_name_every_key_the_code_accepts():
     from harness.families.conv.params import BACKWARD_KEYS, FORWARD_KEYS
+    from harness.families.model.params import PARAM_KEYS as TRANSFORMERS_KEYS
     from harness.families.module.params import PARAM_KEYS as MODULE_KEYS
     from harness.families.onnx.model_params import PARAM_KEYS as MODEL_KEYS
     from harness.families.onnx.params import PARAM_KEYS as NODE_KEYS
@@ -313,5 +314,5 @@ def test_the_key_tables_name_every_key_the_code_accepts():
     assert set(table.findall((DOCS / "reference/expectations.md").read_text(encoding="utf-8"))) == ENTRY_KEYS
     for section, keys in (("Convolution", {*BACKWARD_KEYS, *FORWARD_KEYS}), ("nn.Module", MODULE_KEYS),
                           ("OpInfo", OPINFO_KEYS), ("ONNX node tests", NODE_KEYS), ("ONNX models", MODEL_KEYS),
-                          ("torch-mlir's suite", SUITE_KEYS)):
+                          ("Transformers models", TRANSFORMERS_KEYS), ("torch-mlir's suite", SUITE_KEYS)):
         assert set(keys) <= _codes("reference/case-params.md", section), section

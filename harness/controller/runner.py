@@ -78,7 +78,8 @@ class Runner:
                         tags=list(case.tags), outcome=result.outcome, phase=result.phase, expected=expected,
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                         message=result.message, expectation_source=entry.source if entry else None,
-                        phase_durations=result.durations, notes=result.notes,
+                        phase_durations=result.durations, phase_cpu_s=result.cpu_s,
+                        phase_peak_mb=result.peak_mb, sizes=result.sizes, notes=result.notes,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),
                         backend_versions=result.versions or {},
                         subject=self.families[case.family].subject(case.params), attempts=attempts, flaky=flaky)

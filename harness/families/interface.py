@@ -193,7 +193,7 @@ def load_builder(request: Mapping[str, Any]) -> Callable[[Any], "Built"]:
 
 @dataclasses.dataclass(frozen=True)
 class Golden:
-    """What a case's outputs are compared with: one of four, each made by its constructor.
+    """What a case's outputs are compared with: one of five, each made by its constructor.
 
     * `Golden.float64()` (the default): the program's module run eagerly on the inputs upcast to
       float64, compared within the dtype's tolerance.
@@ -203,11 +203,16 @@ class Golden:
     * `Golden.family(values, compare)`: the family's own comparison, for outputs that are not one
       tensor each (ONNX's sequences, optionals, strings): compare(got, want) -> None or what differs,
       `got` as the backend's run returned it for one input set, `want` its entry of `values`.
+    * `Golden.ratio(values, multiplier, floor)`: float64 values as `given`, judged by how far eager
+      itself is from them (PyTorch's dynamo benchmarks' rule for whole models): a floating output
+      passes when its RMS error is at most multiplier x eager's (`Built.reference`) plus floor x
+      its RMS. The result's notes give each output's errors and their ratio.
     """
 
     kind: str
     values: list[tuple] | None = None
     compare: Callable[[Sequence[Any], Sequence[Any]], str | None] | None = None
+    rule: tuple[float, float] | None = None   # ratio's (multiplier, floor)
 
     @classmethod
     def float64(cls) -> "Golden":
@@ -224,6 +229,10 @@ class Golden:
     @classmethod
     def family(cls, values: list[tuple], compare: Callable[[Sequence[Any], Sequence[Any]], str | None]) -> "Golden":
         return cls("family", values, compare)
+
+    @classmethod
+    def ratio(cls, values: list[tuple], multiplier: float, floor: float) -> "Golden":
+        return cls("ratio", values, rule=(multiplier, floor))
 
 
 @dataclasses.dataclass

@@ -56,7 +56,8 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
             tolerance: tuple[float, float], reduction_sizes: dict[str, int], *,
             reference: Sequence[Output] | None = None, unchecked: Collection[str] = (),
             tolerance_of: Callable[[str], tuple[float, float]] | None = None,
-            selections: Mapping[str, tuple[np.ndarray, int | None]] = {}) -> str | None:
+            selections: Mapping[str, tuple[np.ndarray, int | None]] = {},
+            ratio: tuple[float, float] | None = None) -> str | None:
     """None when every output matches, else a message naming the first output that does not.
 
     `reference`: the outputs of eager PyTorch at the case's dtype; each one's dtype is the expected
@@ -64,7 +65,9 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
     shape and dtype only ("*": all).
     `tolerance_of(dtype)`: the tolerance of a floating output whose dtype is not the case's (the
     looser of the two applies). `selections`: index outputs (name -> the tensor they index, the dim
-    or None for the flattened tensor) compared by the values they select, which ties leave unique."""
+    or None for the flattened tensor) compared by the values they select, which ties leave unique.
+    `ratio`: (multiplier, floor): floating outputs are judged against eager's own error instead
+    (`reference` is eager's outputs; see within_ratio)."""
     if len(got) != len(want):
         names = ", ".join(w.name for w in want)
         return f"expected {len(want)} outputs ({names}), got {len(got)}"
@@ -73,7 +76,9 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
         expected = r.dtype if r is not None else dtype
         problem = _shape_and_dtype(g, w, expected, r is not None and r.python_scalar)
         if problem is None and not ({w.name, "*"} & set(unchecked)):
-            if expected in FLOATING:
+            if expected in FLOATING and ratio and r is not None:
+                problem = within_ratio(g, w, r, *ratio)
+            elif expected in FLOATING:
                 own = tolerance_of(expected) if tolerance_of and expected != dtype else tolerance
                 problem = _within(g, w, looser(tolerance, own), reduction_sizes.get(w.name, 1))
             elif w.name in selections:
@@ -190,3 +195,32 @@ def normalised_error(got: np.ndarray, want: np.ndarray, reduction: int) -> float
     rms = float(np.sqrt(np.mean(w * w)))
     scale = math.sqrt(max(reduction, 1)) * (np.abs(w) + max(1.0, rms))
     return float((np.abs(g - w) / scale).max())
+
+
+def rms_errors(got: Output, want: Output, eager: Output) -> tuple[float, float, float]:
+    """(the backend's RMS error, eager's, the golden's RMS), finite elements only (NaN and Inf are
+    checked where they sit first)."""
+    g, w, e = (o.values.astype(np.float64) for o in (got, want, eager))
+    finite = np.isfinite(w) & np.isfinite(g) & np.isfinite(e)
+    if not finite.any():
+        return 0.0, 0.0, 0.0
+    g, w, e = g[finite], w[finite], e[finite]
+    return (float(np.sqrt(np.mean((g - w) ** 2))), float(np.sqrt(np.mean((e - w) ** 2))),
+            float(np.sqrt(np.mean(w * w))))
+
+
+def within_ratio(got: Output, want: Output, eager: Output, multiplier: float, floor: float) -> str | None:
+    """A whole model's output: its RMS error against the float64 golden is at most `multiplier`
+    times eager's own (at the case's dtype) plus `floor` x max(1, the golden's RMS), the rule of
+    PyTorch's dynamo benchmarks (a fixed tolerance is either too tight for a deep model or too
+    loose for a shallow one)."""
+    problem = _non_finite(got.values.astype(np.float64), want.values.astype(np.float64))
+    if problem or got.values.size == 0:
+        return problem
+    error, eager_error, rms = rms_errors(got, want, eager)
+    allowed = multiplier * eager_error + floor * max(1.0, rms)
+    if error <= allowed:
+        return None
+    times = f"{error / eager_error:.3g}x eager's" if eager_error else "eager's is 0"
+    return (f"RMS error {error:.3g} against the float64 model ({times} {eager_error:.3g}) exceeds "
+            f"{multiplier:g} x eager's + {floor:g} x max(1, rms {rms:.3g}) = {allowed:.3g}")

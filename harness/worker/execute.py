@@ -10,7 +10,7 @@ from harness.backend import CaseContext, Program
 from harness.families.interface import Built, load_builder
 from harness.outcomes import Outcome, Phase
 from harness.spec import Case
-from harness.worker.compare import DEFAULT_TOLERANCES, Output, compare, looser
+from harness.worker.compare import DEFAULT_TOLERANCES, FLOATING, Output, compare, looser, rms_errors
 from harness.worker.repro import versions_of, write_repro
 
 
@@ -36,6 +36,7 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
     names = built.program.output_names
     references = [as_outputs(names, r) for r in built.reference] if built.reference else None
     goldens = {"given": lambda: [as_outputs(names, g) for g in built.golden.values],
+               "ratio": lambda: [as_outputs(names, g) for g in built.golden.values],
                "float64": lambda: [golden(built.program, inputs) for inputs in built.input_sets],
                "eager": lambda: references}[built.golden.kind]()
     if built.unchecked:
@@ -45,7 +46,10 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
             ": by the input's values they select (ties make indices ambiguous)")
 
     def judge(got, want, inputs, index) -> str | None:
-        problem = compare(as_outputs(names, got), want, dtype, tolerance, reductions,
+        got = as_outputs(names, got)
+        if built.golden.rule and index == 0:
+            context.notes["accuracy"] = accuracy_figures(got, want, references[0])
+        problem = compare(got, want, dtype, tolerance, reductions, ratio=built.golden.rule,
                           reference=references and references[index], unchecked=built.unchecked,
                           tolerance_of=lambda d: _tolerance(backend_spec, d),
                           selections={name: (_to_output("source", inputs[position]).values, dim)
@@ -68,6 +72,17 @@ def _run_input_sets(built: Built, backend: Any, context: CaseContext, goldens: l
         if problem:
             return Outcome.MISMATCH, problem
     return Outcome.PASSED, ""
+
+
+def accuracy_figures(got: list[Output], want: list[Output], eager: list[Output]) -> dict:
+    """Per floating output: its RMS error against the float64 golden, eager's, and their ratio."""
+    figures = {}
+    for g, w, e in zip(got, want, eager):
+        if e.dtype in FLOATING and g.values.shape == w.values.shape == e.values.shape:
+            error, eager_error, _ = rms_errors(g, w, e)
+            figures[w.name] = {"error": float(f"{error:.3g}"), "eager_error": float(f"{eager_error:.3g}"),
+                               "ratio": float(f"{error / eager_error:.3g}") if eager_error else None}
+    return figures
 
 
 def golden(program: Program, inputs: tuple) -> list[Output]:

@@ -2,6 +2,8 @@
 turned into one result message, whatever it raised."""
 from __future__ import annotations
 
+import os
+import resource
 import time
 import traceback
 from pathlib import Path
@@ -57,8 +59,8 @@ class Session:
             outcome, message = outcome_for_exception(clock.phase), describe_error(e)
         clock.stop()
         result = CaseResult(outcome=outcome, phase=None if outcome is Outcome.PASSED else clock.phase,
-                            message=message[:MESSAGE_LIMIT], durations=clock.durations,
-                            notes=context.notes)
+                            message=message[:MESSAGE_LIMIT], durations=clock.durations, cpu_s=clock.cpu_s,
+                            peak_mb=clock.peak_mb, sizes=context.sizes, notes=context.notes)
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
             result.versions = _versions(backend)
             self.reported.add(backend.name)
@@ -66,25 +68,65 @@ class Session:
 
 
 class PhaseClock:
-    """Tracks the current phase, reports each change and times every phase."""
+    """Tracks the current phase, reports each change, and measures every phase: wall time, CPU time
+    (the worker's threads and the compiler processes it waited for) and the worker's peak resident
+    memory while in it."""
 
     def __init__(self, send: Callable[[Message], None]):
         self.send = send
         self.phase = Phase.SETUP
-        self.started = time.perf_counter()
         self.durations: dict[str, float] = {}
+        self.cpu_s: dict[str, float] = {}
+        self.peak_mb: dict[str, float] = {}
+        self.started, self.cpu_started = time.perf_counter(), cpu_seconds()
+        PEAK.reset()
 
     def enter(self, phase: Phase) -> None:
         self.stop()
         self.phase = Phase(phase)
-        self.started = time.perf_counter()
         self.send(PhaseEvent(self.phase))
 
     def stop(self) -> None:
-        now = time.perf_counter()
+        now, cpu, peak = time.perf_counter(), cpu_seconds(), PEAK.read_mb()
         key = self.phase.value
         self.durations[key] = round(self.durations.get(key, 0.0) + now - self.started, 6)
-        self.started = now
+        self.cpu_s[key] = round(self.cpu_s.get(key, 0.0) + cpu - self.cpu_started, 6)
+        if peak is not None:
+            self.peak_mb[key] = round(max(self.peak_mb.get(key, 0.0), peak), 1)
+        self.started, self.cpu_started = time.perf_counter(), cpu_seconds()
+        PEAK.reset()
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process's threads and of the child processes it has waited for (a compiler
+    run as a subprocess, such as iree-compile)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+class PeakMemory:
+    """The process's peak resident memory since the last reset: Linux resets the high-water mark
+    on writing 5 to /proc/self/clear_refs, and getrusage then reports the peak since (14 us a
+    phase here). Elsewhere: None (a lifetime peak would say nothing of the phase)."""
+
+    def __init__(self):
+        try:
+            self.fd: int | None = os.open("/proc/self/clear_refs", os.O_WRONLY)
+        except OSError:
+            self.fd = None
+
+    def reset(self) -> None:
+        if self.fd is not None:
+            try:
+                os.write(self.fd, b"5")
+            except OSError:
+                self.fd = None
+
+    def read_mb(self) -> float | None:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if self.fd is not None else None
+
+
+PEAK = PeakMemory()
 
 
 def _versions(backend: Any) -> dict[str, str]:

@@ -11,7 +11,6 @@ result's notes say so.
 """
 from __future__ import annotations
 
-import copy
 import inspect
 import os
 
@@ -21,7 +20,7 @@ from harness.backend import Program, load_object
 from harness.families.interface import Built, Golden
 from harness.spec import Case
 from harness.torch_inputs import draw_sets
-from harness.torch_outputs import output_leaves, output_names
+from harness.torch_outputs import float64_outputs, output_leaves, output_names
 
 
 class ModuleCase(torch.nn.Module):
@@ -89,24 +88,11 @@ def build(case: Case) -> Built:
         built.tolerance = (p["tolerance"]["rtol"], p["tolerance"]["atol"])
     if p["dtype"] != "float64":
         try:
-            built.golden = Golden.given(float64_goldens(module, input_sets))
+            built.golden = Golden.given(float64_outputs(module, input_sets))
         except Exception as e:  # noqa: BLE001 - any failure: the module cannot run in float64
             built.notes["golden"] = (f"eager at {p['dtype']}: the module does not run in float64 "
                                      f"({type(e).__name__}: {e})")
     return built
-
-
-def float64_goldens(module: torch.nn.Module, input_sets: list[tuple]) -> list[tuple]:
-    """A float64 copy of the module on the inputs upcast, per input set."""
-    wide = copy.deepcopy(module).to(torch.float64)
-    with torch.no_grad():
-        goldens = [wide(*(t.to(torch.float64) if t.is_floating_point() else t.clone() for t in inputs))
-                   for inputs in input_sets]
-    narrow = [str(o.dtype) for o in goldens[0] if isinstance(o, torch.Tensor) and o.is_floating_point()
-              and o.dtype != torch.float64]
-    if narrow:   # forward fixes a dtype itself: these values are no float64 golden
-        raise TypeError(f"its outputs came out as {', '.join(narrow)}")
-    return goldens
 
 
 def _copies(inputs: tuple) -> tuple:

@@ -1,0 +1,171 @@
+"""The model family's torch half (worker only): build a transformers model from its config class
+with random weights, draw its inputs, and compute the float64 golden.
+
+Order, so that a case reproduces anywhere from its params alone: torch is seeded with the case's
+seed, the model is built, then a generator seeded the same way draws every input set in turn.
+Nothing is downloaded: the worker runs with HF_HUB_OFFLINE=1 (Family.worker_env), and a model
+built from a config reads no file.
+"""
+from __future__ import annotations
+
+import difflib
+import inspect
+import os
+import re
+
+import torch
+
+from harness.backend import Program
+from harness.families.interface import Built, Golden
+from harness.spec import Case
+from harness.torch_inputs import draw_sets
+from harness.torch_outputs import float64_outputs, output_leaves, output_names
+
+
+class ModelError(ValueError):
+    """A model the params cannot build (an unknown class, a config key it does not take, an input
+    its forward does not take): one line that says what to write instead."""
+
+
+class ModelCase(torch.nn.Module):
+    """forward(*inputs) -> the flat output leaves of the model called with the inputs by name."""
+
+    def __init__(self, params: dict):
+        super().__init__()
+        self.params = params
+        self.input_names = list(params["inputs"])
+        self.inner = build_model(params)
+
+    def forward(self, *inputs):
+        return output_leaves(self.inner(**dict(zip(self.input_names, inputs))))
+
+    def repro_source(self) -> str:
+        p = self.params
+        spec = {k: p[k] for k in ("transformers", "config", "seed", "dtype", "train", "attn_implementation",
+                                  "persistent_buffers")}
+        return REPRO_MODEL.format(spec=repr(spec), names=repr(self.input_names))
+
+
+def build_model(params: dict) -> torch.nn.Module:
+    """The model its params describe, seeded, random weights, at its dtype and mode."""
+    model_class = model_class_named(params["transformers"])
+    config = make_config(model_class, params["config"], params["attn_implementation"])
+    torch.manual_seed(params["seed"])
+    model = model_class(config)
+    if params["persistent_buffers"]:
+        make_buffers_persistent(model)
+    check_inputs(model, params["inputs"])
+    return model.to(getattr(torch, params["dtype"])).train(params["train"])
+
+
+def model_class_named(name: str) -> type:
+    try:
+        import transformers
+    except ImportError:
+        raise ModelError("transformers is not installed: install the harness's [models] extra") from None
+    model_class = getattr(transformers, name, None) if not name.startswith("_") else None
+    if not (isinstance(model_class, type) and issubclass(model_class, transformers.PreTrainedModel)):
+        names = [n for n in dir(transformers) if n.endswith(("Model",)) or "For" in n]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise ModelError(f"transformers {transformers.__version__} has no model class {name!r}{hint}")
+    return model_class
+
+
+def make_config(model_class: type, overrides: dict, attention: str | None):
+    """The model class's config with `overrides`. A config class keeps any keyword as an attribute,
+    read or not, so a key counts as known when the config's defaults or signature have it, or the
+    model's own source reads it (DeBERTa's position_buckets); any other is an error, not ignored."""
+    config_class = model_class.config_class
+    unknown = sorted(set(overrides) - known_config_keys(model_class))
+    if unknown:
+        known = known_config_keys(model_class)
+        close = {k: difflib.get_close_matches(k, known, n=1) for k in unknown}
+        hints = "; ".join(f"{k}: did you mean {c[0]}?" for k, c in close.items() if c)
+        raise ModelError(f"{config_class.__name__} takes no {', '.join(unknown)}" + (f" ({hints})" if hints else ""))
+    extra = {"attn_implementation": attention} if attention else {}
+    return config_class(**overrides, **extra)
+
+
+def known_config_keys(model_class: type) -> set[str]:
+    config_class = model_class.config_class
+    source = inspect.getsource(inspect.getmodule(model_class))
+    return (set(config_class().to_dict()) | set(inspect.signature(config_class.__init__).parameters)
+            | set(re.findall(r"\w+", source)))
+
+
+def make_buffers_persistent(model: torch.nn.Module) -> None:
+    """llvm/torch-mlir#4744's workaround: the FX importer finds no state for a non-persistent buffer."""
+    for module in model.modules():
+        module._non_persistent_buffers_set.clear()
+
+
+def check_inputs(model: torch.nn.Module, inputs: dict) -> None:
+    """Every input is one of forward's named parameters (its **kwargs, for attention options, would
+    swallow a misnamed input silently)."""
+    parameters = inspect.signature(model.forward).parameters
+    names = [n for n, p in parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unknown = [name for name in inputs if name not in names]
+    if unknown:
+        raise ModelError(f"{type(model).__name__}.forward takes no {', '.join(unknown)}; "
+                         f"its inputs are {', '.join(names)}")
+
+
+REPRO_MODEL = '''\
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")   # built from its config: nothing to download
+import transformers
+from torch.utils import _pytree as pytree
+
+SPEC = {spec}
+INPUT_NAMES = {names}
+
+
+class Model(torch.nn.Module):
+    """forward(*inputs) -> the output leaves of the model SPEC describes, built as the harness builds it."""
+
+    def __init__(self):
+        super().__init__()
+        model_class = getattr(transformers, SPEC["transformers"])
+        extra = {{"attn_implementation": SPEC["attn_implementation"]}} if SPEC["attn_implementation"] else {{}}
+        config = model_class.config_class(**SPEC["config"], **extra)
+        torch.manual_seed(SPEC["seed"])
+        self.inner = model_class(config)
+        if SPEC["persistent_buffers"]:
+            for module in self.inner.modules():
+                module._non_persistent_buffers_set.clear()
+        self.inner.to(getattr(torch, SPEC["dtype"])).train(SPEC["train"])
+
+    def forward(self, *inputs):
+        return tuple(pytree.tree_leaves(self.inner(**dict(zip(INPUT_NAMES, inputs)))))
+'''
+
+
+def build(case: Case) -> Built:
+    p = case.params
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    model = ModelCase(dict(p))
+    input_sets = draw_sets(list(p["inputs"].values()), p["input_sets"], p["seed"])
+    with torch.no_grad():
+        nested = [model.inner(**dict(zip(model.input_names, _copies(inputs)))) for inputs in input_sets]
+    outputs = [output_leaves(output) for output in nested]
+    dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"].values())
+    program = Program(case.id, model, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
+    built = Built(program, input_sets, reference=outputs, golden=Golden.eager())
+    built.notes["parameters"] = sum(t.numel() for t in model.inner.parameters())
+    try:
+        values = float64_outputs(model, input_sets)
+    except Exception as e:  # noqa: BLE001 - any failure: the model cannot run in float64
+        built.notes["golden"] = f"eager at {p['dtype']}: the model does not run in float64 ({type(e).__name__}: {e})"
+        values = None
+    if p["tolerance"]:
+        built.tolerance = (p["tolerance"]["rtol"], p["tolerance"]["atol"])
+        built.golden = Golden.given(values) if values else built.golden
+    elif values:
+        built.golden = Golden.ratio(values, p["accuracy"]["multiplier"], p["accuracy"]["floor"])
+    return built
+
+
+def _copies(inputs: tuple) -> tuple:
+    return tuple(t.clone() for t in inputs)

@@ -1,0 +1,89 @@
+"""A registry of architectures as data (the built-in one: cases/models/transformers.yaml), read in
+the pytest process, and how each entry becomes cases.
+
+The file is a mapping: `models`, the list of entries, and optionally `shared`, anything the
+entries refer to with YAML anchors (sizes several share). An entry is the model family's params
+(harness.families.model.params) shared by its cases, plus:
+
+    name      the case ids' stem: `model/<name>/<tier>` and `model/<name>/<tier>/<variant>`
+    kind      what the architecture is (encoder, decoder, encoder_decoder, vision, audio): a tag
+    tiers     tier name (tiny, small) -> a patch of the params: that tier's sizes
+    variants  variant name -> a patch of the params, applied on every tier (or those of its
+              `tiers:` list), with `tags:` of its own; the variant's name is a tag too
+    tags      more tags for every case of the entry
+
+A patch merges into what it patches: a mapping (config, inputs, one input) key by key, anything
+else replaced.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from harness.errors import HarnessInputError
+from harness.families.interface import Family
+from harness.families.model.params import PARAM_KEYS, TIERS
+from harness.files import display_path, where
+from harness.inputs.yamlio import load_yaml
+from harness.spec import Case, check_keys
+
+ENTRY_KEYS = ("name", "kind", "tiers", "variants", "tags", *(k for k in PARAM_KEYS if k != "tier"))
+VARIANT_KEYS = ("tiers", "tags", *(k for k in PARAM_KEYS if k != "tier"))
+
+
+def registry_cases(family: Family, path: Path, tiers: Iterable[str]) -> list[Case]:
+    """The cases of the registry's entries in these tiers; HarnessInputError names the entry's line."""
+    wanted = set(tiers)
+    return [case for entry in _entries(path) for case in _entry_cases(family, path, entry, wanted)]
+
+
+def registry_ids(family: Family, path: Path) -> list[str]:
+    """Every id the registry can give, in every tier (an expectation entry may name any)."""
+    return [case.id for case in registry_cases(family, path, TIERS)]
+
+
+def _entries(path: Path) -> list[dict]:
+    document = load_yaml(path)
+    entries = document.get("models") if isinstance(document, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries) \
+            or not set(document) <= {"models", "shared"}:
+        raise HarnessInputError(display_path(path), "a model registry is a mapping of `models`, a list of "
+                                "entries each with a name, and optionally `shared` (YAML anchors)")
+    return entries
+
+
+def _entry_cases(family: Family, path: Path, entry: dict, wanted: set[str]) -> list[Case]:
+    at = where(path, entry)
+    try:
+        check_keys(entry, ENTRY_KEYS)
+        name, tiers, variants = entry.get("name"), entry.get("tiers"), entry.get("variants") or {}
+        if not (isinstance(name, str) and name):
+            raise ValueError(f"name must be a non-empty string, not {name!r}")
+        if not isinstance(tiers, dict) or not tiers or not set(tiers) <= set(TIERS):
+            raise ValueError(f"tiers must map some of {', '.join(TIERS)} to their params, not {tiers!r}")
+        if not isinstance(variants, dict):
+            raise ValueError(f"variants must map names to params, not {variants!r}")
+        shared = {k: v for k, v in entry.items() if k not in ("name", "kind", "tiers", "variants", "tags")}
+        tags = [entry.get("kind", "")] + list(entry.get("tags", []))
+        cases = []
+        for tier in (t for t in TIERS if t in tiers and t in wanted):
+            params = merged(merged(shared, tiers[tier] or {}), {"tier": tier})
+            cases.append(family.case(f"{name}/{tier}", params, tags=tags))
+            for variant, patch in variants.items():
+                check_keys(patch, VARIANT_KEYS, f"variants.{variant}")
+                if tier in patch.get("tiers", TIERS):
+                    own = {k: v for k, v in patch.items() if k not in ("tiers", "tags")}
+                    cases.append(family.case(f"{name}/{tier}/{variant}", merged(params, own),
+                                             tags=tags + [variant] + list(patch.get("tags", []))))
+        return cases
+    except (ValueError, TypeError) as e:
+        raise HarnessInputError(at, str(e), "fix the registry entry") from None
+
+
+def merged(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict:
+    """`patch` over `base`: mappings merge key by key, anything else is replaced."""
+    result = dict(base)
+    for key, value in patch.items():
+        old = result.get(key)
+        result[key] = merged(old, value) if isinstance(old, Mapping) and isinstance(value, Mapping) else value
+    return result
