@@ -104,6 +104,7 @@ class InductorBackend(Backend):
             return compile_fx_inner(*args, **kwargs)
 
         def backend(graph, example_inputs):
+            case.sizes["export_ops"] = sum(node.op == "call_function" for node in graph.graph.nodes)
             case.enter(Phase.LOWER)
             compiled = compile_fx(graph, example_inputs, inner_compile=inner_compile)
             case.enter(Phase.RUN)

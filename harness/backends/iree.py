@@ -54,6 +54,7 @@ from harness.backend import (
     user_output_count,
 )
 from harness.backends.onnx_front import as_declared
+from harness.backends.sizes import graph_ops, mlir_ops
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
 
@@ -143,10 +144,12 @@ class IreeBackend(Backend):
         # importer wants a functional program. An empty table functionalises and decomposes nothing:
         # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
         exported = export_program(program).run_decompositions({})
+        case.sizes["export_ops"] = graph_ops(exported)
 
         case.enter(Phase.IMPORT)
         importer = FxImporter(context=ir.Context())
         importer.import_frozen_program(exported, func_name="main")
+        case.sizes["torch_ops"] = mlir_ops(importer.module_op, ir)
         torch_ir = str(importer.module_op)
 
         function = self.lower_and_load(torch_ir, "torch", case)
@@ -167,6 +170,7 @@ class IreeBackend(Backend):
         case.enter(Phase.COMPILE)
         vmfb = iree_compile(input_ir, target_backends=self.targets,
                             extra_args=["--compile-from=input", *self.flags])
+        case.sizes["artifact_bytes"] = len(vmfb)
         if self._config is None:
             self._config = rt.Config(self.options.get("driver", "local-task"))
         context = rt.SystemContext(config=self._config)

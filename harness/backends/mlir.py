@@ -50,6 +50,7 @@ from harness.backend import (
 )
 from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
 from harness.backends.onnx_front import export_to_onnx
+from harness.backends.sizes import graph_ops, mlir_ops
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
 
@@ -147,6 +148,7 @@ class MlirBackend(Backend):
 
         case.enter(Phase.EXPORT)
         exported = export_program(program, strict=bool(self.options.get("strict_export", False)))
+        case.sizes["export_ops"] = graph_ops(exported)
 
         case.enter(Phase.IMPORT)
         module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name,
@@ -156,6 +158,7 @@ class MlirBackend(Backend):
         with module.context:
             module.operation.attributes["torch.debug_module_name"] = ir.StringAttr.get(func_name)
         watched = [op for op in WATCHED_OPS if f'"{op}"' in _generic_asm(module)]
+        case.sizes["torch_ops"] = mlir_ops(module, ir)
 
         case.enter(Phase.LOWER)
         self.run_stage(case, module, "torch-import", self.torch_backend_pipeline(),
@@ -172,6 +175,7 @@ class MlirBackend(Backend):
         case.enter(Phase.IMPORT)
         module = import_onnx(model)
         func_name = ir.StringAttr(module.body.operations[0].attributes["sym_name"]).value
+        case.sizes["torch_ops"] = mlir_ops(module, ir)
 
         case.enter(Phase.LOWER)
         self.run_stage(case, module, "torch-onnx", self.torch_backend_pipeline("onnx_backend_pipeline"),
@@ -182,9 +186,13 @@ class MlirBackend(Backend):
     def lower_to_jit(self, case: CaseContext, module: ir.Module, func_name: str) -> JitModule:
         """Torch backend IR through the configured stages to Linalg, then LLVM and the ExecutionEngine."""
         stages = self.options["to_linalg_pipelines"]
+        case.sizes["torch_backend_ops"] = mlir_ops(module, ir)
         for index, stage in enumerate(stages, 1):
             self.run_stage(case, module, "torch-backend" if index == 1 else f"to-linalg-stage{index - 1}", stage,
                            f"Lowering Torch Backend IR -> Linalg-on-Tensors, stage {index} of {len(stages)}")
+            if index == 1 < len(stages):   # TOSA's or StableHLO's IR, on its way to Linalg
+                case.sizes["backend_ops"] = mlir_ops(module, ir)
+        case.sizes["linalg_ops"] = mlir_ops(module, ir)
         note_linalg_ops(case.notes, module)
 
         case.enter(Phase.COMPILE)
@@ -193,6 +201,7 @@ class MlirBackend(Backend):
             case.bundle.stage("linalg-on-tensors", str(module), pipeline_of(passes), opt_runs_it=False)
         jit = JitModule(module, func_name, passes, opt_level=int(self.options.get("opt_level", 2)),
                         shared_libs=self.options.get("shared_libs") or ())
+        case.sizes["llvm_ir_bytes"] = len(jit.llvm_ir)
         if case.bundle is not None:
             case.bundle.stage("llvm", jit.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
         return jit

@@ -31,6 +31,7 @@ from harness.views.markdown_text import code as _code
 from harness.views.markdown_text import escape_text as _escape_text
 from harness.views.markdown_text import fenced as _fenced
 from harness.views.markdown_text import row as _row
+from harness.views.phase_times import phase_rows
 
 SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
 COLLAPSE_AFTER = 5
@@ -61,6 +62,7 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
     out += _crash_set(records, environment)
     out += _stale(records)
     out += _by_subject(records)
+    out += _phase_times(records)
     if proposals is not None:
         out += _proposals(proposals, originals or {})
     return "\n".join(out).rstrip("\n") + "\n"
@@ -238,6 +240,22 @@ def _proposals(proposals: Mapping[str, str], originals: Mapping[str, str]) -> li
 
 
 # ------------------------------------------------------------------------------------ grouping
+
+def _phase_times(records: list[Record]) -> list[str]:
+    rows = phase_rows(records)
+    if not rows:
+        return []
+    out = ["## Time and memory by phase", "",
+           "Wall seconds per phase over the results that reached it; CPU counts the worker's threads and "
+           "the compilers it waited for; peak is the highest resident memory of a worker in the phase.", "",
+           _row(["backend", "phase", "cases", "total s", "median s", "slowest case", "CPU s", "peak MiB"]),
+           _row(["---", "---", "---:", "---:", "---:", "---", "---:", "---:"])]
+    for row in rows:
+        peak = f"{row.peak_mb:.0f}" if row.peak_mb is not None else ""
+        out.append(_row([_code(row.backend), row.phase, str(row.cases), f"{row.total_s:.2f}", f"{row.median_s:.3f}",
+                         f"{_code(row.slowest)} ({row.slowest_s:.2f} s)", f"{row.cpu_s:.2f}", peak]))
+    return out + [""]
+
 
 def _by_subject(records: list[Record]) -> list[str]:
     """Per family grouped by subject (harness.views.grouping), a table of its subjects: on each
