@@ -230,7 +230,8 @@ def test_a_cases_file_model_runs_offline_with_the_network_cut(pytester, tmp_path
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(project.path / "nonet"),
                                                                           os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf-home"))
-    result = project.run("--cases-file=models.yaml", "--backend=eager", "-k", "distilbert")
+    result = project.run("--cases-file=models.yaml", "--backend=eager", "-k", "distilbert", "--artifacts-dir=art",
+                         "--artifacts=all")
     assert result.ret == 0, result.output
     record = result.record("eager", "model/cases_file/distilbert_tiny")
     assert record["outcome"] == "passed" and record["subject"] == "DistilBertModel"
@@ -243,3 +244,23 @@ def test_a_cases_file_model_runs_offline_with_the_network_cut(pytester, tmp_path
             print(e)
         """)], capture_output=True, text=True, env={"PYTHONPATH": str(project.path / "nonet")})
     assert "the network is cut" in check.stdout   # the cut is real in a child interpreter
+
+    # The bundle's repro.py rebuilds the model from its config and seed, not from a pickle.
+    repro = next((project.path / "art" / "eager").glob("model_cases_file_distilbert_tiny-*/repro.py"))
+    assert "DistilBertModel" in (repro.parent / "model.py").read_text()
+    done = subprocess.run([sys.executable, str(repro)], cwd="/", capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "HF_HOME": str(tmp_path / "empty-hf-home")})
+    assert done.returncode == 0, done.stderr
+    assert "input set 0: last_hidden_state: max abs error" in done.stdout, done.stdout
+
+
+@needs("models")
+def test_calibrated_batch_norm_keeps_a_random_cnn_s_outputs_from_vanishing():
+    from harness.families.model.build import build
+
+    params = {"transformers": "MobileNetV2Model", "config": {"depth_multiplier": 0.25, "min_depth": 8, "image_size": 32},
+              "inputs": {"pixel_values": {"shape": [2, 3, 32, 32]}}}
+    plain = build(MODEL.case("mobilenet", params)).reference[0][0]
+    calibrated = build(MODEL.case("mobilenet", {**params, "calibrate_batch_norm": True}))
+    assert plain.abs().mean() < 1e-10 < 0.1 < calibrated.reference[0][0].abs().mean()
+    assert "calibrate_batch_norm" in calibrated.program.module.repro_source()

@@ -43,7 +43,9 @@ class ModelCase(torch.nn.Module):
         p = self.params
         spec = {k: p[k] for k in ("transformers", "config", "seed", "dtype", "train", "attn_implementation",
                                   "persistent_buffers")}
-        return REPRO_MODEL.format(spec=repr(spec), names=repr(self.input_names))
+        spec["calibration"] = calibration_shapes(p)
+        return REPRO_MODEL.format(spec=repr(spec), names=repr(self.input_names),
+                                  calibrate=inspect.getsource(calibrate_batch_norm))
 
 
 def build_model(params: dict) -> torch.nn.Module:
@@ -55,6 +57,7 @@ def build_model(params: dict) -> torch.nn.Module:
     if params["persistent_buffers"]:
         make_buffers_persistent(model)
     check_inputs(model, params["inputs"])
+    calibrate_batch_norm(model, calibration_shapes(params), params["seed"])
     return model.to(getattr(torch, params["dtype"])).train(params["train"])
 
 
@@ -92,6 +95,34 @@ def known_config_keys(model_class: type) -> set[str]:
     source = inspect.getsource(inspect.getmodule(model_class))
     return (set(config_class().to_dict()) | set(inspect.signature(config_class.__init__).parameters)
             | set(re.findall(r"\w+", source)))
+
+
+def calibration_shapes(params: dict) -> dict[str, list[int]]:
+    """The floating inputs' shapes batch norm is calibrated on; none without calibrate_batch_norm."""
+    if not params["calibrate_batch_norm"]:
+        return {}
+    return {name: spec["shape"] for name, spec in params["inputs"].items()
+            if spec["dtype"] in ("float64", "float32", "float16", "bfloat16")}
+
+
+def calibrate_batch_norm(model: torch.nn.Module, shapes: dict, seed: int) -> None:
+    """Batch norm weights 1 and running statistics those of one seeded normal batch (nothing with no
+    shapes): a random model's activations then keep their scale through every layer."""
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not shapes or not norms:
+        return
+    generator = torch.Generator().manual_seed(seed)
+    batch = {name: torch.randn(shape, generator=generator) for name, shape in shapes.items()}
+    momenta = [norm.momentum for norm in norms]
+    with torch.no_grad():
+        for norm in norms:
+            norm.weight.fill_(1.0)
+            norm.reset_running_stats()
+            norm.momentum = None   # a cumulative average: exactly this batch's statistics
+        model.train()(**batch)
+    for norm, momentum in zip(norms, momenta):
+        norm.momentum = momentum
+    model.eval()
 
 
 def make_buffers_persistent(model: torch.nn.Module) -> None:
@@ -135,11 +166,14 @@ class Model(torch.nn.Module):
         if SPEC["persistent_buffers"]:
             for module in self.inner.modules():
                 module._non_persistent_buffers_set.clear()
+        calibrate_batch_norm(self.inner, SPEC["calibration"], SPEC["seed"])
         self.inner.to(getattr(torch, SPEC["dtype"])).train(SPEC["train"])
 
     def forward(self, *inputs):
         return tuple(pytree.tree_leaves(self.inner(**dict(zip(INPUT_NAMES, inputs)))))
-'''
+
+
+{calibrate}'''
 
 
 def build(case: Case) -> Built:

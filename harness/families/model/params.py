@@ -19,6 +19,9 @@ The params, all JSON-able (a registry entry's tier or variant and a `--cases-fil
     attn_implementation transformers' attention: sdpa or eager; none: the model's default     default none
     persistent_buffers  make non-persistent buffers (position_ids, RoPE's inv_freq) persistent
                         before export: the workaround of llvm/torch-mlir#4744                default false
+    calibrate_batch_norm  give batch norm the statistics of a seeded normal batch of the floating
+                        inputs' shapes (weights 1), so that random weights do not shrink every
+                        activation to nothing (MobileNetV2's outputs are 1e-26 without)     default false
     accuracy            {multiplier, floor}: an output passes when its RMS error against the float64
                         model is at most multiplier x eager's own at `dtype`, plus floor x its
                         RMS (PyTorch's dynamo benchmarks' rule)                       default {3.0, by dtype}
@@ -37,7 +40,7 @@ from harness.spec import check_keys
 
 FAMILY = "model"
 PARAM_KEYS = ("transformers", "config", "inputs", "input_sets", "seed", "dtype", "train", "attn_implementation",
-              "persistent_buffers", "accuracy", "tolerance", "tier")
+              "persistent_buffers", "calibrate_batch_norm", "accuracy", "tolerance", "tier")
 ATTENTION = ("sdpa", "eager")
 TIERS = ("tiny", "small")
 DEFAULT_MULTIPLIER = 3.0
@@ -75,6 +78,7 @@ def validate(params: Mapping[str, Any]) -> dict:
         "input_sets": input_sets(params.get("input_sets", []), list(inputs.values())),
         "seed": seed, "dtype": dtype, "train": flag(params, "train"), "attn_implementation": attention,
         "persistent_buffers": flag(params, "persistent_buffers"),
+        "calibrate_batch_norm": flag(params, "calibrate_batch_norm"),
         "accuracy": None if fixed else _accuracy(params.get("accuracy"), dtype), "tolerance": fixed, "tier": tier,
     }
 
