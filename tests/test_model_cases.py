@@ -258,7 +258,8 @@ def test_a_cases_file_model_runs_offline_with_the_network_cut(pytester, tmp_path
 def test_calibrated_batch_norm_keeps_a_random_cnn_s_outputs_from_vanishing():
     from harness.families.model.build import build
 
-    params = {"transformers": "MobileNetV2Model", "config": {"depth_multiplier": 0.25, "min_depth": 8, "image_size": 32},
+    params = {"transformers": "MobileNetV2Model",
+              "config": {"depth_multiplier": 0.25, "min_depth": 8, "image_size": 32},
               "inputs": {"pixel_values": {"shape": [2, 3, 32, 32]}}}
     plain = build(MODEL.case("mobilenet", params)).reference[0][0]
     calibrated = build(MODEL.case("mobilenet", {**params, "calibrate_batch_norm": True}))

@@ -46,7 +46,8 @@ def test_the_phase_table_sums_each_backend_s_phases():
                _timed("c", "be", 2.0, 0.3), _timed("a", "other", 0.5, 0.5)]
     rows = phase_rows([Record.from_json(r) for r in results])
     export = rows[0]
-    assert (export.backend, export.phase, export.cases, export.total_s, export.median_s) == ("be", "export", 3, 6.0, 2.0)
+    assert (export.backend, export.phase, export.cases) == ("be", "export", 3)
+    assert (export.total_s, export.median_s) == (6.0, 2.0)
     assert (export.slowest, export.slowest_s, export.cpu_s, export.peak_mb) == ("b", 3.0, 3.0, 1200.0)
     assert [(r.backend, r.phase) for r in rows] == [("be", "export"), ("be", "run"), ("other", "export"),
                                                    ("other", "run")]
