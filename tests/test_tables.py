@@ -1,15 +1,17 @@
 """`python -m harness table`: the README's backend and lowering-path tables, from JSON reports."""
 from __future__ import annotations
 
-from harness.cli import TABLE_BEGIN, TABLE_END, main
+from harness.cli import TABLE_MARKERS, main
 from harness.record import Record
 from harness.reports import write_report
-from harness.views.tables import backend_table, lowering_table
+from harness.views.tables import backend_table, lowering_table, model_table
+
+TABLE_BEGIN, TABLE_END = TABLE_MARKERS["backends"]
 
 
-def record(backend, case, outcome="passed", expected="pass", notes=None):
+def record(backend, case, outcome="passed", expected="pass", notes=None, **more):
     return Record.from_json({"backend": backend, "case": case, "outcome": outcome, "expected": expected,
-                             "notes": notes or {}})
+                             "notes": notes or {}, **more})
 
 
 RECORDS = [
@@ -50,3 +52,17 @@ def test_unreadable_report_is_one_error_line(tmp_path, capsys):
     assert main(["table", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "--report-json" in err
+
+
+def test_the_model_table_gives_each_failure_s_phase_and_a_numbered_signature():
+    state = "Could not find state mapping for buffer"
+    records = [record("a", "model/bert/tiny", "compile_error", phase="import", signature=state),
+               record("a", "model/llama/tiny", "compile_error", phase="import", signature=state),
+               record("a", "model/vit/tiny"), record("b", "model/vit/tiny", "crashed", signature="SIGSEGV in x|y"),
+               record("b", "model/bert/tiny"), record("a", "conv_forward/2d/a")]
+    table = model_table(records)
+    assert table.splitlines()[:5] == ["| model | `a` | `b` |", "| --- | --- | --- |",
+                                      "| `bert/tiny` | compile_error in import [1] | pass |",
+                                      "| `llama/tiny` | compile_error in import [1] |  |",
+                                      "| `vit/tiny` | pass | crashed [2] |"]
+    assert table.splitlines()[-2:] == [f"1. import: {state}", "2. crashed: SIGSEGV in x\\|y"]
