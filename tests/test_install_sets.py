@@ -1,8 +1,9 @@
 """The harness as other projects install it: the wheel, built once, installed with each install set
 (the base install and each extra) and nothing else into a fresh venv outside the repository, then
-used from a project folder of its own: `python -m harness check`, a small cases file (a module
-case, a convolution case, an ONNX node test where onnx is there) on every backend the base install
-enables and, for each extra, on the backends it adds and the default one, `pytest --collect-only`;
+used from a project folder of its own, with the network cut: `python -m harness check`, a small
+cases file (a module case, a convolution case, an ONNX node test where onnx is there, a transformers
+model where the models extra is) on every backend the base install enables and, for each extra,
+on the backends it adds and the default one, `pytest --collect-only`;
 and a backend of an extra the set lacks is one error line naming the extra. A module the harness
 imports that no dependency list declares fails here (it did: ml_dtypes came only with onnx).
 
@@ -32,6 +33,8 @@ SETS = {   # install set -> the backends its cases run on (each must run them gr
     "iree": ("linalg-on-tensors", "iree-llvm-cpu"),                # the backend it adds, and the default
     "onnx": ("linalg-on-tensors", "onnxruntime", "onnx-linalg-on-tensors"),
     "torch-mlir-suite": ("linalg-on-tensors",),
+    # a transformers model from a cases file, with the network cut (issue 33)
+    "models,onnx": ("linalg-on-tensors", "tosa", "onnxruntime"),
 }
 ONNX_TAKERS = ("linalg-on-tensors", "tosa", "stablehlo", "onnxruntime", "iree-llvm-cpu")   # programs: onnx
 
@@ -46,6 +49,25 @@ CASES = """\
   input_shape: [2, 4, 8, 8]
   weight_shape: [6, 4, 3, 3]
 """
+MODEL_CASE = """\
+- family: model
+  name: distilbert_tiny
+  transformers: DistilBertModel
+  config: {dim: 32, n_layers: 2, n_heads: 2, hidden_dim: 64, vocab_size: 128, max_position_embeddings: 64}
+  inputs: {input_ids: {shape: [2, 16], high: 128}}
+"""
+# Every socket refused in every interpreter of the project's runs (workers included).
+NO_NETWORK = """\
+import socket
+
+
+def _refused(*args, **kwargs):
+    raise OSError("the network is cut")
+
+
+socket.socket.connect = _refused
+socket.create_connection = _refused
+"""
 NODE_CASE = """\
 - family: onnx_node
   name: abs
@@ -55,6 +77,10 @@ NODE_CASE = """\
 NO_ONNX_EXPORT = ("- id: conv_backward/cases_file/basic\n  phase: export\n"
                   "  reason: torch.onnx has no ONNX function for aten.convolution_backward\n")
 PROJECT_XFAIL = {"onnx-linalg-on-tensors": NO_ONNX_EXPORT, "onnxruntime": NO_ONNX_EXPORT}
+# Measured on the pinned versions (as xfail/ says of model/distilbert/tiny): llvm/torch-mlir#4744.
+NO_BUFFER_STATE = ("- id: model/cases_file/distilbert_tiny\n  phase: import\n"
+                   "  reason: torch-mlir's FX importer finds no state for a non-persistent buffer\n")
+MODEL_XFAIL = {"linalg-on-tensors": NO_BUFFER_STATE, "tosa": NO_BUFFER_STATE}
 # Without onnx, an entry for ONNX's node tests does not apply (kept by --update-expectations).
 NODE_ENTRY = "- id: onnx_node/test_abs\n  reason: an entry for a family this install lacks\n"
 
@@ -94,20 +120,26 @@ def fresh_venv(dest: Path, wheel: Path, extra: str) -> Path:
     return python
 
 
-def project(dest: Path, with_onnx: bool) -> Path:
+def project(dest: Path, with_onnx: bool, with_models: bool) -> Path:
     dest.mkdir()
     (dest / "pytest.ini").write_text("[pytest]\n")   # the rootdir: the project, not a checkout above it
-    (dest / "cases.yaml").write_text(CASES + (NODE_CASE if with_onnx else ""))
+    (dest / "cases.yaml").write_text(CASES + (NODE_CASE if with_onnx else "") + (MODEL_CASE if with_models else ""))
     (dest / "xfail").mkdir()
-    for backend, text in PROJECT_XFAIL.items():
-        (dest / "xfail" / f"{backend}.yaml").write_text(text)
-    if not with_onnx:
-        (dest / "xfail" / "linalg-on-tensors.yaml").write_text(NODE_ENTRY)
+    files = {**PROJECT_XFAIL, "linalg-on-tensors": "" if with_onnx else NODE_ENTRY}
+    for backend, text in (MODEL_XFAIL if with_models else {}).items():
+        files[backend] = files.get(backend, "") + text
+    for backend, text in files.items():
+        if text:
+            (dest / "xfail" / f"{backend}.yaml").write_text(text)
+    (dest / "offline").mkdir()
+    (dest / "offline" / "sitecustomize.py").write_text(NO_NETWORK)
     return dest
 
 
 def run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = unactivated_env(PATH=f"{python.parent}{os.pathsep}{SYSTEM_PATH}")   # activated: its own tools first
+    """The install's python in the project, as from an unactivated shell, with the network cut."""
+    env = unactivated_env(PATH=f"{python.parent}{os.pathsep}{SYSTEM_PATH}", PYTHONPATH=str(cwd / "offline"),
+                          HF_HOME=str(cwd / "hf-home"))   # activated: its own tools first; an empty hub cache
     env.pop("PYTEST_ADDOPTS", None)
     return subprocess.run([str(python), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
 
@@ -115,8 +147,8 @@ def run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("extra", list(SETS), ids=lambda e: e or "base")
 def test_an_install_set_runs_its_backends_from_another_project(extra, wheel, tmp_path):
     python = fresh_venv(tmp_path / "venv", wheel, extra)
-    with_onnx = extra == "onnx"
-    where = project(tmp_path / "my-project", with_onnx)
+    with_onnx, with_models = "onnx" in extra.split(","), "models" in extra.split(",")
+    where = project(tmp_path / "my-project", with_onnx, with_models)
 
     check = run(python, where, "-m", "harness", "check", "--cases-file=cases.yaml")
     assert check.returncode == 0, check.stdout + check.stderr
@@ -132,6 +164,8 @@ def test_an_install_set_runs_its_backends_from_another_project(extra, wheel, tmp
         assert {(backend, "module"), (backend, "conv_backward")} <= ran, backend
         if with_onnx and backend in ONNX_TAKERS:
             assert (backend, "onnx_node") in ran, backend
+        if with_models:
+            assert (backend, "model") in ran, backend
     assert {r["verdict"] for r in records} == {Verdict.OK.value}
     if not with_onnx:
         why = 'the onnx package is not installed (pip install "torch-backend-e2e[onnx]")'
@@ -145,7 +179,8 @@ def test_an_install_set_runs_its_backends_from_another_project(extra, wheel, tmp
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-2000:]
     assert "module/cases_file/linear" in collected.stdout
 
-    for backend in {"iree": ("onnxruntime",), "onnx": ("iree-llvm-cpu",)}.get(extra, ("iree-llvm-cpu", "onnxruntime")):
+    lacking = {"iree": ("onnxruntime",), "onnx": ("iree-llvm-cpu",), "models,onnx": ("iree-llvm-cpu",)}
+    for backend in lacking.get(extra, ("iree-llvm-cpu", "onnxruntime")):
         # a backend of an extra this install lacks
         refused = run(python, where, "-m", "pytest", "--cases-file=cases.yaml", f"--backend={backend}", "-n", "0")
         extra_needed = "iree" if backend == "iree-llvm-cpu" else "onnx"

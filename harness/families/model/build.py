@@ -17,6 +17,7 @@ import torch
 
 from harness.backend import Program
 from harness.families.interface import Built, Golden
+from harness.installation.extras import install_command
 from harness.spec import Case
 from harness.torch_inputs import draw_sets
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
@@ -65,10 +66,10 @@ def model_class_named(name: str) -> type:
     try:
         import transformers
     except ImportError:
-        raise ModelError("transformers is not installed: install the harness's [models] extra") from None
+        raise ModelError(f"transformers is not installed ({install_command(['models'])})") from None
     model_class = getattr(transformers, name, None) if not name.startswith("_") else None
     if not (isinstance(model_class, type) and issubclass(model_class, transformers.PreTrainedModel)):
-        names = [n for n in dir(transformers) if n.endswith(("Model",)) or "For" in n]
+        names = [n for n in dir(transformers) if n.endswith("Model") or "For" in n]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise ModelError(f"transformers {transformers.__version__} has no model class {name!r}{hint}")
