@@ -31,6 +31,7 @@ Options (configs/iree-llvm-cpu.yaml):
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
 import signal
 from typing import Any, Sequence
@@ -76,6 +77,14 @@ def iree_compile(source: str | bytes, **kwargs) -> bytes:
         raise IreeCompileError("\n".join(errors + ["", text])) from None
 
 
+def bytecode(module: Any) -> bytes:
+    """The module as MLIR bytecode: its weights' resource blobs stay raw bytes (the IR text would
+    print each as hex, which iree-compile then parses back: benchmarks/model_weights.py)."""
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return buffer.getvalue()
+
+
 def to_numpy(value: torch.Tensor) -> np.ndarray:
     t = value.detach().cpu().contiguous()
     if t.dtype == torch.bfloat16:
@@ -101,7 +110,7 @@ def _unsigned_outputs(exported) -> set[int]:
     return {i for i, v in enumerate(own) if isinstance(v, torch.Tensor) and v.dtype == torch.uint8}
 
 
-def import_onnx(model: Any, opset: int) -> tuple[str, str]:
+def import_onnx(model: Any, opset: int) -> tuple[bytes, str]:
     """IREE's ONNX front-end as iree-import-onnx runs it: Torch ONNX IR of the model and the name
     of its function."""
     import onnx
@@ -113,7 +122,7 @@ def import_onnx(model: Any, opset: int) -> tuple[str, str]:
     info = onnx_importer.ModelInfo(inferred)
     module = info.create_module(context=ir.Context())
     onnx_importer.NodeImporter.define_function(info.main_graph, module.operation).import_all()
-    return str(module), ir.StringAttr(module.body.operations[0].attributes["sym_name"]).value
+    return bytecode(module), ir.StringAttr(module.body.operations[0].attributes["sym_name"]).value
 
 
 def _default_opset(model: Any) -> int:
@@ -150,7 +159,7 @@ class IreeBackend(Backend):
         importer = FxImporter(context=ir.Context())
         importer.import_frozen_program(exported, func_name="main")
         case.sizes["torch_ops"] = mlir_ops(importer.module_op, ir)
-        torch_ir = str(importer.module_op)
+        torch_ir = bytecode(importer.module_op)   # the weights as raw blobs, not hex text
 
         function = self.lower_and_load(torch_ir, "torch", case)
         return IreeArtifact(function, user_output_count(exported), _unsigned_outputs(exported))
@@ -161,11 +170,11 @@ class IreeBackend(Backend):
         function = self.lower_and_load(torch_ir, "onnx", case, func_name)
         return IreeArtifact(function, declared=[o.type for o in program.model.graph.output])
 
-    def lower_and_load(self, torch_ir: str, input_type: str, case: CaseContext, func_name: str = "main") -> Any:
+    def lower_and_load(self, torch_ir: str | bytes, input_type: str, case: CaseContext, func_name: str = "main") -> Any:
         """iree-compile to its input dialects (lower), then to a VM module (compile); its function."""
         case.enter(Phase.LOWER)
         input_ir = iree_compile(torch_ir, input_type=input_type, target_backends=self.targets,
-                                extra_args=["--compile-to=input", *self.flags])
+                                extra_args=["--compile-to=input", "--emit-mlir-bytecode", *self.flags])
 
         case.enter(Phase.COMPILE)
         vmfb = iree_compile(input_ir, target_backends=self.targets,
