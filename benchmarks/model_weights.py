@@ -40,9 +40,9 @@ def as_bytecode(module) -> bytes:
     return buffer.getvalue()
 
 
-def timed(function, *args):
+def timed(function, *args, **kwargs):
     started = time.perf_counter()
-    value = function(*args)
+    value = function(*args, **kwargs)
     return time.perf_counter() - started, value
 
 
