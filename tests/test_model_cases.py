@@ -294,3 +294,25 @@ def test_a_failing_model_reduces_to_a_few_ops(tmp_path):
     result = json.loads((tmp_path / "out" / "reduce.json").read_text())
     assert "bf16" in result["signature"] and result["phase"] == "compile", result
     assert result["original_ops"] > 30 >= 3 >= result["reduced_ops"], result
+
+
+BIG_BERT = """\
+- family: model
+  name: big_bert
+  transformers: BertModel
+  config: {hidden_size: 1024, num_hidden_layers: 8, num_attention_heads: 16, intermediate_size: 4096,
+           vocab_size: 30000}
+  inputs: {input_ids: {shape: [1, 8]}}
+"""
+
+
+@needs("models")
+def test_a_model_too_big_for_the_memory_limit_costs_that_case_alone(pytester):
+    project = Project(pytester.path, pytester)
+    project.write("models.yaml", BIG_BERT + DISTILBERT)
+    result = project.run("--cases-file=models.yaml", "--backend=eager", "--memory-limit=900", "-k", "cases_file")
+    assert result.ret == 1, result.output
+    big = result.record("eager", "model/cases_file/big_bert")
+    assert big["outcome"] == "crashed" and big["phase"] == "setup", big
+    assert big["message"].startswith("worker killed by the harness: memory limit of 900 MiB exceeded"), big
+    assert result.record("eager", "model/cases_file/distilbert_tiny")["outcome"] == "passed"
