@@ -316,3 +316,22 @@ def test_a_model_too_big_for_the_memory_limit_costs_that_case_alone(pytester):
     assert big["outcome"] == "crashed" and big["phase"] == "setup", big
     assert big["message"].startswith("worker killed by the harness: memory limit of 900 MiB exceeded"), big
     assert result.record("eager", "model/cases_file/distilbert_tiny")["outcome"] == "passed"
+
+
+def test_without_transformers_a_model_case_is_one_line_naming_the_extra(monkeypatch):
+    pytest.importorskip("torch")
+    from harness.families.model.build import ModelError, model_class_named
+
+    monkeypatch.setitem(sys.modules, "transformers", None)   # import transformers raises ImportError
+    with pytest.raises(ModelError, match=r"^transformers is not installed \(pip install .*\[models\]"):
+        model_class_named("BertModel")
+
+
+def test_without_transformers_the_registry_is_not_collected_and_says_why(monkeypatch):
+    import harness.families.model as family
+
+    monkeypatch.setattr(family, "transformers_installed", lambda: False)
+    found = family.discover({})
+    assert found.cases == {} and "model" in found.missing
+    assert found.notices == [f"model: the registry's models are not collected: {family.not_installed()}"]
+    assert "[models]" in family.not_installed()
