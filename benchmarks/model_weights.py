@@ -1,7 +1,8 @@
 """How a real model's weights reach the compiler: as IR text, or as MLIR bytecode (issue 33, item 4).
 
-ResNet-18 (transformers' ResNetModel with ResNet-18's sizes, random weights, 11.7M parameters) is
-exported and imported by IREE's FX importer, frozen: each weight becomes a `dense_resource` blob.
+ResNet-18 (transformers' ResNetModel with ResNet-18's sizes, random weights, 11.2M parameters) is
+exported, decomposed, and imported by IREE's FX importer, frozen: each weight becomes a
+`dense_resource` blob.
 The module then goes to iree-compile (`--compile-to=input`) two ways:
   text      str(module): every blob printed as hex inside the IR text, parsed back by iree-compile
             (how harness/backends/iree.py handed it on before)
@@ -59,7 +60,8 @@ def main() -> int:
     seconds, _ = timed(torch_mlir.fx.export_and_import, exported, output_type="raw")
     print(f"torch-mlir's FX importer (the module stays in memory): {seconds:.1f} s")
     importer = FxImporter(context=ir.Context())
-    seconds, _ = timed(importer.import_frozen_program, exported.run_decompositions({}))
+    # PyTorch's default decompositions: iree-compile takes no batch norm in this form otherwise
+    seconds, _ = timed(importer.import_frozen_program, exported.run_decompositions())
     print(f"IREE's FX importer, frozen: {seconds:.1f} s")
     results = {"text": [], "bytecode": []}
     sizes = {}

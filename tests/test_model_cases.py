@@ -82,6 +82,7 @@ def test_model_tiers_option():
 # ------------------------------------------------------------------------------------- registry
 
 REGISTRY = """\
+timeout: 300
 shared:
   - &sizes {hidden_size: 16, num_hidden_layers: 1}
 models:
@@ -106,6 +107,7 @@ def test_a_registry_entry_becomes_a_case_per_tier_and_variant(tmp_path):
     assert tiny[0].tags[:4] == ("model", "BertModel", "float32", "tiny") and "encoder" in tiny[0].tags
     assert {"fixed", "workaround"} <= set(tiny[1].tags) and tiny[1].params["persistent_buffers"]
     assert tiny[2].params["dtype"] == "bfloat16"
+    assert {c.timeout for c in tiny} == {300}   # the registry's, as each case's
     small = registry_cases(MODEL, path, ["small"])
     assert [c.params["config"]["hidden_size"] for c in small] == [64, 64]   # the variant `half` is tiny's only
     assert registry_ids(MODEL, path) == [c.id for c in tiny + small]
@@ -115,6 +117,7 @@ def test_a_registry_entry_becomes_a_case_per_tier_and_variant(tmp_path):
     ("tiers: {huge: {}}", "tiers must map some of tiny, small"),
     ("tiers: {tiny: {}}\n    weights: x", "weights"),
     ("tiers: {tiny: {attn_implementation: flash}}", "model/bert/tiny: attn_implementation 'flash'"),
+    ("tiers: {tiny: {}}\n    timeout: soon", "timeout must be a positive number of seconds, not 'soon'"),
 ])
 def test_a_bad_registry_entry_is_one_line_naming_its_line(tmp_path, entry, message):
     path = tmp_path / "models.yaml"
