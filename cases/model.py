@@ -1,6 +1,6 @@
 """Real architectures from transformers, built from their configs with random weights, offline:
 the registry cases/models/transformers.yaml (harness.families.model.registry says how an entry
-becomes cases). --model-tiers picks the tiers (tiny by default; small for the nightly).
+becomes cases). --model-tiers picks the tiers (tiny by default; small: realistic sizes).
 
 Ids read `model/<name>/<tier>` and `model/<name>/<tier>/<variant>`, e.g. `model/bert/tiny`.
 """
