@@ -17,13 +17,21 @@ def output_names(output: Any) -> list[str]:
     """Names of the output leaves: a named tuple's fields (values, indices), else their paths
     (`output` for a lone leaf, `output0`, `logits`, `hidden.1`)."""
     fields = getattr(output, "_fields", None) or getattr(type(output), "__match_args__", None)  # structseq
-    if fields and len(pytree.tree_leaves(output)) == len(fields):
+    if isinstance(output, tuple) and fields and len(pytree.tree_leaves(output)) == len(fields):   # not a dataclass's
         return list(fields)
-    paths = [pytree.keystr(path) for path, _ in pytree.tree_flatten_with_path(output)[0]]
-    if paths == [""]:
+    paths = [path for path, _ in pytree.tree_flatten_with_path(output)[0]]
+    if paths == [()]:
         return ["output"]
-    names = [path.strip("[].").replace("][", ".").replace("'", "") for path in paths]
+    names = [".".join(str(_key_part(key)) for key in path) for path in paths]
     return [name if name and not name[0].isdigit() else f"output{name}" for name in names]
+
+
+def _key_part(key: Any) -> Any:
+    """A pytree key's own name: a mapping's key, a sequence's index, an attribute's name."""
+    for attribute in ("key", "idx", "name"):
+        if hasattr(key, attribute):
+            return getattr(key, attribute)
+    return key
 
 
 def float64_outputs(module: torch.nn.Module, input_sets: list[tuple]) -> list[tuple]:

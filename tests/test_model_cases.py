@@ -338,3 +338,15 @@ def test_without_transformers_the_registry_is_not_collected_and_says_why(monkeyp
     assert found.cases == {} and "model" in found.missing
     assert found.notices == [f"model: the registry's models are not collected: {family.not_installed()}"]
     assert "[models]" in family.not_installed()
+
+
+@needs("models")
+def test_a_decoder_s_cache_is_compared_leaf_by_leaf():
+    from harness.families.model.build import build
+
+    params = {"transformers": "LlamaForCausalLM", "inputs": {"input_ids": {"shape": [2, 8]}},
+              "config": {"vocab_size": 64, "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+                         "num_attention_heads": 2, "num_key_value_heads": 1, "use_cache": True}}
+    built = build(MODEL.case("llama", params))
+    assert list(built.program.output_names) == ["logits", "cache.0", "cache.1", "cache.2", "cache.3"]
+    assert len(built.golden.values[0]) == 5 and len(built.reference[0]) == 5

@@ -209,3 +209,19 @@ def test_a_cases_file_bug_report_runs_end_to_end(pytester):
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("input set")]
     assert len(lines) == 8 and all("0 of" in line for line in lines), done.stdout   # 2 input sets x 4 outputs
+
+
+def test_a_dataclass_output_is_named_by_paths_even_when_its_leaves_match_its_fields():
+    import dataclasses
+
+    from harness.torch_outputs import output_names
+
+    @dataclasses.dataclass
+    class Output:   # like transformers' ModelOutput: fields, some None, one holding several tensors
+        logits: torch.Tensor
+        cache: list
+
+    from torch.utils import _pytree as pytree
+    pytree.register_dataclass(Output)
+    assert output_names(Output(torch.ones(1), [torch.ones(1)])) == ["logits", "cache.0"]
+    assert output_names(torch.max(torch.ones(2, 2), 1)) == ["values", "indices"]   # a structseq: its fields

@@ -55,6 +55,10 @@ def build_model(params: dict) -> torch.nn.Module:
     config = make_config(model_class, params["config"], params["attn_implementation"])
     torch.manual_seed(params["seed"])
     model = model_class(config)
+    if getattr(config, "use_cache", False):   # its cache objects' tensors become outputs (leaves) too
+        from transformers.exporters.exporter_dynamo import register_cache_pytrees_for_model
+
+        register_cache_pytrees_for_model(model)
     if params["persistent_buffers"]:
         make_buffers_persistent(model)
     check_inputs(model, params["inputs"])
@@ -164,6 +168,10 @@ class Model(torch.nn.Module):
         config = model_class.config_class(**SPEC["config"], **extra)
         torch.manual_seed(SPEC["seed"])
         self.inner = model_class(config)
+        if getattr(config, "use_cache", False):
+            from transformers.exporters.exporter_dynamo import register_cache_pytrees_for_model
+
+            register_cache_pytrees_for_model(self.inner)
         if SPEC["persistent_buffers"]:
             for module in self.inner.modules():
                 module._non_persistent_buffers_set.clear()
