@@ -30,9 +30,10 @@ from harness.files import display_path, where
 from harness.inputs.yamlio import load_yaml
 from harness.spec import Case, check_keys
 
-ENTRY_KEYS = ("name", "kind", "tiers", "variants", "tags", "timeout", *(k for k in PARAM_KEYS if k != "tier"))
 OWN_KEYS = ("name", "kind", "tiers", "variants", "tags", "timeout")   # the entry's, not its cases' params
-VARIANT_KEYS = ("tiers", "tags", *(k for k in PARAM_KEYS if k != "tier"))
+SHARED_KEYS = tuple(k for k in PARAM_KEYS if k != "tier")             # params every tier and variant patches
+ENTRY_KEYS = (*OWN_KEYS, *SHARED_KEYS)
+VARIANT_KEYS = ("tiers", "tags", *SHARED_KEYS)
 
 
 def registry_cases(family: Family, path: Path, tiers: Iterable[str]) -> list[Case]:
