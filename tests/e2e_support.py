@@ -38,6 +38,28 @@ def pytest_sessionfinish(session):
                               "xdist_worker": hasattr(session.config, "workerinput")}) + "\\n")
 '''
 
+# A transformers model as another project writes it in a cases file (issue 33's form).
+DISTILBERT_CASE = """\
+- family: model
+  name: distilbert_tiny
+  transformers: DistilBertModel
+  config: {dim: 32, n_layers: 2, n_heads: 2, hidden_dim: 64, vocab_size: 128, max_position_embeddings: 64}
+  inputs: {input_ids: {shape: [2, 16], high: 128}}
+"""
+# A sitecustomize.py that refuses every socket in each interpreter whose path holds it (the
+# workers' too): a download, or a look at the hub, would fail the case.
+NO_NETWORK = """\
+import socket
+
+
+def _refused(*args, **kwargs):
+    raise OSError("the network is cut")
+
+
+socket.socket.connect = _refused
+socket.create_connection = _refused
+"""
+
 
 class E2EResult:
     """One pytest run of a project: exit code, output, and the parsed JSON report."""

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from e2e_support import REPO
+from e2e_support import DISTILBERT_CASE, NO_NETWORK, REPO
 from venvs import SYSTEM_PATH, harness_wheel, unactivated_env
 
 from harness.outcomes import Verdict
@@ -48,25 +48,6 @@ CASES = """\
   name: basic
   input_shape: [2, 4, 8, 8]
   weight_shape: [6, 4, 3, 3]
-"""
-MODEL_CASE = """\
-- family: model
-  name: distilbert_tiny
-  transformers: DistilBertModel
-  config: {dim: 32, n_layers: 2, n_heads: 2, hidden_dim: 64, vocab_size: 128, max_position_embeddings: 64}
-  inputs: {input_ids: {shape: [2, 16], high: 128}}
-"""
-# Every socket refused in every interpreter of the project's runs (workers included).
-NO_NETWORK = """\
-import socket
-
-
-def _refused(*args, **kwargs):
-    raise OSError("the network is cut")
-
-
-socket.socket.connect = _refused
-socket.create_connection = _refused
 """
 NODE_CASE = """\
 - family: onnx_node
@@ -123,7 +104,8 @@ def fresh_venv(dest: Path, wheel: Path, extra: str) -> Path:
 def project(dest: Path, with_onnx: bool, with_models: bool) -> Path:
     dest.mkdir()
     (dest / "pytest.ini").write_text("[pytest]\n")   # the rootdir: the project, not a checkout above it
-    (dest / "cases.yaml").write_text(CASES + (NODE_CASE if with_onnx else "") + (MODEL_CASE if with_models else ""))
+    cases = CASES + (NODE_CASE if with_onnx else "") + (DISTILBERT_CASE if with_models else "")
+    (dest / "cases.yaml").write_text(cases)
     (dest / "xfail").mkdir()
     files = {**PROJECT_XFAIL, "linalg-on-tensors": "" if with_onnx else NODE_ENTRY}
     for backend, text in (MODEL_XFAIL if with_models else {}).items():

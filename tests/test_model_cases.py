@@ -14,7 +14,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from e2e_support import Project
+from e2e_support import DISTILBERT_CASE, NO_NETWORK, Project
 from extras import needs
 
 from harness.errors import HarnessInputError
@@ -204,32 +204,10 @@ def test_the_workaround_makes_non_persistent_buffers_persistent():
     assert "embeddings.position_ids" in fixed.state_dict()
 
 
-DISTILBERT = """\
-- family: model
-  name: distilbert_tiny
-  transformers: DistilBertModel
-  config: {dim: 32, n_layers: 2, n_heads: 2, hidden_dim: 64, vocab_size: 128, max_position_embeddings: 64}
-  inputs: {input_ids: {shape: [2, 16], high: 128}}
-"""
-# The worker's interpreter starts with every socket refused, and transformers' cache is empty: a
-# download, or a look into a cache, would fail the case.
-NO_NETWORK = """\
-import socket
-
-
-def _refused(*args, **kwargs):
-    raise OSError("the network is cut for this test")
-
-
-socket.socket.connect = _refused
-socket.create_connection = _refused
-"""
-
-
 @needs("models")
 def test_a_cases_file_model_runs_offline_with_the_network_cut(pytester, tmp_path, monkeypatch):
     project = Project(pytester.path, pytester)
-    project.write("models.yaml", DISTILBERT)
+    project.write("models.yaml", DISTILBERT_CASE)
     project.write("nonet/sitecustomize.py", NO_NETWORK)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(project.path / "nonet"),
                                                                           os.environ.get("PYTHONPATH")])))
@@ -312,7 +290,7 @@ BIG_BERT = """\
 @needs("models")
 def test_a_model_too_big_for_the_memory_limit_costs_that_case_alone(pytester):
     project = Project(pytester.path, pytester)
-    project.write("models.yaml", BIG_BERT + DISTILBERT)
+    project.write("models.yaml", BIG_BERT + DISTILBERT_CASE)
     result = project.run("--cases-file=models.yaml", "--backend=eager", "--memory-limit=900", "-k", "cases_file")
     assert result.ret == 1, result.output
     big = result.record("eager", "model/cases_file/big_bert")

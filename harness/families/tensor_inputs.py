@@ -148,3 +148,19 @@ def flag(params: Mapping[str, Any], key: str) -> bool:
 
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def seed_of(params: Mapping[str, Any]) -> int:
+    """A case's `seed` (default 0), an int."""
+    seed = params.get("seed", 0)
+    if not is_int(seed):
+        raise ValueError(f"seed must be an int, not {seed!r}")
+    return seed
+
+
+def keyword_mapping(params: Mapping[str, Any], key: str, what: str) -> dict:
+    """A copy of params[key] (default {}): keyword arguments for a constructor, by name."""
+    value = params.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{key} must be a mapping of {what}, not {value!r}")
+    return dict(value)

@@ -35,7 +35,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.families.tensor_inputs import FLOAT_DTYPES, flag, input_sets, input_spec, is_int, tolerance
+from harness.families.tensor_inputs import (
+    FLOAT_DTYPES,
+    flag,
+    input_sets,
+    input_spec,
+    is_int,
+    keyword_mapping,
+    seed_of,
+    tolerance,
+)
 from harness.spec import check_keys
 
 FAMILY = "model"
@@ -56,12 +65,7 @@ def validate(params: Mapping[str, Any]) -> dict:
     name = params.get("transformers")
     if not (isinstance(name, str) and name.isidentifier()):
         raise ValueError(f"transformers must name a model class such as BertModel, not {name!r}")
-    config = params.get("config", {})
-    if not isinstance(config, dict) or not all(isinstance(k, str) for k in config):
-        raise ValueError(f"config must be a mapping of the config class's keyword arguments, not {config!r}")
-    seed = params.get("seed", 0)
-    if not is_int(seed):
-        raise ValueError(f"seed must be an int, not {seed!r}")
+    config, seed = keyword_mapping(params, "config", "the config class's keyword arguments"), seed_of(params)
     dtype = params.get("dtype", "float32")
     if dtype not in FLOAT_DTYPES:
         raise ValueError(f"dtype {dtype!r} is not one of {', '.join(FLOAT_DTYPES)}")
@@ -74,7 +78,7 @@ def validate(params: Mapping[str, Any]) -> dict:
         raise ValueError(f"tier {tier!r} is not one of {', '.join(TIERS)}")
     fixed = tolerance(params.get("tolerance"))
     return {
-        "transformers": name, "config": dict(config), "inputs": inputs,
+        "transformers": name, "config": config, "inputs": inputs,
         "input_sets": input_sets(params.get("input_sets", []), list(inputs.values())),
         "seed": seed, "dtype": dtype, "train": flag(params, "train"), "attn_implementation": attention,
         "persistent_buffers": flag(params, "persistent_buffers"),

@@ -9,13 +9,8 @@ and a `--cases-file` entry with `family: module` take the same keys):
     init        keyword arguments for it                                       default {}
     train       call it in training mode (dropout on)                          default false
     seed        seeds torch before the module is built and the inputs drawn    default 0
-    inputs      a list, one per forward() argument:
-        shape   [2, 3]
-        dtype   float32 (default), float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool
-        values  uniform [low, high) (floats' default, 0 to 1), normal (mean 0, std 1),
-                integers [low, high) (integer dtypes' default, 0 to 10), bool (p: chance of True, 0.5)
-        nan, inf, -inf   where to put them: a list of indices ([[0, 1], [1, 2]]) or a fraction of the elements
-        dynamic dims that are dynamic, e.g. [0]: exported with torch.export.Dim.DYNAMIC
+    inputs      a list, one per forward() argument, each a tensor input as harness.families.tensor_inputs
+                describes it (shape, dtype, values and their range, nan/inf/-inf, dynamic)
     input_sets  more sets to run the compiled program on: per set, one shape per input; only dynamic
                 dims may differ from `inputs`                                  default []
     tolerance   {rtol, atol} in place of the backend's for this case           default none
@@ -29,7 +24,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.families.tensor_inputs import FLOAT_DTYPES, SPECIALS, flag, input_sets, input_spec, is_int, tolerance
+from harness.families.tensor_inputs import (
+    FLOAT_DTYPES,
+    SPECIALS,
+    flag,
+    input_sets,
+    input_spec,
+    keyword_mapping,
+    seed_of,
+    tolerance,
+)
 from harness.spec import check_keys
 
 PARAM_KEYS = ("module", "init", "train", "seed", "inputs", "input_sets", "tolerance", "dtype")
@@ -42,18 +46,13 @@ def validate(params: Mapping[str, Any]) -> dict:
     if not (isinstance(module, str) and _is_import_path(module)):
         raise ValueError(f"module must be 'package.module:attr' (an nn.Module class or a function that "
                          f"returns one), not {module!r}")
-    init = params.get("init", {})
-    if not isinstance(init, dict) or not all(isinstance(k, str) for k in init):
-        raise ValueError(f"init must be a mapping of keyword arguments, not {init!r}")
-    seed = params.get("seed", 0)
-    if not is_int(seed):
-        raise ValueError(f"seed must be an int, not {seed!r}")
+    init, seed = keyword_mapping(params, "init", "keyword arguments"), seed_of(params)
     raw_inputs = params.get("inputs")
     if not isinstance(raw_inputs, list) or not raw_inputs:
         raise ValueError("inputs must be a non-empty list: one {shape, dtype, ...} per forward() argument")
     inputs = [input_spec(f"inputs[{i}]", spec) for i, spec in enumerate(raw_inputs)]
     normalised = {
-        "module": module, "init": dict(init), "train": flag(params, "train"), "seed": seed, "inputs": inputs,
+        "module": module, "init": init, "train": flag(params, "train"), "seed": seed, "inputs": inputs,
         "input_sets": input_sets(params.get("input_sets", []), inputs),
         "tolerance": tolerance(params.get("tolerance")),
         "dtype": next((i["dtype"] for i in inputs if i["dtype"] in FLOAT_DTYPES), "float32"),
