@@ -3,14 +3,13 @@ with random weights, draw its inputs, and compute the float64 golden.
 
 Order, so that a case reproduces anywhere from its params alone: torch is seeded with the case's
 seed, the model is built, then a generator seeded the same way draws every input set in turn.
-Nothing is downloaded: the worker runs with HF_HUB_OFFLINE=1 (Family.worker_env), and a model
-built from a config reads no file.
+Nothing is downloaded: workers (and `python -m harness reduce`, which builds in its own process)
+run with HF_HUB_OFFLINE=1 (Family.worker_env), and a model built from a config reads no file.
 """
 from __future__ import annotations
 
 import difflib
 import inspect
-import os
 import re
 
 import torch
@@ -187,7 +186,6 @@ class Model(torch.nn.Module):
 
 def build(case: Case) -> Built:
     p = case.params
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     model = ModelCase(dict(p))
     input_sets = draw_sets(list(p["inputs"].values()), p["input_sets"], p["seed"])
     with torch.no_grad():
