@@ -85,15 +85,22 @@ def _entry_cases(family: Family, path: Path, entry: dict, wanted: set[str], time
         for tier in (t for t in TIERS if t in tiers and t in wanted):
             params = merged(merged(shared, tiers[tier] or {}), {"tier": tier})
             cases.append(family.case(f"{name}/{tier}", params, tags=tags, timeout=timeout))
-            for variant, patch in variants.items():
-                check_keys(patch, VARIANT_KEYS, f"variants.{variant}")
-                if tier in patch.get("tiers", TIERS):
-                    own = {k: v for k, v in patch.items() if k not in ("tiers", "tags")}
-                    cases.append(family.case(f"{name}/{tier}/{variant}", merged(params, own), timeout=timeout,
-                                             tags=tags + [variant] + list(patch.get("tags", []))))
+            cases += [family.case(f"{name}/{tier}/{variant}", merged(params, own), tags=tags + more, timeout=timeout)
+                      for variant, own, more in _variants(variants, tier)]
         return cases
     except (ValueError, TypeError) as e:
         raise HarnessInputError(at, str(e), "fix the registry entry") from None
+
+
+def _variants(variants: Mapping[str, Any], tier: str) -> list[tuple[str, dict, list[str]]]:
+    """(name, patch of the params, tags) of each variant applied on this tier."""
+    found = []
+    for variant, patch in variants.items():
+        check_keys(patch, VARIANT_KEYS, f"variants.{variant}")
+        if tier in patch.get("tiers", TIERS):
+            own = {k: v for k, v in patch.items() if k not in ("tiers", "tags")}
+            found.append((variant, own, [variant, *patch.get("tags", [])]))
+    return found
 
 
 def merged(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict:
