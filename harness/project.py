@@ -73,6 +73,8 @@ class Project:
         and --cases-file cases (see `_add_cases_files`). Every id once."""
         options = self.settings.family_options
         found = {path: load_case_module(path, options) for path in self._modules}
+        for path, cases in found.items():
+            self._check_installed(path, cases)
         found.update(self.discovered.cases)
         self._add_cases_files(found)
         check_unique([c for cases in found.values() for c in cases])
@@ -147,6 +149,16 @@ class Project:
                                 "lists them), or pass --cases-file or --report holding it")
 
     # ---- helpers
+
+    def _check_installed(self, path: Path, cases: list[Case]) -> None:
+        """A case module's cases name installed families: a module can import a family the entry
+        points do not list (an editable install older than the family)."""
+        for case in cases:
+            if case.family not in self.families:
+                raise HarnessInputError(display_path(path), f"its cases are of family {case.family!r}, which no "
+                                        "installed entry point declares (an install older than the family?)",
+                                        "pip install -e . again in the checkout, or install the package "
+                                        "that declares the family")
 
     @functools.cached_property
     def _modules(self) -> list[Path]:

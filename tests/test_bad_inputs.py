@@ -419,6 +419,12 @@ BAD = [
         {"cases/broken.py": "import not_a_module\nCASES = []\n"}, (),
         "cases/broken.py: importing it failed (ModuleNotFoundError: No module named 'not_a_module'); "
         "fix the module or move it out of the cases directory"),
+    Bad("case-module-family-not-installed", "a case module whose cases name a family no entry point declares "
+        "(an editable install older than the family: it was an INTERNALERROR)",
+        {"cases/ghost.py": "from harness.spec import Case\nCASES = [Case('ghost/a', 'ghost', {})]\n"}, (),
+        "cases/ghost.py: its cases are of family 'ghost', which no installed entry point declares (an install "
+        "older than the family?); pip install -e . again in the checkout, or install the package that declares "
+        "the family"),
     Bad("cases-file-report-without-params", "a JSON report whose results lack `params`, as `--cases-file`",
         {"old.json": json.dumps({"results": [{"case": "conv_backward/2d/x"}]})}, ("--cases-file=old.json",),
         "old.json: a report's results must each have 'case' and 'params'; pass a report written by --report-json"),
