@@ -271,11 +271,12 @@ def forward_reduction_sizes(params: Mapping[str, Any]) -> dict[str, int]:
     return {"output": max(1, p["input_shape"][1] // p["groups"] * prod(p["weight_shape"][2:]))}
 
 
-def derive_tags(params: Mapping[str, Any]) -> list[str]:
-    """Structural tags read off normalised params (forward or backward)."""
+def derive_tags(params: Mapping[str, Any], family: str) -> list[str]:
+    """The family's name (a pytest marker: -m conv_backward), then structural tags read off
+    normalised params (forward or backward)."""
     p = params
     rank = len(p["input_shape"]) - 2
-    tags = [f"rank{rank}"]
+    tags = [family, f"rank{rank}"]
     if p["transposed"]:
         tags.append("transposed")
         if any(p["output_padding"]):
