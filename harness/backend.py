@@ -32,6 +32,9 @@ class CaseContext:
     # Deterministic size figures, noise-free on a shared machine: ops after each stage
     # ("torch_ops", "backend_ops", "linalg_ops") and the compiled artifact's bytes ("artifact_bytes").
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)
+    # With --perf: the threads the backend's runtime may use (its sessions, task pools), fixed so that
+    # timings compare; torch's own are set already. None: the runtime's default.
+    threads: int | None = None
 
 
 @dataclasses.dataclass

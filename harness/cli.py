@@ -14,6 +14,8 @@ the families' own).
     python -m harness opinfo-stats [--dtypes float32,float64]
     python -m harness history ingest DB REPORT.json ...
     python -m harness history show DB [--format text|json] [--all] [--html PATH]
+    python -m harness perf compare A.json B.json [--backends A[,B]] [--format text|json]
+    python -m harness perf compare REPORT.json --backends A,B [--format text|json]
     python -m harness reduce CASE --backend NAME [--cases-file FILE | --report REPORT] --out DIR [-n N]
     python -m harness reduce --all REPORT --out DIR [-n N]
     python -m harness bisect CASE --backend NAME --package DIST[,DIST] --good V --bad V [--find-links DIR]
@@ -40,6 +42,7 @@ from harness.record import Record
 from harness.reduce.command import add_reduce_command
 from harness.tools.expectation_update import proposals_for_report
 from harness.tools.history_commands import add_history_commands
+from harness.tools.perf_commands import add_perf_commands
 from harness.tools.report_diff import diff_markdown, diff_reports, diff_text
 from harness.views.html import render_html
 from harness.views.markdown import render_markdown
@@ -214,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(for pre-commit and CI; runs nothing)")
     sub.set_defaults(run=check)
     add_history_commands(commands)
+    add_perf_commands(commands)
     add_reduce_command(commands)
     add_bisect_command(commands)
     add_fuzz_command(commands)

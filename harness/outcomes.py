@@ -84,6 +84,7 @@ class Phase(enum.StrEnum):
     COMPILE = "compile"
     RUN = "run"
     COMPARE = "compare"
+    TIME = "time"        # --perf: a passed case timed against eager
 
 
 # Phases whose exceptions are compile errors; anything raised while running is a runtime error.

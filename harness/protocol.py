@@ -30,11 +30,21 @@ class BundleRequest:
 
 
 @dataclasses.dataclass(frozen=True)
+class PerfRequest:
+    """--perf: once the case passes its comparison, time it against eager (harness.worker.timing)."""
+
+    threads: int = 1          # the threads every runtime may use (torch, IREE, onnxruntime)
+    budget_s: float = 3.0     # per case: the repeats stop when it is spent
+    target: float = 0.05      # ... or when each side's median is known within this fraction (95%)
+
+
+@dataclasses.dataclass(frozen=True)
 class RunRequest:
     case: dict[str, Any]                 # harness.spec.Case.to_json()
     backend: dict[str, Any]              # harness.inputs.configs.BackendConfig.to_json()
     family: dict[str, Any] = dataclasses.field(default_factory=dict)   # Family.worker_request(params)
     bundle: BundleRequest | None = None
+    perf: PerfRequest | None = None      # with --perf, for a case expected to pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +65,7 @@ class CaseResult:
     frame: str | None = None             # the innermost meaningful frame of a crash or hang, when known
     versions: dict[str, str] | None = None  # the backend's own versions(), with its first result in a
                                             # worker (None: reported before)
+    perf: dict[str, Any] | None = None   # harness.worker.timing's figures: a passed case's, with --perf
 
 
 Message = Ready | RunRequest | PhaseEvent | CaseResult
@@ -73,6 +84,8 @@ def decode(line: str | bytes) -> Message:
     kind = _TYPES[data.pop("type")]
     if kind is RunRequest and data.get("bundle"):
         data["bundle"] = BundleRequest(**data["bundle"])
+    if kind is RunRequest and data.get("perf"):
+        data["perf"] = PerfRequest(**data["perf"])
     if kind is PhaseEvent:
         data["phase"] = Phase(data["phase"])
     if kind is CaseResult:

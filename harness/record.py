@@ -59,6 +59,7 @@ class Record:
     phase_cpu_s: dict[str, float] = dataclasses.field(default_factory=dict)   # CPU seconds per phase
     phase_peak_mb: dict[str, float] = dataclasses.field(default_factory=dict)  # the worker's peak MiB per phase
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)  # ops per stage, artifact bytes
+    perf: dict[str, Any] | None = None   # --perf's figures (harness.worker.timing); None: not timed
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -94,7 +95,8 @@ class Record:
                    backend_versions=dict(data.get("backend_versions") or {}), subject=data.get("subject"),
                    attempts=[Attempt.from_json(a) for a in data.get("attempts") or []],
                    flaky=bool(data.get("flaky", False)), phase_cpu_s=dict(data.get("phase_cpu_s") or {}),
-                   phase_peak_mb=dict(data.get("phase_peak_mb") or {}), sizes=dict(data.get("sizes") or {}))
+                   phase_peak_mb=dict(data.get("phase_peak_mb") or {}), sizes=dict(data.get("sizes") or {}),
+                   perf=data.get("perf"))
 
     @property
     def what_it_tests(self) -> str:

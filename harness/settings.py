@@ -74,6 +74,10 @@ def _not_negative(value: int) -> str | None:
     return None if value >= 0 else "must be 0 or more reruns"
 
 
+def _fraction(value: float) -> str | None:
+    return None if 0 < value < 1 else "must be a fraction between 0 and 1, e.g. 0.05"
+
+
 def _directory(path: Path) -> str | None:
     return None if path.is_dir() else "no such directory"
 
@@ -191,6 +195,16 @@ class Settings:
         None, "--durations-from", "run the longest cases first, by the durations in this JSON report or "
         "pytest-split durations file (default under xdist: the --report-json file of the last run, if any)",
         path=True, metavar="PATH")
+    perf: bool = setting(False, "--perf", "time every case that passes against eager, in the worker that "
+                         "compiled it (docs/how-to/performance.md)", action="store_true")
+    perf_threads: int = setting(1, "--perf-threads", "with --perf, the threads of every runtime: torch, IREE's task "
+                                "system, onnxruntime (default 1)", type=int, check=_positive, metavar="N")
+    perf_budget_s: float = setting(
+        3.0, "--perf-budget", "with --perf, the seconds of repeats a case may take at most (default 3)", type=float,
+        check=_positive_seconds, metavar="SECONDS")
+    perf_target: float = setting(
+        0.05, "--perf-target", "with --perf, the repeats stop once each side's median has a 95-percent "
+        "interval within this fraction of it (default 0.05)", type=float, check=_fraction, metavar="FRACTION")
     workers: str = setting(
         "auto", None, "pytest-xdist workers when no -n is given: auto (one per core), or N; 0 runs serially",
         ini="e2e_workers")

@@ -1,7 +1,8 @@
 """Misbehaving backends for the harness's own tests (never used by the product).
 
 `FaultyBackend` runs the case in eager PyTorch but, for case ids matching the `only` glob,
-injects the fault named by its `fault` option in the phase named by `phase`.
+injects the fault named by its `fault` option in the phase named by `phase` (`twice_as_slow`:
+its run does the work twice, for --perf).
 `RandomFaultBackend` injects a fault per case chosen at random, seeded (`fault_for`): the soak.
 """
 from __future__ import annotations
@@ -109,6 +110,8 @@ class FaultyBackend(Backend):
             FAULTS[self.options["fault"]]()
         with torch.no_grad():
             outputs = program.module(*inputs)
+            if self._armed(program, "run") and self.options["fault"] == "twice_as_slow":   # the same work again
+                program.module(*inputs)
         if fnmatch.fnmatchcase(program.name, self.options.get("only", "*")) and self.options["fault"] in RESULT_FAULTS:
             return _perturb(outputs, self.options["fault"])
         return outputs

@@ -46,7 +46,7 @@ def run(case: Case, backend: str) -> tuple[Outcome, str, dict]:
     instance = create_backend(backend, config["class"], config.get("options", {}))
     family = {f.name: f for f in (OPINFO, OPINFO_GRAD)}[case.family].worker_request(case.params)
     context = CaseContext(lambda phase: None)
-    outcome, message = execute(case.to_json(), family, config, instance, context)
+    outcome, message, _ = execute(case.to_json(), family, config, instance, context)
     return outcome, message, context.notes
 
 

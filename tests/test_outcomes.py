@@ -44,7 +44,8 @@ def test_vocabulary_is_fixed():
                                           "timed_out", "not_run"]
     assert [e.value for e in Expected] == ["pass", "xfail", "crash"]
     assert [v.value for v in Verdict] == ["ok", "unexpected_failure", "unexpected_pass", "skipped", "flaky"]
-    assert [p.value for p in Phase] == ["setup", "export", "import", "lower", "compile", "run", "compare"]
+    assert [p.value for p in Phase] == ["setup", "export", "import", "lower", "compile", "run", "compare",
+                                        "time"]
 
 
 def test_tables_cover_every_outcome():

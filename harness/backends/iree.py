@@ -181,6 +181,8 @@ class IreeBackend(Backend):
                             extra_args=["--compile-from=input", *self.flags])
         case.sizes["artifact_bytes"] = len(vmfb)
         if self._config is None:
+            if case.threads:   # the task system's workers: one group per thread (--perf)
+                rt.flags.parse_flags(f"--task_topology_max_group_count={case.threads}")
             self._config = rt.Config(self.options.get("driver", "local-task"))
         context = rt.SystemContext(config=self._config)
         context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))

@@ -47,7 +47,8 @@ class OnnxRuntimeBackend(Backend):
         model = export_to_onnx(program, self.options.get("opset"), case) if torch_inputs else program.model
         case.enter(Phase.COMPILE)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = int(self.options.get("intra_op_threads", 1))
+        options.intra_op_num_threads = case.threads or int(self.options.get("intra_op_threads", 1))
+        options.inter_op_num_threads = case.threads or 0   # --perf fixes both; else onnxruntime's default
         options.log_severity_level = 3   # errors only: its warnings would fill every case's log
         options.graph_optimization_level = getattr(ort.GraphOptimizationLevel,
                                                    self.options.get("graph_optimization", "ORT_ENABLE_ALL"))

@@ -8,7 +8,7 @@ from typing import Any
 from harness.controller.pool import WorkerPool
 from harness.inputs.configs import BackendConfig
 from harness.inputs.expectations import Entry
-from harness.protocol import BundleRequest, CaseResult, RunRequest
+from harness.protocol import BundleRequest, CaseResult, PerfRequest, RunRequest
 from harness.settings import DEFAULT_MEMORY_LIMIT_MB
 from harness.spec import Case
 
@@ -28,12 +28,14 @@ def case_timeout(case: Case, config: BackendConfig, entry: Entry | None = None,
 
 def run_case(pool: WorkerPool, case: Case, family: Any, config: BackendConfig, *, entry: Entry | None = None,
              given_timeout: float | None = None, memory_limit_mb: float | None = DEFAULT_MEMORY_LIMIT_MB,
-             bundle: Path | None = None, rerun: str = "") -> CaseResult:
+             bundle: Path | None = None, rerun: str = "", perf: PerfRequest | None = None) -> CaseResult:
     """Run the case in a worker; a crash, hang or memory overrun comes back as a CaseResult too.
     `family`: the case's harness.families.interface.Family. The config's memory_limit_mb wins over
-    `memory_limit_mb` (--memory-limit)."""
+    `memory_limit_mb` (--memory-limit). With `perf`, a pass is timed: the timeout grows by twice
+    the timing budget (a case times at most its budget plus one slow pair of calls)."""
     request = RunRequest(case=case.to_json(), backend=config.to_json(),
                          family=family.worker_request(case.params),
-                         bundle=BundleRequest(str(bundle), rerun) if bundle is not None else None)
-    return pool.run(request, case_timeout(case, config, entry, given_timeout),
+                         bundle=BundleRequest(str(bundle), rerun) if bundle is not None else None, perf=perf)
+    timing = 2 * perf.budget_s if perf else 0.0
+    return pool.run(request, case_timeout(case, config, entry, given_timeout) + timing,
                     config.memory_limit_mb or memory_limit_mb)

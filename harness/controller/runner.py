@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import os
 import shutil
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate
 from harness.outcomes import Expected, Outcome, decide
 from harness.project import Project
-from harness.protocol import CaseResult
+from harness.protocol import CaseResult, PerfRequest
 from harness.record import Attempt, Record, repro_command
 from harness.spec import Case
 
@@ -67,7 +68,7 @@ class Runner:
         else:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
-            result = self._attempt(case, config, entry, bundle, rerun)
+            result = self._attempt(case, config, entry, bundle, rerun, timed=expected is Expected.PASS)
         phase = result.phase and result.phase.value
         judged = functools.partial(decide, result.outcome, expected, result.phase, entry and entry.phase,
                                    nondeterministic=bool(entry and entry.nondeterministic))
@@ -79,7 +80,7 @@ class Runner:
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                         message=result.message, expectation_source=entry.source if entry else None,
                         phase_durations=result.durations, phase_cpu_s=result.cpu_s,
-                        phase_peak_mb=result.peak_mb, sizes=result.sizes, notes=result.notes,
+                        phase_peak_mb=result.peak_mb, sizes=result.sizes, notes=result.notes, perf=result.perf,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),
                         backend_versions=result.versions or {},
                         subject=self.families[case.family].subject(case.params), attempts=attempts, flaky=flaky)
@@ -88,10 +89,16 @@ class Runner:
         return record
 
     def _attempt(self, case: Case, config: BackendConfig, entry: Entry | None, bundle: Path | None,
-                 rerun: str) -> CaseResult:
+                 rerun: str, timed: bool = False) -> CaseResult:
+        """One run of the case; `timed`: with --perf, a pass is timed (a case expected to pass)."""
         return run_case(self.pool, case, self.families[case.family], config, entry=entry,
                         given_timeout=self.settings.case_timeout, memory_limit_mb=self.settings.memory_limit_mb,
-                        bundle=bundle, rerun=rerun)
+                        bundle=bundle, rerun=rerun, perf=self.perf if timed else None)
+
+    @functools.cached_property
+    def perf(self) -> PerfRequest | None:
+        s = self.settings
+        return PerfRequest(s.perf_threads, s.perf_budget_s, s.perf_target) if s.perf else None
 
     def _reruns(self, case: Case, config: BackendConfig, entry: Entry | None, first: CaseResult,
                 rerun: str) -> list[Attempt]:
@@ -130,7 +137,7 @@ class Runner:
         if self._pool is None:
             self._pool = WorkerPool(self.settings.rootdir, self.settings.recycle_after, self.settings.recycle_rss,
                                     preload=[config.to_json() for config in self.configs.values()],
-                                    env=worker_env(self.families))
+                                    env={**worker_env(self.families), **self._thread_env()})
         return self._pool
 
     def backend_environment(self) -> dict:
@@ -153,9 +160,23 @@ class Runner:
         return [f"{n:,} {family} case{'s' * (n != 1)} not collected for {backend}: it takes "
                 f"{self.configs[backend].takes_only()}" for (family, backend), n in counts.items()]
 
-    def notices(self) -> list[str]:
-        """What this run cannot do or decided for the user, one line each, for the run's summary."""
+    def _thread_env(self) -> dict[str, str]:
+        """With --perf, every worker's OpenMP pool has --perf-threads threads (not a share of the cores)."""
+        return {"OMP_NUM_THREADS": str(self.settings.perf_threads)} if self.settings.perf else {}
+
+    def perf_contention(self, processes: int) -> str | None:
+        """A warning when --perf's workers, each with --perf-threads threads, need more cores than there are."""
+        cores, threads = os.cpu_count() or 1, self.settings.perf_threads
+        if not self.settings.perf or processes * threads <= cores:
+            return None
+        return (f"--perf: {processes} workers x {threads} thread{'s' * (threads > 1)} on {cores} cores: timing "
+                f"under contention is noise; run with -n {max(1, cores // threads)} or fewer")
+
+    def notices(self, processes: int = 1) -> list[str]:
+        """What this run cannot do or decided for the user, one line each, for the run's summary
+        (`processes`: pytest-xdist's, 1 without it)."""
         notes = list(self.discovered.notices) + self.uncollected()
+        notes += filter(None, [self.perf_contention(processes)])
         notes += [line for expectations in self.expectations.values()
                   for line in expectations.not_installed_lines(self.discovered.missing)]
         if native_stacks.PY_SPY is None:

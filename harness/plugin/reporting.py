@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import platform
 import tempfile
 from pathlib import Path
@@ -27,7 +28,7 @@ class ResultReporter:
         self.config = config
         self.records: list[dict] = []
         self.backend_versions: dict[str, dict] = {}  # what each backend says of itself
-        self.messages = config.stash[RUNNER].notices()  # for the terminal summary, after the results
+        self.messages = config.stash[RUNNER].notices(worker_processes(config))  # for the summary, after the results
         self.identity = run_identity(config.rootpath)  # the command line and the commits, at the start
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -70,6 +71,19 @@ class ResultReporter:
             terminalreporter.section("e2e summary")
             for line in terminal_lines([Record.from_json(r) for r in self.records]) + self.messages:
                 terminalreporter.write_line(line)
+
+
+def worker_processes(config: pytest.Config) -> int:
+    """pytest-xdist's processes (-n), 1 without it."""
+    processes = getattr(config.option, "numprocesses", None)
+    return (os.cpu_count() or 1) if processes in ("auto", "logical") else int(processes or 1)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """A warning that must come before the run, not after it."""
+    runner = config.stash.get(RUNNER, None)
+    contention = runner and runner.perf_contention(worker_processes(config))
+    return [f"WARNING: {contention}"] if contention else []
 
 
 def record_history(database: Path, report: dict, report_json: str | None) -> str:

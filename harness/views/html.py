@@ -36,6 +36,7 @@ from harness.outcomes import Expected, Outcome, Phase, Verdict
 from harness.record import Record
 from harness.views.grouping import family_of, subject_families
 from harness.views.phase_times import phase_rows
+from harness.views.speed import backend_speeds
 
 MAX_MESSAGE_CHARS = 100_000   # a message longer than this is cut in the page (the JSON keeps it whole)
 DATA_ELEMENT_ID = "report-data"
@@ -56,7 +57,7 @@ def render_html(report: dict, reductions: Mapping[tuple[str, str], tuple[str, st
         title="torch-backend-e2e report", complete=model.complete, created_iso=iso, created=created,
         n_cases=len(model.cases), n_records=len(model.records), schema=report.get("schema_version", "?"),
         facts=_facts(model.env), backends=model.backends, summary=_summary(model), outcomes=_outcomes(model),
-        families=_families(model), phases=phase_rows(model.records),
+        families=_families(model), phases=phase_rows(model.records), speeds=backend_speeds(model.records),
         n_unexpected=sum(_is_unexpected(r) for r in model.records),
         css=_CSS, js=_JS, data_id=DATA_ELEMENT_ID, data=markupsafe.Markup(_json_for_script(model.payload())))
 

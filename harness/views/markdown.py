@@ -32,6 +32,7 @@ from harness.views.markdown_text import escape_text as _escape_text
 from harness.views.markdown_text import fenced as _fenced
 from harness.views.markdown_text import row as _row
 from harness.views.phase_times import phase_rows
+from harness.views.speed import speed_markdown
 
 SHOWN_CASES = 3          # a group longer than COLLAPSE_AFTER shows this many, the rest in <details>
 COLLAPSE_AFTER = 5
@@ -63,6 +64,7 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
     out += _stale(records)
     out += _by_subject(records)
     out += _phase_times(records)
+    out += speed_markdown(records)
     if proposals is not None:
         out += _proposals(proposals, originals or {})
     return "\n".join(out).rstrip("\n") + "\n"

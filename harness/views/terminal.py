@@ -5,6 +5,7 @@ import collections
 
 from harness.outcomes import Outcome, Verdict
 from harness.record import Record
+from harness.views.speed import backend_speeds, speed_line
 
 
 def terminal_lines(records: list[Record]) -> list[str]:
@@ -15,6 +16,7 @@ def terminal_lines(records: list[Record]) -> list[str]:
         outcomes = collections.Counter(r.outcome for r in mine)
         counts = "  ".join(f"{o.value}={outcomes[o]}" for o in Outcome if outcomes[o])
         lines.append(f"{backend}: {len(mine)} cases  {counts}")
+        lines += [f"  perf: {speed_line(row)}" for row in backend_speeds(mine)]
         for r in mine:
             if r.flaky:
                 lines.append(f"  FLAKY: {r.case} [attempts: {', '.join(a.outcome.value for a in r.attempts)}]"
@@ -27,4 +29,5 @@ def terminal_lines(records: list[Record]) -> list[str]:
                 first = r.message.splitlines()[0][:160] if r.message else ""
                 lines.append(f"  {r.verdict.value.upper()}: {r.case} [{r.outcome.value}{where}] {first}")
     return lines
+
 

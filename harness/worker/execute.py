@@ -1,6 +1,8 @@
-"""One case on one backend, inside a worker: build, golden, compile, run, compare."""
+"""One case on one backend, inside a worker: build, golden, compile, run, compare; with --perf,
+time the passed case against eager (harness.worker.timing)."""
 from __future__ import annotations
 
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -9,16 +11,23 @@ import torch
 from harness.backend import CaseContext, Program
 from harness.families.interface import Built, load_builder
 from harness.outcomes import Outcome, Phase
+from harness.protocol import PerfRequest
 from harness.spec import Case
 from harness.worker.compare import DEFAULT_TOLERANCES, FLOATING, Output, compare, looser, rms_errors
 from harness.worker.repro import versions_of, write_repro
+from harness.worker.timing import time_case
+
+Executed = tuple[Outcome, str, dict | None]   # the outcome, its message, and --perf's figures (or None)
 
 
 def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, context: CaseContext,
-            rerun: str = "") -> tuple[Outcome, str]:
-    """Return (outcome, message); exceptions propagate and are attributed to the current phase.
-    `family` is the case family's Family.worker_request; `context` this case's, handed to the
-    backend. With a bundle in it, the case's inputs and repro.py are written before compiling."""
+            rerun: str = "", perf: PerfRequest | None = None) -> Executed:
+    """Return (outcome, message, timing figures); exceptions propagate and are attributed to the
+    current phase. `family` is the case family's Family.worker_request; `context` this case's,
+    handed to the backend. With a bundle in it, the case's inputs and repro.py are written before
+    compiling. With `perf`, every runtime gets its threads, and a passed case is timed."""
+    if perf is not None:
+        torch.set_num_threads(perf.threads)   # eager, Inductor's kernels, torch's side of every backend
     case = Case.from_json(case_json)
     built = load_builder(family)(case)
     dtype = case.params["dtype"]
@@ -32,7 +41,7 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
             problem = built.golden.compare(got, want)
             return problem and problem + (f" (input set {index + 1})" if index else "")
 
-        return _run_input_sets(built, backend, context, built.golden.values, by_family)
+        return _run_input_sets(built, backend, context, built.golden.values, by_family, perf)
     names = built.program.output_names
     references = [as_outputs(names, r) for r in built.reference] if built.reference else None
 
@@ -60,21 +69,28 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
         shapes = f" (input set {index + 1}: shapes {[list(t.shape) for t in inputs]})" if problem and index else ""
         return problem and problem + shapes
 
-    return _run_input_sets(built, backend, context, goldens, judge)
+    return _run_input_sets(built, backend, context, goldens, judge, perf)
 
 
 def _run_input_sets(built: Built, backend: Any, context: CaseContext, goldens: list,
-                    judge: Callable[[Any, Any, tuple, int], str | None]) -> tuple[Outcome, str]:
-    """Compile, then run each input set and judge its outputs against its golden: the first problem is a mismatch."""
+                    judge: Callable[[Any, Any, tuple, int], str | None], perf: PerfRequest | None) -> Executed:
+    """Compile, then run each input set and judge its outputs against its golden: the first problem
+    is a mismatch. A pass is then timed on the first input set, with `perf`."""
     artifact = backend.compile(built.program, context)
+    first_run = 0.0
     for index, (inputs, want) in enumerate(zip(built.input_sets, goldens)):
         context.enter(Phase.RUN)
+        started = time.perf_counter()
         got = backend.run(artifact, inputs, context)
+        first_run = first_run or time.perf_counter() - started
         context.enter(Phase.COMPARE)
         problem = judge(got, want, inputs, index)
         if problem:
-            return Outcome.MISMATCH, problem
-    return Outcome.PASSED, ""
+            return Outcome.MISMATCH, problem, None
+    if perf is None:
+        return Outcome.PASSED, "", None
+    context.enter(Phase.TIME)
+    return Outcome.PASSED, "", time_case(backend, artifact, built, context, perf, first_run)
 
 
 def accuracy_figures(got: list[Output], want: list[Output], eager: list[Output]) -> dict:

@@ -49,18 +49,20 @@ class Session:
         backend = None
         first_use = request.backend["name"] not in self.reported
         bundle = request.bundle
-        context = CaseContext(clock.enter)   # this case's alone: nothing of it outlives the case
+        # this case's alone: nothing of it outlives the case
+        context = CaseContext(clock.enter, threads=request.perf.threads if request.perf else None)
+        perf = None
         try:
             context.bundle = Bundle(Path(bundle.path)) if bundle else None
             backend = self.backend(request.backend)
-            outcome, message = self.execute(request.case, request.family, request.backend, backend, context,
-                                            bundle.rerun if bundle else "")
+            outcome, message, perf = self.execute(request.case, request.family, request.backend, backend, context,
+                                                  bundle.rerun if bundle else "", request.perf)
         except Exception as e:  # noqa: BLE001 - every exception is a result, attributed to its phase
             outcome, message = outcome_for_exception(clock.phase), describe_error(e)
         clock.stop()
         result = CaseResult(outcome=outcome, phase=None if outcome is Outcome.PASSED else clock.phase,
                             message=message[:MESSAGE_LIMIT], durations=clock.durations, cpu_s=clock.cpu_s,
-                            peak_mb=clock.peak_mb, sizes=context.sizes, notes=context.notes)
+                            peak_mb=clock.peak_mb, sizes=context.sizes, notes=context.notes, perf=perf)
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
             result.versions = _versions(backend)
             self.reported.add(backend.name)

@@ -1,0 +1,130 @@
+"""Two sets of timed results, case by case: two backends of one report (two lowerings), or one
+backend in two reports (two runs, two versions). `python -m harness perf compare`.
+
+Each case's ratio is B's time over A's, and each side's time is taken against the eager calls
+interleaved with it (harness.worker.timing): what slowed the machine during one run cancels, so
+two runs of the same code compare as equal. A model of ONNX's has no eager side; its raw medians
+are compared. The interval is a percentile bootstrap over each side's samples (pairs stay
+pairs): the ratio of medians has no rank test of its own, and the bootstrap gives the interval a
+reader needs to see how big a difference is, not only whether there is one.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Sequence
+
+from harness.errors import HarnessInputError
+from harness.files import display_path
+from harness.perf.stats import geomean, median, ratio, relative_time
+from harness.reports import read_report
+
+
+@dataclasses.dataclass
+class Side:
+    """One side of a comparison: a backend's timed results in a report."""
+
+    label: str                       # "linalg-on-tensors (run.json)"
+    timed: dict[str, dict]           # case id -> the record's perf figures
+
+
+def timed_backends(report: dict) -> dict[str, dict[str, dict]]:
+    """Per backend, per case: the perf figures of its timed results."""
+    found: dict[str, dict[str, dict]] = {}
+    for record in report["results"]:
+        perf = record.get("perf")
+        if isinstance(perf, dict) and "compiled" in perf:
+            found.setdefault(record["backend"], {})[record["case"]] = perf
+    return found
+
+
+def sides(reports: Sequence[Path], backends: Sequence[str]) -> tuple[Side, Side]:
+    """A and B from the command line: one report and two backends, or two reports and a backend
+    each (one name for both, or none when each report timed one backend besides eager)."""
+    if len(reports) == 1:
+        if len(backends) != 2:
+            raise HarnessInputError("perf compare", "one report compares two of its backends",
+                                    "name them: --backends A,B (or give two reports)")
+        found = _timed(reports[0])
+        return tuple(_side(reports[0], found, name) for name in backends)
+    if len(reports) != 2 or len(backends) > 2:
+        raise HarnessInputError("perf compare", "give one report and --backends A,B, or two reports "
+                                "(and at most one backend for each)")
+    names = list(backends) * 2 if len(backends) == 1 else list(backends) or [None, None]
+    return tuple(_side(path, _timed(path), name) for path, name in zip(reports, names))
+
+
+def _timed(path: Path) -> dict[str, dict[str, dict]]:
+    found = timed_backends(read_report(path))
+    if not found:
+        raise HarnessInputError(display_path(path), "has no timed results", "run pytest with --perf to time cases")
+    return found
+
+
+def _side(path: Path, found: dict[str, dict[str, dict]], name: str | None) -> Side:
+    if name is None:
+        candidates = [n for n in found if n != "eager"] or list(found)
+        if len(candidates) > 1:
+            raise HarnessInputError(display_path(path), f"holds timed results of {len(candidates)} backends "
+                                    f"({', '.join(sorted(candidates))})", "pick one with --backends NAME")
+        name = candidates[0]
+    if name not in found:
+        raise HarnessInputError(f"--backends {name}", f"{display_path(path)} has no timed results of it",
+                                f"use one of {', '.join(sorted(found))}")
+    return Side(f"{name} ({display_path(path)})", found[name])
+
+
+def compare(a: Side, b: Side) -> dict[str, Any]:
+    """The comparison as JSON: per case A's and B's compiled medians (seconds), B/A with its
+    interval and significance; the counts; the geomean of B/A."""
+    common = sorted(set(a.timed) & set(b.timed))
+    if not common:
+        raise HarnessInputError(f"{a.label} and {b.label}", f"no timed case in common ({len(a.timed)} and "
+                                f"{len(b.timed)} timed cases)", "compare runs of the same cases")
+    cases = [_case(case, a.timed[case], b.timed[case]) for case in common]
+    significant = [c for c in cases if c["significant"]]
+    summary = geomean([{"value": c["ratio"], "low": c["low"], "high": c["high"]} for c in cases])
+    return {"a": a.label, "b": b.label, "cases": cases,
+            "faster": sum(c["ratio"] < 1 for c in significant), "slower": sum(c["ratio"] > 1 for c in significant),
+            "not_significant": len(cases) - len(significant), "geomean": summary,
+            "only_a": len(set(a.timed) - set(b.timed)), "only_b": len(set(b.timed) - set(a.timed))}
+
+
+def _case(case: str, a: dict, b: dict) -> dict[str, Any]:
+    paired = "eager" in a and "eager" in b
+    if paired:
+        figures = ratio(_pairs(a), _pairs(b), relative_time)
+    else:
+        figures = ratio(a["compiled"]["samples"], b["compiled"]["samples"], median)
+    return {"case": case, "a": a["compiled"]["median"], "b": b["compiled"]["median"], **figures,
+            "against_eager": paired}
+
+
+def _pairs(perf: dict) -> list[tuple[float, float]]:
+    return list(zip(perf["eager"]["samples"], perf["compiled"]["samples"]))
+
+
+def compare_text(result: dict[str, Any]) -> str:
+    """The comparison for a terminal: one line per case, then the counts and the geomean."""
+    width = max(len("case"), *(len(c["case"]) for c in result["cases"]))
+    lines = [f"A: {result['a']}", f"B: {result['b']}",
+             "B/A: B's time over A's, each against the eager calls timed beside it; 95% bootstrap interval", "",
+             f"{'case':<{width}}  {'A':>9}  {'B':>9}  {'B/A':>6}  {'interval':<15}"]
+    for c in result["cases"]:
+        verdict = ("faster" if c["ratio"] < 1 else "slower") if c["significant"] else "not significant"
+        lines.append(f"{c['case']:<{width}}  {_seconds(c['a']):>9}  {_seconds(c['b']):>9}  {c['ratio']:>6.3f}  "
+                     f"{c['low']:.3f}-{c['high']:.3f}      {verdict}")
+    g = result["geomean"]
+    lines += ["", f"{len(result['cases'])} cases timed on both sides: {result['faster']} faster, {result['slower']} "
+                  f"slower, {result['not_significant']} not significant; geomean B/A {g['value']:.3f} "
+                  f"({g['low']:.3f}-{g['high']:.3f})"]
+    if result["only_a"] or result["only_b"]:
+        lines.append(f"left out: {result['only_a']} cases timed in A only, {result['only_b']} in B only")
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(value: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value / 1e-9:.3g} ns"

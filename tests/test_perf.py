@@ -1,0 +1,153 @@
+"""--perf: the statistics (harness.perf.stats), the worker's timing loop, `perf compare`, and a run
+where a backend twice as slow as eager on purpose is found significantly slower on every case."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+
+import pytest
+
+from harness.cli import main
+from harness.errors import HarnessInputError
+from harness.perf import stats
+from harness.perf.compare import Side, compare
+from harness.protocol import PerfRequest, RunRequest, decode, encode
+from harness.views.html import render_html
+from harness.views.markdown import render_markdown
+from tests.e2e_support import TINY_IDS
+
+
+def lognormal(rng: random.Random, centre: float, n: int, spread: float = 0.2) -> list[float]:
+    return [centre * rng.lognormvariate(0, spread) for _ in range(n)]
+
+
+# ------------------------------------------------------------------------------------ statistics
+
+@pytest.mark.parametrize("n, rank", [(5, 0), (6, 0), (20, 5), (100, 39)])
+def test_the_median_interval_takes_the_binomial_order_statistics(n, rank):
+    # ranks from the exact binomial: P(Bin(20, 1/2) <= 5) = 2.07% <= 2.5% < P(<= 6) = 5.77%
+    values = [float(i) for i in range(n)]
+    assert stats.median_interval(values) == (rank, n - 1 - rank)
+
+
+def test_the_median_interval_covers_the_median_95_times_in_100():
+    rng = random.Random(7)
+    covered = sum(lo <= 1.0 <= hi for lo, hi in (stats.median_interval(lognormal(rng, 1.0, 30)) for _ in range(2000)))
+    assert 0.94 <= covered / 2000 <= 0.99   # the order statistics' coverage is at least 95%, discretely above
+
+
+def test_the_normal_approximation_is_at_most_one_rank_wider_than_the_exact_interval():
+    values = [float(i) for i in range(101)]
+    assert stats.median_interval(values) == (39, 61)   # exact: ranks 40 and 60
+
+
+def test_a_bootstrap_is_seeded_so_the_same_samples_give_the_same_interval():
+    rng = random.Random(1)
+    pairs = list(zip(lognormal(rng, 1.0, 50), lognormal(rng, 0.5, 50)))
+    assert stats.speedup(pairs) == stats.speedup(pairs)
+    figure = stats.speedup(pairs)
+    assert figure["low"] < figure["value"] < figure["high"] and 1.7 < figure["value"] < 2.3
+
+
+def test_a_ratio_finds_a_doubling_and_calls_equal_samples_not_significant():
+    rng = random.Random(2)
+    a, same, double = lognormal(rng, 1.0, 60), lognormal(rng, 1.0, 60), lognormal(rng, 2.0, 60)
+    found = stats.ratio(a, double, stats.median)
+    assert found["significant"] and found["low"] > 1.5 and found["high"] < 2.6
+    assert not stats.ratio(a, same, stats.median)["significant"]
+
+
+def test_a_geomean_combines_the_cases_uncertainties_in_log_space():
+    figures = [{"value": 2.0, "low": 1.8, "high": 2.2}, {"value": 0.5, "low": 0.45, "high": 0.55}]
+    g = stats.geomean(figures)
+    assert g["value"] == 1.0 and g["count"] == 2 and g["low"] < 1 < g["high"]
+    one = (math.log(2.2) - math.log(1.8)) / (2 * stats.Z95)
+    assert g["high"] == stats.figure(math.exp(stats.Z95 * math.sqrt(2 * one ** 2) / 2))
+
+
+# ------------------------------------------------------------------------------------ the worker's loop
+
+def spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_the_timing_loop_interleaves_the_sides_and_stops_at_the_budget_or_the_target():
+    from harness.worker.timing import _measure
+
+    figures = _measure({"compiled": lambda: spin(4e-4), "eager": lambda: spin(2e-4)},
+                       PerfRequest(threads=1, budget_s=1.0, target=0.05))
+    assert figures["stopped"] in ("target", "budget")
+    assert figures["compiled"]["count"] == figures["eager"]["count"] >= 5
+    assert figures["compiled"]["loops"] < figures["eager"]["loops"] <= 5   # a sample lasts about 1 ms
+    assert 0.35 < figures["speedup"]["value"] < 0.65   # eager's median over the compiled side's
+    assert len(figures["compiled"]["samples"]) == figures["compiled"]["count"]
+
+
+def test_a_perf_request_crosses_the_wire():
+    request = RunRequest(case={"id": "x"}, backend={"name": "eager"}, perf=PerfRequest(2, 1.5, 0.1))
+    assert decode(encode(request)) == request
+
+
+# ------------------------------------------------------------------------------------ perf compare
+
+def side(label: str, centres: dict[str, tuple[float, float]], seed: int) -> Side:
+    """Timed figures per case: (eager's centre, the compiled side's), 40 interleaved samples."""
+    rng = random.Random(seed)
+    timed = {}
+    for case, (eager, compiled) in centres.items():
+        e, c = lognormal(rng, eager, 40), lognormal(rng, compiled, 40)
+        timed[case] = {"eager": stats.summary(e), "compiled": stats.summary(c)}
+    return Side(label, timed)
+
+
+def test_compare_takes_each_side_against_its_own_eager_so_a_slower_machine_cancels():
+    a = side("A", {"c1": (1.0, 0.5), "c2": (1.0, 1.0)}, seed=3)
+    b = side("B", {"c1": (3.0, 1.5), "c2": (3.0, 6.0)}, seed=4)   # the machine 3x slower; c2 twice as slow
+    result = compare(a, b)
+    by_case = {c["case"]: c for c in result["cases"]}
+    assert not by_case["c1"]["significant"] and by_case["c1"]["against_eager"]
+    assert by_case["c2"]["significant"] and 1.6 < by_case["c2"]["ratio"] < 2.5
+    assert (result["faster"], result["slower"], result["not_significant"]) == (0, 1, 1)
+
+
+def test_compare_with_no_case_in_common_is_one_line():
+    with pytest.raises(HarnessInputError, match="no timed case in common"):
+        compare(side("A", {"c1": (1, 1)}, 1), side("B", {"c2": (1, 1)}, 2))
+
+
+# ------------------------------------------------------------------------------------ a --perf run
+
+def test_a_backend_twice_as_slow_is_significantly_slower_on_every_case(e2e_project, capsys):
+    slow = e2e_project.add_fake("slow", "twice_as_slow", phase="run")
+    result = e2e_project.run(f"--backend=eager,{slow}", "--perf", "--perf-budget=1")
+    assert result.ret == 0, result.output
+    timed = [r for r in result.results if r["perf"]]
+    assert len(timed) == 2 * len(TINY_IDS) and all("speedup" in r["perf"] for r in timed)
+    assert "perf: geomean speedup over eager" in result.output
+    capsys.readouterr()   # pytester's echo of the run
+    assert main(["perf", "compare", "report.json", "--backends", f"eager,{slow}", "--format=json"]) == 0
+    cases = json.loads(capsys.readouterr().out)["cases"]
+    assert [c["case"] for c in cases] == sorted(TINY_IDS)
+    assert all(c["significant"] and 1.5 < c["ratio"] < 2.6 for c in cases), cases
+    markdown, page = render_markdown(result.report), render_html(result.report)
+    assert "## Speed against eager (--perf)" in markdown and "Speed against eager (--perf)" in page
+    assert f"| `{slow}` | 0." in markdown   # its geomean speedup over eager is about a half
+
+
+def test_perf_compare_of_a_report_without_timings_is_one_line(e2e_project, capsys):
+    assert e2e_project.run("--backend=eager").ret == 0
+    capsys.readouterr()
+    assert main(["perf", "compare", "report.json", "report.json"]) == 2
+    assert capsys.readouterr().err == "error: report.json: has no timed results; run pytest with --perf to time cases\n"
+
+
+def test_perf_with_more_threads_than_cores_warns_before_the_run(e2e_project):
+    threads = (os.cpu_count() or 1) + 1
+    result = e2e_project.run("--backend=eager", "--perf", f"--perf-threads={threads}", "--collect-only", report=None)
+    assert (f"WARNING: --perf: 1 workers x {threads} threads on {os.cpu_count()} cores: timing under contention "
+            "is noise; run with -n 1 or fewer") in result.output
