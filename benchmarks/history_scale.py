@@ -29,7 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.history import status  # noqa: E402
+from harness.history.perf_changes import perf_changes, size_changes  # noqa: E402
 from harness.history.store import open_history  # noqa: E402
+from harness.tools.history_commands import history_json  # noqa: E402
 from harness.views.history_html import render_history_html  # noqa: E402
 from harness.views.history_text import history_text  # noqa: E402
 
@@ -129,8 +131,9 @@ def main() -> None:
         with open_history(db, write=False) as store:
             last = {"run_id": f"night-{args.runs - 1}"}
             views = [timed("history show (text)",
-                           lambda: history_text(status.runs(store), status.case_statuses(store))),
-                     timed("history show --format=json", lambda: status.as_json(store)),
+                           lambda: history_text(status.runs(store), status.case_statuses(store),
+                                                perf_changes(store), size_changes(store))),
+                     timed("history show --format=json", lambda: history_json(store)),
                      timed("history show --html", lambda: render_history_html(store)),
                      timed("the Markdown report's history sections",
                            lambda: status.case_statuses(store, run_identity=last["run_id"]))]

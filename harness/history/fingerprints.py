@@ -21,13 +21,16 @@ def scoped_versions(environment: dict) -> dict[str, dict[str, str]]:
     return scoped
 
 
-# Environment keys that are not package versions (commits are compared apart, in the fingerprint).
-NOT_VERSIONS = {"platform", "run_crash_set", "command", "harness_commit", "project_commit", "assumed_versions"}
+# Environment keys that are not package versions (commits and the machine are compared apart, in the fingerprint).
+NOT_VERSIONS = {"platform", "machine", "run_crash_set", "command", "harness_commit", "project_commit",
+                "assumed_versions"}
 
 
 def fingerprint(scoped: dict[str, dict[str, str]], backend: str, environment: dict) -> str:
-    """What a backend's results depend on in a run: the run's versions, the backend's, the commits."""
+    """What a backend's results depend on in a run: the run's versions, the backend's, the commits,
+    the machine (a report older than the machine key leaves it out)."""
     commits = {"harness commit": environment.get("harness_commit"),
-               "project commit": environment.get("project_commit")}
+               "project commit": environment.get("project_commit"),
+               **({"machine": environment["machine"]} if environment.get("machine") else {})}
     versions = {**scoped.get("", {}), **scoped.get(backend, {}), **commits}
     return json.dumps(versions, sort_keys=True)

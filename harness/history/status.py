@@ -14,7 +14,6 @@ Runs are numbered from 1, oldest first.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,9 @@ from harness.reports import report_identity
 
 STATUSES = ("new_failure", "flaky", "fixed", "failing", "passing")   # the order views list them in
 
-STATUS_SQL = """
-    WITH numbered AS (SELECT seq, row_number() OVER (ORDER BY created, seq) AS run FROM runs)
+NUMBERED = "SELECT seq, row_number() OVER (ORDER BY created, seq) AS run FROM runs"   # runs numbered from 1
+STATUS_SQL = f"""
+    WITH numbered AS ({NUMBERED})
     SELECT s."case", s.backend,
       CASE WHEN s.flaky_seq IS NOT NULL THEN 'flaky'
            WHEN s.last_pass AND coalesce(s.prev_pass, true) THEN 'passing'
@@ -58,12 +58,12 @@ def case_statuses(store: HistoryStore, include_passing: bool = False,
                             {"run": run_identity} if run_identity else {}).fetchall()
     names = [d[0] for d in store.db.description]
     cases = [dict(zip(names, row)) for row in rows]
-    versions = _versions_of(store, {seq for c in cases if c["status"] in ("new_failure", "fixed")
+    versions = versions_of(store, {seq for c in cases if c["status"] in ("new_failure", "fixed")
                                     for seq in (c["prev_seq"], c["last_seq"])})
     for case in cases:
         before, after = case.pop("prev_seq"), case.pop("last_seq")
-        case["changed"] = (_differences(_seen_by(versions[before], case["backend"]),
-                                        _seen_by(versions[after], case["backend"]))
+        case["changed"] = (differences(seen_by(versions[before], case["backend"]),
+                                        seen_by(versions[after], case["backend"]))
                            if case["status"] in ("new_failure", "fixed") else None)
         if case["status"] != "failing":
             case["since"] = None
@@ -73,7 +73,7 @@ def case_statuses(store: HistoryStore, include_passing: bool = False,
     return cases
 
 
-def _versions_of(store: HistoryStore, seqs: set[int]) -> dict[int, dict[str, dict[str, str]]]:
+def versions_of(store: HistoryStore, seqs: set[int]) -> dict[int, dict[str, dict[str, str]]]:
     """Per run: scope ('' or a backend) -> {package: version}, the commits in scope ''."""
     by_run: dict[int, dict[str, dict[str, str]]] = {seq: {} for seq in seqs}
     if not seqs:
@@ -88,12 +88,12 @@ def _versions_of(store: HistoryStore, seqs: set[int]) -> dict[int, dict[str, dic
     return by_run
 
 
-def _seen_by(scoped: dict[str, dict[str, str]], backend: str) -> dict[str, str]:
+def seen_by(scoped: dict[str, dict[str, str]], backend: str) -> dict[str, str]:
     """What a backend's results depend on in a run: the run's versions and commits, then its own."""
     return {**scoped.get("", {}), **scoped.get(backend, {})}
 
 
-def _differences(before: dict[str, str], after: dict[str, str]) -> dict[str, list]:
+def differences(before: dict[str, str], after: dict[str, str]) -> dict[str, list]:
     return {name: [before.get(name), after.get(name)] for name in sorted(set(before) | set(after))
             if before.get(name) != after.get(name)}
 
@@ -108,16 +108,12 @@ def runs(store: HistoryStore) -> list[dict[str, Any]]:
 
 def pass_rates(store: HistoryStore) -> list[dict[str, Any]]:
     """Per run and backend: results, how many passed (not_run left out), for the history page."""
-    rows = store.db.execute("""
-        WITH numbered AS (SELECT seq, row_number() OVER (ORDER BY created, seq) AS run FROM runs)
+    rows = store.db.execute(f"""
+        WITH numbered AS ({NUMBERED})
         SELECT n.run, t.backend, t.results, t.passed FROM tallies t JOIN numbered n USING (seq)
         ORDER BY n.run, t.backend""").fetchall()
     return [{"run": run, "backend": backend, "results": results, "passed": passed}
             for run, backend, results, passed in rows]
-
-
-def as_json(store: HistoryStore, include_passing: bool = False) -> str:
-    return json.dumps({"runs": runs(store), "cases": case_statuses(store, include_passing)}, indent=1)
 
 
 def run_statuses(database: Path, report: dict) -> list[dict[str, Any]]:

@@ -11,7 +11,10 @@ Tables:
                 same fingerprint changed nothing that backend's results depend on
   tallies       per run and backend, its results and how many passed (not_run left out)
   results       every result: case, backend, outcome, phase, signature, expected, verdict,
-                duration, attempts (JSON, when rerun), flaky
+                duration, attempts (JSON, when rerun), flaky, compile seconds (export to compile), peak MiB
+  timings       every timed result (--perf): its threads, speedup over eager with its interval, and
+                both medians; `runs.machine` says where it was timed
+  sizes         every result's size figures (ops per stage, artifact bytes), one row per figure
   state         per (case, backend), what the status needs, kept up to date at each ingest (a
                 year of nightlies holds 77 million results; no view scans them): its last and
                 previous result, where its current pass/fail streak began, the first run that
@@ -35,7 +38,7 @@ import duckdb
 from harness.errors import HarnessInputError
 from harness.files import display_path
 from harness.history.fingerprints import fingerprint, scoped_versions
-from harness.outcomes import Outcome
+from harness.outcomes import COMPILE_PHASES, Outcome, Phase
 from harness.reports import REGENERATE, read_report, report_identity
 
 RECENT = 30   # outcomes kept per (case, backend) for the history page's strips
@@ -70,12 +73,26 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE results ADD COLUMN flaky BOOLEAN DEFAULT false",
         "REBUILD_STATE",   # the flaky rule now reads reruns too
     ],
+    [   # 3: what a result cost and how fast it ran (--perf), its size figures, and the machine
+        "ALTER TABLE runs ADD COLUMN machine VARCHAR",
+        "ALTER TABLE results ADD COLUMN compile_s DOUBLE",
+        "ALTER TABLE results ADD COLUMN peak_mb DOUBLE",
+        """CREATE TABLE timings (seq INTEGER, "case" VARCHAR, backend VARCHAR, threads INTEGER, speedup DOUBLE,
+               low DOUBLE, high DOUBLE, compiled_s DOUBLE, eager_s DOUBLE)""",
+        'CREATE TABLE sizes (seq INTEGER, "case" VARCHAR, backend VARCHAR, name VARCHAR, value BIGINT)',
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # A report's results as DuckDB reads them from the file (keys not named here are not read).
 RESULT_STRUCT = ('STRUCT("case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase VARCHAR, signature VARCHAR, '
-                 'expected VARCHAR, verdict VARCHAR, duration_s DOUBLE, attempts JSON, flaky BOOLEAN)[]')
+                 'expected VARCHAR, verdict VARCHAR, duration_s DOUBLE, attempts JSON, flaky BOOLEAN, '
+                 'phase_durations MAP(VARCHAR, DOUBLE), phase_peak_mb MAP(VARCHAR, DOUBLE), '
+                 'sizes MAP(VARCHAR, BIGINT), perf STRUCT(threads INTEGER, speedup STRUCT(value DOUBLE, low DOUBLE, '
+                 'high DOUBLE), compiled STRUCT(median DOUBLE), eager STRUCT(median DOUBLE)))[]')
+# A result's compile cost: its phases from export to compile (an eager result has none of them).
+COMPILE_SQL = "list_sum([coalesce(r.phase_durations[p], 0) for p in {phases}])".format(
+    phases=[p.value for p in Phase if p in COMPILE_PHASES and p is not Phase.SETUP])
 HEADER_COLUMNS = {"schema_version": "INTEGER", "run_id": "VARCHAR", "created": "DOUBLE", "complete": "BOOLEAN",
                   "environment": "JSON"}
 # The report is one JSON object (records = true: read as such; left to guess, DuckDB is 6x slower).
@@ -138,10 +155,10 @@ class HistoryStore:
 
     def _insert_run(self, seq: int, identity: str, header: dict, report: Path) -> None:
         environment = header["environment"]
-        self.db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
+        self.db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
                         [seq, identity, header["created"], environment.get("command"),
                          environment.get("harness_commit"), environment.get("project_commit"),
-                         bool(header["complete"]), str(report)])
+                         bool(header["complete"]), str(report), environment.get("machine")])
         scoped = scoped_versions(environment)
         rows = [(seq, scope, package, version) for scope, versions in scoped.items()
                 for package, version in versions.items()]
@@ -155,12 +172,26 @@ class HistoryStore:
         """Every result of the reports {path: its run's seq}, then each run's tallies."""
         files = list(seqs)
         self.db.execute(f"""
-            INSERT INTO results SELECT f.seq, r."case", r.backend, r.outcome, r.phase, r.signature, r.expected,
-                   r.verdict, r.duration_s, CAST(r.attempts AS VARCHAR), coalesce(r.flaky, false)
+            CREATE OR REPLACE TEMP TABLE incoming AS SELECT f.seq, r
             FROM (SELECT filename, unnest(results) AS r FROM read_json(?, columns = {{'results': '{RESULT_STRUCT}'}},
                   filename = true, {READ_OPTIONS}))
             JOIN (SELECT unnest(?) AS filename, unnest(?) AS seq) f USING (filename)""",
                         [files, files, [seqs[f] for f in files]])
+        self.db.execute(f"""
+            INSERT INTO results SELECT seq, r."case", r.backend, r.outcome, r.phase, r.signature, r.expected,
+                   r.verdict, r.duration_s, CAST(r.attempts AS VARCHAR), coalesce(r.flaky, false),
+                   CASE WHEN r.phase_durations IS NOT NULL THEN {COMPILE_SQL} END,
+                   list_max(map_values(r.phase_peak_mb))
+            FROM incoming""")
+        self.db.execute("""
+            INSERT INTO timings SELECT seq, r."case", r.backend, r.perf.threads, r.perf.speedup.value,
+                   r.perf.speedup.low, r.perf.speedup.high, r.perf.compiled.median, r.perf.eager.median
+            FROM incoming WHERE r.perf.compiled.median IS NOT NULL""")
+        self.db.execute("""
+            INSERT INTO sizes SELECT seq, "case", backend, unnest(map_keys(sizes)), unnest(map_values(sizes))
+            FROM (SELECT seq, r."case" AS "case", r.backend AS backend, r.sizes AS sizes FROM incoming
+                  WHERE cardinality(r.sizes) > 0)""")
+        self.db.execute("DROP TABLE incoming")
         chosen = list(seqs.values())
         self.db.execute(f"""INSERT INTO tallies
                            SELECT seq, backend, count(*), count(*) FILTER (WHERE outcome = '{_PASSED}')

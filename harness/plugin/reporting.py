@@ -14,6 +14,7 @@ import pytest
 from harness.controller.bundles import remove_empty_folders
 from harness.files import write_text_atomically
 from harness.installation.commits import run_identity
+from harness.perf.machine import machine
 from harness.plugin.proposals import write_proposals
 from harness.plugin.state import RUNNER
 from harness.record import Record
@@ -60,7 +61,7 @@ class ResultReporter:
     def environment(self) -> dict:
         runner = self.config.stash[RUNNER]
         versions = {name.replace("-", "_"): version for name, version in runner.versions.items()}
-        return {**versions, "platform": platform.platform(), **self.identity,
+        return {**versions, "platform": platform.platform(), "machine": machine(), **self.identity,
                 "backends": {name: {**info, "reported": self.backend_versions.get(name, {})}
                              for name, info in runner.backend_environment().items()},
                 "run_crash_set": runner.settings.run_crash_set,

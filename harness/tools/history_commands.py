@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from harness.files import display_path, write_text_atomically, writing
@@ -32,17 +33,28 @@ def ingest(args: argparse.Namespace) -> None:
             print(f"{display_path(report)}: run {number}" + ("" if added else " (recorded already: nothing added)"))
 
 
+def history_json(store, include_passing: bool = False) -> str:
+    """`history show --format=json`: the runs, the cases' statuses, the speed and size changes."""
+    from harness.history import status
+    from harness.history.perf_changes import perf_changes, size_changes
+
+    return json.dumps({"runs": status.runs(store), "cases": status.case_statuses(store, include_passing),
+                       "performance": perf_changes(store), "sizes": size_changes(store)}, indent=1)
+
+
 def show(args: argparse.Namespace) -> None:
     from harness.history import status
+    from harness.history.perf_changes import perf_changes, size_changes
     from harness.history.store import open_history
 
     with open_history(args.db, write=False) as store:
         if args.format == "json":
-            print(status.as_json(store, args.all))
+            print(history_json(store, args.all))
         else:
             from harness.views.history_text import history_text
 
-            print(history_text(status.runs(store), status.case_statuses(store)))
+            print(history_text(status.runs(store), status.case_statuses(store), perf_changes(store),
+                               size_changes(store)))
         if args.html:
             from harness.views.history_html import render_history_html
 

@@ -2,28 +2,42 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import Any, Sequence
 
 SECTIONS = (("new_failure", "new failures"), ("fixed", "fixed"), ("flaky", "flaky"), ("failing", "still failing"))
 SHOWN = 50   # rows per section; --format=json lists them all
 
 
-def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]]) -> str:
+def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]], performance: Sequence[dict[str, Any]] = (),
+                 sizes: Sequence[dict[str, Any]] = ()) -> str:
+    """What changed: correctness by status, then speed (harness.history.perf_changes) and sizes."""
     if not runs:
         return "no runs recorded yet"
     latest = runs[-1]
     lines = [f"{len(runs)} run{'s' if len(runs) != 1 else ''}; the latest, run {latest['run']}, "
              f"{when(latest['created'])}: {latest['command'] or latest['source']}"]
-    for status, title in SECTIONS:
-        chosen = [c for c in cases if c["status"] == status]
-        if not chosen:
-            continue
-        lines += ["", f"{title} ({len(chosen)})", *table([row(c) for c in chosen[:SHOWN]])]
-        if len(chosen) > SHOWN:
-            lines.append(f"  ... and {len(chosen) - SHOWN} more (--format=json lists every one)")
+    sections = [(title, [row(c) for c in cases if c["status"] == status]) for status, title in SECTIONS]
+    sections += [("slower or faster than the runs before (--perf)", [perf_row(c) for c in performance]),
+                 ("size figures changed", [size_row(c) for c in sizes])]
+    for title, rows in sections:
+        if rows:
+            lines += ["", f"{title} ({len(rows)})", *table(rows[:SHOWN])]
+            if len(rows) > SHOWN:
+                lines.append(f"  ... and {len(rows) - SHOWN} more (--format=json lists every one)")
     if len(lines) == 1:
         lines += ["", "every case passed in its latest run and in the one before"]
     return "\n".join(lines)
+
+
+def perf_row(change: dict[str, Any]) -> list[str]:
+    figures = f"{change['status']}: speedup {change['baseline']:.3g}x -> {change['latest']:.3g}x"
+    return [f"since run {change['since']}", change["backend"], change["case"], figures,
+            describe_changes(change["changed"], "->") or "nothing recorded changed"]
+
+
+def size_row(change: dict[str, Any]) -> list[str]:
+    return [f"run {change['run']}", change["backend"], change["case"],
+            f"{change['name']} {change['before']} -> {change['after']} (run {change['previous']} -> {change['run']})"]
 
 
 def when_text(case: dict[str, Any], flaky: str = "") -> str:

@@ -1,0 +1,141 @@
+"""Performance changes over the history, learned from the history itself (no hand-edited goldens):
+
+  slower / faster  a case's speedup over eager stepped away from the runs before it, on the same
+                   machine and threads, and stayed there: `since` is the first run after the
+                   step, `changed` what differs between the run before it and it (ready for
+                   `python -m harness bisect`)
+  size             a size figure (ops per stage, artifact bytes) differs from the previous run's:
+                   they are exact, so any change is one
+
+A step is a split of a case's series of log speedups into a baseline (the WINDOW runs before it)
+and a tail (every run since, at least CONFIRM): the difference of their medians over its standard
+error, in units of the noise, is at least Z. The noise is the larger of the case's own (1.4826
+times the median absolute deviation of its baseline) and the typical case's on that backend and
+machine, so a case that was steady by luck does not flag a small wobble. Of the splits that pass,
+the one with the largest difference holds the step, and the best two-level fit of the runs
+around it (least absolute misfit) says where it is. A change is therefore reported from the second
+run that shows it, dated from the first; one busy night moves no median.
+benchmarks/history_perf.py measures how often this flags a case that did not change.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from typing import Any, NamedTuple
+
+from harness.history.status import NUMBERED, differences, seen_by, versions_of
+from harness.history.store import HistoryStore
+
+WINDOW = 10        # runs in a baseline
+MIN_BASELINE = 5   # runs a baseline needs before a case is judged
+CONFIRM = 2        # runs a tail needs: a step is reported from its second run on
+Z = 5.0            # how many standard errors a step's medians must differ by
+SERIES = 60        # the latest timed runs read per case: a step further back is not looked for
+MEDIAN_ERROR = math.sqrt(math.pi / 2)   # a median's standard error over a mean's, for normal noise
+
+
+class Point(NamedTuple):
+    run: int
+    seq: int
+    value: float
+    low: float
+    high: float
+
+
+def perf_changes(store: HistoryStore) -> list[dict[str, Any]]:
+    """Every (case, backend) whose latest timing is out of its band, the latest step first."""
+    rows = store.db.execute(f"""
+        WITH numbered AS ({NUMBERED}),
+        ranked AS (SELECT t."case", t.backend, coalesce(r.machine, '') AS machine, coalesce(t.threads, 0) AS threads,
+                          n.run, t.seq, t.speedup, t.low, t.high,
+                          row_number() OVER (PARTITION BY t."case", t.backend ORDER BY n.run DESC) AS back
+                   FROM timings t JOIN runs r USING (seq) JOIN numbered n USING (seq)
+                   WHERE t.speedup > 0 AND t.low > 0 AND t.high > 0)
+        SELECT "case", backend, machine, threads, run, seq, speedup, low, high FROM ranked WHERE back <= {SERIES}
+        ORDER BY "case", backend, run""").fetchall()
+    series: dict[tuple, list[Point]] = {}
+    for (case, backend), group in itertools.groupby(rows, key=lambda row: row[:2]):
+        group = list(group)
+        latest = group[-1][2:4]   # judged on the machine and threads of its latest timing
+        series[(case, backend, *latest)] = [Point(*row[4:]) for row in group if tuple(row[2:4]) == latest]
+    typical = _typical_noise(series)
+    changes = []
+    for (case, backend, machine, threads), points in series.items():
+        step = find_step(points, typical.get((backend, machine, threads), 0.0))
+        if step is not None:
+            changes.append({"case": case, "backend": backend, **step})
+    seqs = {seq for c in changes for seq in (c["before_seq"], c["since_seq"])}
+    versions = versions_of(store, seqs)
+    for change in changes:
+        change["changed"] = differences(seen_by(versions[change.pop("before_seq")], change["backend"]),
+                                        seen_by(versions[change.pop("since_seq")], change["backend"]))
+    return sorted(changes, key=lambda c: (-c["since"], c["backend"], c["case"]))
+
+
+def _typical_noise(series: dict[tuple, list[Point]]) -> dict[tuple, float]:
+    """Per (backend, machine, threads): the median over its cases of their own noise."""
+    noises: dict[tuple, list[float]] = {}
+    for (_, backend, machine, threads), points in series.items():
+        if len(points) >= MIN_BASELINE:
+            noises.setdefault((backend, machine, threads), []).append(
+                _noise([math.log(p.value) for p in points[-WINDOW:]]))
+    return {key: statistics.median(values) for key, values in noises.items()}
+
+
+def _noise(logs: list[float]) -> float:
+    """A robust standard deviation: 1.4826 times the median absolute deviation."""
+    centre = statistics.median(logs)
+    return 1.4826 * statistics.median(abs(x - centre) for x in logs)
+
+
+def find_step(points: list[Point], typical: float) -> dict[str, Any] | None:
+    """The most pronounced step whose tail reaches the latest run, or None (see the module's doc)."""
+    logs = [math.log(p.value) for p in points]
+    best = None
+    for start in range(MIN_BASELINE, len(points) - CONFIRM + 1):
+        baseline, tail = logs[max(0, start - WINDOW):start], logs[start:]
+        error = MEDIAN_ERROR * math.sqrt(max(_noise(baseline), typical) ** 2 / len(baseline)
+                                         + max(_noise(tail), typical) ** 2 / len(tail))
+        if error == 0:
+            continue
+        score = (statistics.median(tail) - statistics.median(baseline)) / error
+        if abs(score) >= Z and (best is None or abs(score) > abs(best[0])):
+            best = (score, start, statistics.median(baseline))
+    if best is None:
+        return None
+    score, start, centre = best
+    start = _locate(logs, start)
+    return {"status": "slower" if score < 0 else "faster", "since": points[start].run, "run": points[-1].run,
+            "baseline": round(math.exp(centre), 4), "latest": points[-1].value, "score": round(score, 1),
+            "before_seq": points[start - 1].seq, "since_seq": points[start].seq}
+
+
+def _locate(logs: list[float], start: int) -> int:
+    """Where the step is: the split of the runs around `start` into two runs of levels that fits
+    them best, each level its median, the misfit summed in absolute values (robust to a stray run).
+    The medians' test locates a step loosely: a run or two of the old level hardly moves a median."""
+    first = max(0, start - WINDOW)
+
+    def misfit(split: int) -> float:
+        return sum(sum(abs(x - statistics.median(part)) for x in part)
+                   for part in (logs[first:split], logs[split:]))
+
+    return min(range(first + 1, len(logs) - CONFIRM + 1), key=lambda split: (misfit(split), split))
+
+
+def size_changes(store: HistoryStore) -> list[dict[str, Any]]:
+    """Every size figure whose value in a (case, backend)'s latest run with sizes differs from the
+    run before it."""
+    rows = store.db.execute(f"""
+        WITH numbered AS ({NUMBERED}),
+        ordered AS (SELECT s."case", s.backend, s.name, s.value, n.run,
+                           lag(s.value) OVER w AS before, lag(n.run) OVER w AS previous,
+                           row_number() OVER (PARTITION BY s."case", s.backend, s.name ORDER BY n.run DESC) AS back
+                    FROM sizes s JOIN numbered n USING (seq)
+                    WINDOW w AS (PARTITION BY s."case", s.backend, s.name ORDER BY n.run))
+        SELECT "case", backend, name, before, value, previous, run FROM ordered
+        WHERE back = 1 AND before IS NOT NULL AND before <> value
+        ORDER BY run DESC, backend, "case", name""").fetchall()
+    return [{"case": case, "backend": backend, "name": name, "before": before, "after": after,
+             "previous": previous, "run": run} for case, backend, name, before, after, previous, run in rows]
