@@ -403,6 +403,12 @@ BAD = [
         "argument --recycle-after: invalid int value: '1.5'", ARGPARSE),
     Bad("recycle-rss-negative", "`--recycle-rss=-3`", {}, ("--recycle-rss=-3",),
         "--recycle-rss=-3: must be a positive, finite number"),
+    Bad("perf-threads-zero", "`--perf-threads=0`", {}, ("--perf", "--perf-threads=0"),
+        "--perf-threads=0: must be a positive, finite number"),
+    Bad("perf-budget-negative", "`--perf-budget=-1`", {}, ("--perf", "--perf-budget=-1"),
+        "--perf-budget=-1: must be a positive, finite number of seconds"),
+    Bad("perf-target-above-one", "`--perf-target=5` (a fraction is meant: 0.05)", {}, ("--perf", "--perf-target=5"),
+        "--perf-target=5: must be a fraction between 0 and 1, e.g. 0.05"),
     Bad("assume-version-without-version", "`--assume-version=torch-mlir` (no version)", {},
         ("--assume-version=torch-mlir",),
         "--assume-version=torch-mlir: not NAME=VERSION with a PEP 440 version; "
