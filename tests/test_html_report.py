@@ -410,3 +410,27 @@ def test_flat_ids_with_subjects_are_grouped_by_subject():
     parsed = _parse(render_html({"schema_version": 1, "complete": True, "environment": {}, "results": records}))
     headers = [a["data-g"] for t, a in parsed.tags if t == "tr" and "grp" in (a.get("class") or "").split()]
     assert headers == ["onnx_node: Abs", "onnx_node: Add"]   # module/mlp has no subject: its row alone
+
+
+@needs_chromium
+def test_chromium_colours_cells_by_speedup(tmp_path):
+    """--perf's speedups: #speed (or the toggle) colours a cell green where the compiled code beat
+    eager, red where it lost, grey where the difference is not significant; the page carries each
+    side's summary without its samples."""
+    def timed(value: float, low: float, high: float) -> dict:
+        side = {"count": 3, "median": 1e-4, "samples": [1e-4, 1e-4, 1e-4]}
+        return {"threads": 1, "compiled": side, "eager": side, "speedup": {"value": value, "low": low, "high": high}}
+
+    records = [_record("conv_forward/2d/a", "fast", perf=timed(2.0, 1.9, 2.1)),
+               _record("conv_forward/2d/b", "fast", perf=timed(0.5, 0.45, 0.55)),
+               _record("conv_forward/2d/c", "fast", perf=timed(1.01, 0.95, 1.07))]
+    html = render_html({"schema_version": 1, "complete": True, "environment": {}, "results": records})
+    assert "samples" not in json.dumps(_payload(html)) and 'id="f-speed"' in html
+    page = tmp_path / "report.html"
+    page.write_text(html, encoding="utf-8")
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri() + "#speed").stdout
+    cells = {a.get("data-r"): a.get("style", "") for t, a in _parse(dom).tags if t == "td" and "data-r" in a}
+    by_case = {_payload(html)["cases"][r["c"]]["id"]: cells[str(k)] for k, r in enumerate(_payload(html)["records"])}
+    assert "rgba(34, 139, 34" in by_case["conv_forward/2d/a"]     # green: faster than eager
+    assert "rgba(200, 40, 40" in by_case["conv_forward/2d/b"]     # red: slower
+    assert "rgba(128, 128, 128" in by_case["conv_forward/2d/c"]   # grey: not significant

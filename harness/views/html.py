@@ -59,6 +59,7 @@ def render_html(report: dict, reductions: Mapping[tuple[str, str], tuple[str, st
         facts=_facts(model.env), backends=model.backends, summary=_summary(model), outcomes=_outcomes(model),
         families=_families(model), phases=phase_rows(model.records), speeds=backend_speeds(model.records),
         n_unexpected=sum(_is_unexpected(r) for r in model.records),
+        n_timed=sum(bool(r.perf and "speedup" in r.perf) for r in model.records),
         css=_CSS, js=_JS, data_id=DATA_ELEMENT_ID, data=markupsafe.Markup(_json_for_script(model.payload())))
 
 
@@ -135,6 +136,9 @@ class _Model:
             # Null values are left out (the page reads a missing key as null); times keep 0.1 ms.
             p = {key: value for key, value in r.to_json().items()
                  if key not in ("case", "backend", "message", "params", "tags") and value is not None}
+            if isinstance(p.get("perf"), dict):   # the samples stay in the JSON report: the page shows summaries
+                p["perf"] = {key: ({k: v for k, v in value.items() if k != "samples"} if isinstance(value, dict)
+                                   else value) for key, value in p["perf"].items()}
             if isinstance(p.get("phase_durations"), dict):
                 p["phase_durations"] = {k: round(v, 4) if isinstance(v, float) else v
                                         for k, v in p["phase_durations"].items()}

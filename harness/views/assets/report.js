@@ -99,6 +99,25 @@
     void document.body.offsetHeight;  // the layout, so that the time below is what the reader waits
     document.body.setAttribute("data-filter-ms", String(Math.round(performance.now() - t0)));
   }
+  // -- colour by speedup (--perf): green faster than eager, red slower, grey not significant -----
+  var fSpeed = document.getElementById("f-speed");
+  function speedColour(s) {
+    if (s.low <= 1 && 1 <= s.high) return "rgba(128,128,128,0.2)";
+    var strength = Math.min(1, Math.abs(Math.log(s.value) / Math.LN2) / 2);   // full colour at 4x
+    return (s.value > 1 ? "rgba(34,139,34," : "rgba(200,40,40,") + (0.15 + 0.6 * strength).toFixed(2) + ")";
+  }
+  function colourBySpeed() {
+    rows.forEach(function (row) {
+      row.cells.forEach(function (cell) {
+        var s = cell.r >= 0 && recs[cell.r].perf && recs[cell.r].perf.speedup;
+        if (!s) return;
+        cell.td.style.background = fSpeed.checked ? speedColour(s) : "";
+        cell.td.title = fSpeed.checked ? "speedup over eager " + s.value + "x (" + s.low + "-" + s.high + ")" : "";
+      });
+    });
+  }
+  if (fSpeed) fSpeed.addEventListener("change", colourBySpeed);
+
   fText.addEventListener("input", apply);
   [fFamily, fUnexpected].concat(outcomeBoxes, backendBoxes).forEach(function (b) { b.addEventListener("change", apply); });
   document.getElementById("f-reset").addEventListener("click", function () {
@@ -346,6 +365,7 @@
     if (location.hash === hash) open(i, true); else location.hash = hash;
   }
   function fromHash() {
+    if (location.hash === "#speed" && fSpeed) { fSpeed.checked = true; colourBySpeed(); return; }   // a link to it
     var q = /^#q=(.*)$/.exec(location.hash);   // a link to a filtered view: #q=topk%20float32
     if (q) {
       try { fText.value = decodeURIComponent(q[1]); } catch (e) { return; }
