@@ -83,3 +83,16 @@ def test_history_show_lists_speed_and_size_changes_beside_correctness(tmp_path, 
     assert main(["history", "show", str(db), "--format=json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert [c["status"] for c in shown["performance"]] == ["slower"] and len(shown["sizes"]) == 1
+
+
+def test_the_history_page_plots_the_geomean_speedup_and_lists_the_step_with_a_sparkline(tmp_path):
+    from harness.views.history_html import render_history_html
+
+    db = history(tmp_path, [2.0 * w for w in WOBBLE[:8]] + [1.0 * w for w in WOBBLE[8:11]],
+                 version=lambda n: "1" if n < 8 else "2")
+    with open_history(db, write=False) as store:
+        page = render_history_html(store)
+    assert "<h2>Geomean speedup over eager (--perf)</h2>" in page and "b, run 11: 1x" in page
+    assert "<h2>Slower or faster than the runs before (--perf)</h2>" in page
+    assert "speedup over eager, oldest first: run 1 2x, run 2 2.06x" in page   # the sparkline's tooltip
+    assert "torch-mlir 1 \u2192 2" in page

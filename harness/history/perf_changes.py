@@ -139,3 +139,33 @@ def size_changes(store: HistoryStore) -> list[dict[str, Any]]:
         ORDER BY run DESC, backend, "case", name""").fetchall()
     return [{"case": case, "backend": backend, "name": name, "before": before, "after": after,
              "previous": previous, "run": run} for case, backend, name, before, after, previous, run in rows]
+
+
+def backend_trends(store: HistoryStore) -> list[dict[str, Any]]:
+    """Per run and backend: the geomean speedup over eager of its timed results, the median compile
+    time (export to compile) and the highest peak memory of its results, for the history page."""
+    rows = store.db.execute(f"""
+        WITH numbered AS ({NUMBERED}),
+        speed AS (SELECT seq, backend, exp(avg(ln(speedup))) AS speedup FROM timings WHERE speedup > 0
+                  GROUP BY seq, backend),
+        cost AS (SELECT seq, backend, median(compile_s) AS compile_s, max(peak_mb) AS peak_mb FROM results
+                 GROUP BY seq, backend)
+        SELECT n.run, c.backend, s.speedup, c.compile_s, c.peak_mb FROM cost c JOIN numbered n USING (seq)
+        LEFT JOIN speed s USING (seq, backend) ORDER BY n.run, c.backend""").fetchall()
+    return [{"run": run, "backend": backend, "speedup": speedup, "compile_s": compile_s, "peak_mb": peak_mb}
+            for run, backend, speedup, compile_s, peak_mb in rows]
+
+
+def speedup_series(store: HistoryStore, last: int = 30) -> dict[tuple[str, str], list[tuple[int, float]]]:
+    """Per (case, backend): its last timed speedups as (run, speedup), oldest first."""
+    rows = store.db.execute(f"""
+        WITH numbered AS ({NUMBERED}),
+        ranked AS (SELECT t."case", t.backend, n.run, t.speedup,
+                          row_number() OVER (PARTITION BY t."case", t.backend ORDER BY n.run DESC) AS back
+                   FROM timings t JOIN numbered n USING (seq) WHERE t.speedup > 0)
+        SELECT "case", backend, run, speedup FROM ranked WHERE back <= {int(last)} ORDER BY "case", backend, run
+        """).fetchall()
+    series: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for case, backend, run, speedup in rows:
+        series.setdefault((case, backend), []).append((run, speedup))
+    return series

@@ -1,10 +1,12 @@
 """The history page (`python -m harness history show DB --html PATH`): one self-contained HTML file.
 
-A pass-rate chart per backend over the runs, and a table of every case that is not plain passing
-(new failures, flaky, fixed, still failing) with a strip of its last outcomes, both drawn as
-inline SVG by the template (no script is needed to see them; nothing is fetched). A small script
-filters the table by status, backend and text (`#q=TEXT` links to a filtered view), as the
-matrix page does, writing with textContent only.
+Charts per backend over the runs (the pass rate; with timings, the geomean speedup over eager;
+the median compile time and the peak memory), the cases that got slower or faster, and a table of
+every case that is not plain passing (new failures, flaky, fixed, still failing) with a strip of
+its last outcomes and a sparkline of its speedup, all drawn as inline SVG by the template (no
+script is needed to see them; nothing is fetched). A small script filters the table by status,
+backend and text (`#q=TEXT` links to a filtered view), as the matrix page does, writing with
+textContent only.
 """
 from __future__ import annotations
 
@@ -15,12 +17,14 @@ import jinja2
 import markupsafe
 
 from harness.history import status
+from harness.history.perf_changes import backend_trends, perf_changes, speedup_series
 from harness.history.store import HISTORY_OUTCOMES, OUTCOME_CODES, HistoryStore
 from harness.outcomes import Outcome
 from harness.views.history_text import describe_changes, when, when_text
 
 CASES_SHOWN = 5000          # table rows; the JSON view lists every case
-CHART = {"width": 720, "height": 220, "left": 44, "right": 12, "top": 12, "bottom": 28}
+CHART = {"width": 720, "height": 220, "left": 56, "right": 12, "top": 12, "bottom": 28}
+SPARK = {"width": 90, "height": 16}   # a case's speedup over its last runs
 # One colour per backend line, and one per outcome in the strips (as the matrix page colours them).
 LINE_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
                 "#7f7f7f", "#bcbd22"]
@@ -40,42 +44,77 @@ _JS = markupsafe.Markup((_ASSETS / "history.js").read_text(encoding="utf-8"))
 def render_history_html(store: HistoryStore) -> str:
     runs = status.runs(store)
     cases = status.case_statuses(store)
-    backends = sorted({c["backend"] for c in cases} | {r["backend"] for r in status.pass_rates(store)})
+    rates, trends, series = status.pass_rates(store), backend_trends(store), speedup_series(store)
+    backends = sorted({c["backend"] for c in cases} | {r["backend"] for r in rates})
+    charts = [("Pass rate per backend", line_chart(
+        {(r["run"], r["backend"]): (r["passed"] / r["results"], f"{r['passed']} of {r['results']} passed "
+                                    f"({r['passed'] / r['results']:.1%})")
+         for r in rates if r["results"]}, runs, 1.0, "{:.0%}"))]
+    for key, title, unit in (("speedup", "Geomean speedup over eager (--perf)", "{:.2g}x"),
+                             ("compile_s", "Median compile time (export to compile), seconds", "{:.2g} s"),
+                             ("peak_mb", "Peak memory of a worker, MiB", "{:.0f} MiB")):
+        points = {(t["run"], t["backend"]): (t[key], unit.format(t[key])) for t in trends if t[key] is not None}
+        if points:
+            charts.append((title, line_chart(points, runs, max(v for v, _ in points.values()) * 1.1, unit)))
     return _TEMPLATE.render(
         title=f"history of {store.path.name}", runs=runs, latest=runs[-1] if runs else None,
-        latest_when=when(runs[-1]["created"]) if runs else "", chart=pass_rate_chart(status.pass_rates(store), runs),
-        backends=backends, statuses=STATUS_TITLES, cases=[_row(c) for c in cases[:CASES_SHOWN]],
-        n_cases=len(cases), legend=[(o.value, OUTCOME_COLOURS[o]) for o in HISTORY_OUTCOMES], js=_JS)
+        latest_when=when(runs[-1]["created"]) if runs else "", charts=charts,
+        backends=backends, statuses=STATUS_TITLES, cases=[_row(c, series) for c in cases[:CASES_SHOWN]],
+        n_cases=len(cases), speed=[_speed_row(c, series) for c in perf_changes(store)[:CASES_SHOWN]],
+        legend=[(o.value, OUTCOME_COLOURS[o]) for o in HISTORY_OUTCOMES], js=_JS)
 
 
-def pass_rate_chart(rates: list[dict[str, Any]], runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Polylines (one per backend) of the pass rate over the runs, in the SVG's coordinates."""
+def line_chart(points: dict[tuple[int, str], tuple[float, str]], runs: list[dict[str, Any]], top: float,
+               label: str) -> dict[str, Any]:
+    """Polylines (one per backend) of {(run, backend): (value, its tooltip)} over the runs, values
+    from 0 to `top`, in the SVG's coordinates; `label` formats the y axis's values."""
     c = CHART
     inner_w, inner_h = c["width"] - c["left"] - c["right"], c["height"] - c["top"] - c["bottom"]
     last = max(len(runs), 2)
+    top = top or 1.0
 
     def x(run: int) -> float:
         return round(c["left"] + (run - 1) * inner_w / (last - 1), 1)
 
-    def y(rate: float) -> float:
-        return round(c["top"] + (1 - rate) * inner_h, 1)
+    def y(value: float) -> float:
+        return round(c["top"] + (1 - value / top) * inner_h, 1)
 
     lines = []
-    for i, backend in enumerate(sorted({r["backend"] for r in rates})):
-        points = [(r["run"], r["passed"] / r["results"], r) for r in rates if r["backend"] == backend and r["results"]]
+    for i, backend in enumerate(sorted({b for _, b in points})):
+        mine = sorted((run, value, tip) for (run, b), (value, tip) in points.items() if b == backend)
         lines.append({"backend": backend, "colour": LINE_COLOURS[i % len(LINE_COLOURS)],
-                      "points": " ".join(f"{x(run)},{y(rate)}" for run, rate, _ in points),
-                      "dots": [{"x": x(run), "y": y(rate), "title": f"{backend}, run {run}: {r['passed']} of "
-                                f"{r['results']} passed ({rate:.1%})"} for run, rate, r in points]})
+                      "points": " ".join(f"{x(run)},{y(value)}" for run, value, _ in mine),
+                      "dots": [{"x": x(run), "y": y(value), "title": f"{backend}, run {run}: {tip}"}
+                               for run, value, tip in mine]})
     ticks = sorted({1, last if len(runs) > 1 else 1, *range(1, last + 1, max(1, last // 8))})
     return {**c, "lines": lines, "x_ticks": [{"x": x(t), "label": t} for t in ticks if t <= max(len(runs), 1)],
-            "y_ticks": [{"y": y(v / 100), "label": f"{v}%"} for v in (0, 25, 50, 75, 100)],
+            "y_ticks": [{"y": y(top * k / 4), "label": label.format(top * k / 4)} for k in range(5)],
             "bottom_y": c["height"] - c["bottom"], "right_x": c["width"] - c["right"]}
 
 
-def _row(case: dict[str, Any]) -> dict[str, Any]:
+def sparkline(series: list[tuple[int, float]]) -> dict[str, Any] | None:
+    """A case's speedups over its last runs as a small polyline, scaled to their own range."""
+    if not series:
+        return None
+    values = [v for _, v in series]
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    step = SPARK["width"] / max(len(values) - 1, 1)
+    points = " ".join(f"{round(i * step, 1)},{round(SPARK['height'] - 2 - (v - low) / span * (SPARK['height'] - 4), 1)}"
+                      for i, v in enumerate(values))
+    return {**SPARK, "points": points,
+            "title": "speedup over eager, oldest first: " + ", ".join(f"run {r} {v:.3g}x" for r, v in series)}
+
+
+def _speed_row(change: dict[str, Any], series: dict) -> dict[str, Any]:
+    return {**change, "changed_text": describe_changes(change.get("changed")),
+            "spark": sparkline(series.get((change["case"], change["backend"]), []))}
+
+
+def _row(case: dict[str, Any], series: dict) -> dict[str, Any]:
     outcomes = [_BY_CODE[code] for code in case["recent"] or ""]
     strip = [{"x": i * 9, "colour": OUTCOME_COLOURS[o], "title": o.value} for i, o in enumerate(outcomes)]
     return {**case, "when": when_text(case), "strip": strip, "strip_width": max(9 * len(strip), 9),
             "changed_text": describe_changes(case.get("changed")),
-            "status_title": STATUS_TITLES[case["status"]]}
+            "status_title": STATUS_TITLES[case["status"]],
+            "spark": sparkline(series.get((case["case"], case["backend"]), []))}

@@ -1,7 +1,7 @@
 // The history page's filters: status, backend and text (#q=TEXT on load); rows are hidden, never rewritten.
 (function () {
   "use strict";
-  var rows = Array.prototype.slice.call(document.querySelectorAll("tbody tr"));
+  var rows = Array.prototype.slice.call(document.querySelectorAll("#cases tbody tr"));
   var status = document.getElementById("status"), backend = document.getElementById("backend");
   var query = document.getElementById("q"), shown = document.getElementById("shown");
   var total = shown.textContent.replace(/^\d+ of /, "");
