@@ -1,7 +1,7 @@
 """The nightly workflow's steps (.github/workflows/nightly.yml keeps only the wiring):
 
     python3 .ci/nightly.py plan | install | shard | shard-result | merge | diff | history | triage |
-                           summary | keep | verdict | local-upload | local-download |
+                           summary | keep | verdict | local-upload | local-download | perf | perf-history |
                            suite-checkout | suite-import | suite-run | suite-stale | suite-summary | suite-result
 
 Each step reads what the workflow gives it from the environment (inputs, matrix values, earlier
@@ -29,6 +29,7 @@ from pathlib import Path
 
 DEFAULT_SHARDS = "6"
 DEFAULT_SELECTION = "--opinfo-samples=all"   # every case, OpInfo's every sample: about 30,000 per backend
+PERF_MARKERS = "conv_backward or model"       # what the perf job times: the flagship family, the tiny models
 SET_BY_THE_WORKFLOW = ("--backend", "--splits", "--group", "-n", "--numprocesses", "--report-json", "--report-md",
                        "--report-html", "--junitxml", "--artifacts-dir", "--durations-path", "--durations-from",
                        "--splitting-algorithm", "--torch-mlir-suite", "--run-crash-set")
@@ -258,6 +259,41 @@ def verdict() -> None:
     print("the night is green")
 
 
+# ------------------------------------------------------------------------ timing (--perf)
+
+def perf() -> None:
+    """The backend's convolution-backward cases and the model family's tiny tier, each that passes
+    timed against eager (docs/how-to/performance.md); a dispatch's selection narrows them. The
+    status is an output, as a shard's."""
+    Path("perf").mkdir(exist_ok=True)
+    backend = env("BACKEND")
+    status = sh(sys.executable, "-m", "pytest", "-q", "-n", "auto", f"--backend={backend}", "-m", PERF_MARKERS,
+                *shlex.split(env("SELECTION")), "--perf", f"--report-json=perf/{backend}.json",
+                f"--report-md=perf/{backend}.md", check=False)
+    output(status=status)
+    print(f"pytest exited with status {status}")
+
+
+def perf_history() -> None:
+    """The backends' timings in one report, recorded in the performance history (a file of its own:
+    the main history's runs hold every case, these only the timed ones), its page and its text."""
+    reports = sorted(Path("perf").glob("*.json"))
+    if not reports:
+        raise StepError("no perf report was uploaded")
+    harness("merge", *map(str, reports), "-o", "perf/all.json")
+    Path("perf-history").mkdir(exist_ok=True)
+    harness("history", "ingest", "perf-history/history.db", "perf/all.json")
+    with open("perf/history.txt", "w", encoding="utf-8") as text:
+        shown = subprocess.run([sys.executable, "-m", "harness", "history", "show", "perf-history/history.db",
+                                "--html", "perf/history.html"], stdout=text)
+    if shown.returncode:
+        raise StepError(f"harness history show exited with status {shown.returncode}")
+    harness("report", "perf/all.json", "--md", "perf/all.md")
+    speed = Path("perf/all.md").read_text(encoding="utf-8").partition("## Speed against eager")[2]
+    summary(f"## Nightly timings: {len(reports)} backends\n\n## Speed against eager{speed}\n\n"
+            f"```\n{Path('perf/history.txt').read_text(encoding='utf-8')}\n```\n")
+
+
 # ----------------------------------------------------------------------- torch-mlir's own suite
 
 def suite_checkout() -> None:
@@ -332,8 +368,9 @@ def suite_result() -> None:
 STEPS = {"plan": plan, "install": install, "shard": shard, "shard-result": shard_result, "merge": merge,
          "diff": diff, "history": history, "triage": triage, "summary": step_summary, "keep": keep,
          "verdict": verdict, "local-upload": local_upload, "local-download": local_download,
-         "suite-checkout": suite_checkout, "suite-import": suite_import, "suite-run": suite_run,
-         "suite-stale": suite_stale, "suite-summary": suite_summary, "suite-result": suite_result}
+         "perf": perf, "perf-history": perf_history, "suite-checkout": suite_checkout,
+         "suite-import": suite_import, "suite-run": suite_run, "suite-stale": suite_stale,
+         "suite-summary": suite_summary, "suite-result": suite_result}
 
 
 def main(argv: list[str]) -> int:

@@ -309,6 +309,31 @@ def test_the_e2e_and_matrix_jobs_steps_run_a_night(workflow, e2e_project):
     assert (root / "nightly-history" / "history.db").is_file()
 
 
+def test_the_perf_jobs_time_the_flagship_family_and_keep_a_history_of_their_own(workflow, e2e_project):
+    """The perf job's steps on the tiny project's eager backend (its convolution-backward cases,
+    each timed), then perf-history's: the merged timings, a history of their own, its page and text,
+    the step summary with the speed table; the history's cache saved under the key it restores."""
+    perf, history = workflow["jobs"]["perf"], workflow["jobs"]["perf-history"]
+    for step in ("install", "perf", "shard-result", "local-upload"):
+        step_named(perf, step)
+    step_named(history, "perf-history")
+    assert perf["strategy"]["matrix"]["backend"] == workflow["jobs"]["e2e"]["strategy"]["matrix"]["backend"]
+    assert "models" in next(s["run"] for s in perf["steps"] if s.get("run", "").startswith("pip install"))
+    [restore], [save] = uses(history, "actions/cache/restore"), uses(history, "actions/cache/save")
+    assert restore["with"]["key"] == save["with"]["key"] and restore["with"]["path"] == "perf-history/"
+
+    root = e2e_project.path
+    done, out = nightly("perf", root, BACKEND="eager", SELECTION="-k stride2")
+    assert (done.returncode, out["status"]) == (0, "0"), done.stdout + done.stderr
+    [timed] = [r for r in json.loads((root / "perf" / "eager.json").read_text())["results"]]
+    assert timed["case"] == "conv_backward/2d/tiny_stride2" and "speedup" in timed["perf"]
+    done, _ = nightly("perf-history", root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {p.name for p in (root / "perf").iterdir()} >= {"all.json", "all.md", "history.html", "history.txt"}
+    assert (root / "perf-history" / "history.db").is_file()
+    assert "## Speed against eager" in (root / "summary.md").read_text()
+
+
 @pytest.mark.parametrize("env, lines", [
     ({"MERGED": "success", "COMPLETE": "false", "DIFF": "1", "UNEXPECTED": "3"},
      ["some shard reports are missing", "regressions against the last nightly", "3 unexpected failures or passes"]),
