@@ -203,14 +203,19 @@ def diff() -> None:
 
 
 def history() -> None:
-    Path("nightly-history").mkdir(exist_ok=True)
-    harness("history", "ingest", "nightly-history/history.db", "reports/all.json")
-    with open("reports/history.txt", "w", encoding="utf-8") as text:
-        shown = subprocess.run([sys.executable, "-m", "harness", "history", "show", "nightly-history/history.db",
-                                "--html", "reports/history.html"], stdout=text)
+    print(record("nightly-history", "reports"))
+
+
+def record(database: str, reports: str) -> str:
+    """REPORTS/all.json recorded in DATABASE/history.db; its text and page written beside the report."""
+    Path(database).mkdir(exist_ok=True)
+    harness("history", "ingest", f"{database}/history.db", f"{reports}/all.json")
+    with open(f"{reports}/history.txt", "w", encoding="utf-8") as text:
+        shown = subprocess.run([sys.executable, "-m", "harness", "history", "show", f"{database}/history.db",
+                                "--html", f"{reports}/history.html"], stdout=text)
     if shown.returncode:
         raise StepError(f"harness history show exited with status {shown.returncode}")
-    print(Path("reports/history.txt").read_text(encoding="utf-8"))
+    return Path(f"{reports}/history.txt").read_text(encoding="utf-8")
 
 
 def triage() -> None:
@@ -281,17 +286,10 @@ def perf_history() -> None:
     if not reports:
         raise StepError("no perf report was uploaded")
     harness("merge", *map(str, reports), "-o", "perf/all.json")
-    Path("perf-history").mkdir(exist_ok=True)
-    harness("history", "ingest", "perf-history/history.db", "perf/all.json")
-    with open("perf/history.txt", "w", encoding="utf-8") as text:
-        shown = subprocess.run([sys.executable, "-m", "harness", "history", "show", "perf-history/history.db",
-                                "--html", "perf/history.html"], stdout=text)
-    if shown.returncode:
-        raise StepError(f"harness history show exited with status {shown.returncode}")
+    changes = record("perf-history", "perf")
     harness("report", "perf/all.json", "--md", "perf/all.md")
     speed = Path("perf/all.md").read_text(encoding="utf-8").partition("## Speed against eager")[2]
-    summary(f"## Nightly timings: {len(reports)} backends\n\n## Speed against eager{speed}\n\n"
-            f"```\n{Path('perf/history.txt').read_text(encoding='utf-8')}\n```\n")
+    summary(f"## Nightly timings: {len(reports)} backends\n\n## Speed against eager{speed}\n\n```\n{changes}\n```\n")
 
 
 # ----------------------------------------------------------------------- torch-mlir's own suite
