@@ -10,7 +10,8 @@ serialising it and parsing it back into a fresh context (iree-compile's first st
   bytecode  write_bytecode(): the blobs as raw bytes (how it hands it on now)
 Each way's size and its time (serialise + iree-compile's first step) are measured --repeat times,
 the two ways interleaved; medians and ranges are printed. torch-mlir's own backends keep the
-imported module in memory (no text); their import is timed too.
+imported module in memory (no text); their import is timed too, with torch-mlir's own way of
+reading the weights and with the MLIR backends' (harness/backends/literals.py), and the two IRs compared.
 
     python benchmarks/model_weights.py [--repeat 3]
 """
@@ -27,6 +28,8 @@ import torch_mlir.fx
 import transformers
 from iree.compiler import ir
 from iree.compiler.extras.fx_importer import FxImporter
+
+from harness.backends.literals import BufferLiterals
 
 RESNET18 = {"embedding_size": 64, "hidden_sizes": [64, 128, 256, 512], "depths": [2, 2, 2, 2],
             "layer_type": "basic"}
@@ -58,8 +61,11 @@ def main() -> int:
     parameters = sum(p.numel() for p in model.parameters())
     seconds, exported = timed(torch.export.export, model, (pixels,))
     print(f"ResNet-18: {parameters / 1e6:.1f}M parameters; torch.export {seconds:.1f} s")
-    seconds, _ = timed(torch_mlir.fx.export_and_import, exported, output_type="raw")
+    seconds, own = timed(torch_mlir.fx.export_and_import, exported, output_type="raw")
     print(f"torch-mlir's FX importer (the module stays in memory): {seconds:.1f} s")
+    seconds, hooked = timed(torch_mlir.fx.export_and_import, exported, output_type="raw", hooks=BufferLiterals())
+    print(f"the same with the MLIR backends' hook, harness.backends.literals.BufferLiterals: {seconds:.1f} s; "
+          f"the same IR: {str(own) == str(hooked)}")
     importer = FxImporter(context=ir.Context())
     seconds, _ = timed(importer.import_frozen_program, exported.run_decompositions({}))   # as the backend does
     print(f"IREE's FX importer, frozen: {seconds:.1f} s")

@@ -48,6 +48,7 @@ from harness.backend import (
     own_outputs,
     user_output_count,
 )
+from harness.backends.literals import BufferLiterals
 from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
 from harness.backends.onnx_front import export_to_onnx
 from harness.backends.sizes import graph_ops, mlir_ops
@@ -152,6 +153,7 @@ class MlirBackend(Backend):
 
         case.enter(Phase.IMPORT)
         module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name,
+                                                 hooks=BufferLiterals(),
                                                  import_symbolic_shape_expressions=bool(
                                                      self.options.get("import_symbolic_shape_expressions", False)))
         # torch-mlir names its failure repro file (in the temp dir) after this attribute.
