@@ -33,9 +33,10 @@ class BundleRequest:
 class PerfRequest:
     """--perf: once the case passes its comparison, time it against eager (harness.worker.timing)."""
 
-    threads: int = 1          # the threads every runtime may use (torch, IREE, onnxruntime)
+    threads: int = 1          # the threads every runtime may use (torch, IREE, onnxruntime), in every case
     budget_s: float = 3.0     # per case: the repeats stop when it is spent
     target: float = 0.05      # ... or when each side's median is known within this fraction (95%)
+    timed: bool = True        # False for a case expected to fail: its threads are set, it is not timed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +45,7 @@ class RunRequest:
     backend: dict[str, Any]              # harness.inputs.configs.BackendConfig.to_json()
     family: dict[str, Any] = dataclasses.field(default_factory=dict)   # Family.worker_request(params)
     bundle: BundleRequest | None = None
-    perf: PerfRequest | None = None      # with --perf, for a case expected to pass
+    perf: PerfRequest | None = None      # with --perf
 
 
 @dataclasses.dataclass(frozen=True)

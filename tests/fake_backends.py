@@ -98,6 +98,7 @@ class FaultyBackend(Backend):
                 and self.options.get("phase", "compile") == phase_name)
 
     def compile(self, program, case):
+        case.notes["threads"] = case.threads   # what a runtime would be given (--perf fixes it)
         for name in ("export", "import", "lower", "compile"):
             case.enter(Phase(name))
             if self._armed(program, name) and self.options["fault"] in FAULTS:
@@ -222,6 +223,7 @@ class RandomFaultBackend(Backend):
             RANDOM_ACTIONS[kind](program.name)
 
     def compile(self, program, case):
+        case.notes["threads"] = case.threads   # what a runtime would be given (--perf fixes it)
         for name in ("export", "import", "lower", "compile"):
             case.enter(Phase(name))
             self._inject(program, name, case)

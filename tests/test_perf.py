@@ -139,6 +139,18 @@ def test_a_backend_twice_as_slow_is_significantly_slower_on_every_case(e2e_proje
     assert f"| `{slow}` | 0." in markdown   # its geomean speedup over eager is about a half
 
 
+def test_perf_fixes_the_threads_of_every_case_and_times_only_those_expected_to_pass(e2e_project):
+    """A worker's runtime (IREE's task system) is set up by its first case: an expected failure
+    gets the threads too, or a later timed case would run on the default."""
+    fake = e2e_project.add_fake("fake", "wrong_values", phase="run", only="conv_backward/2d/tiny")
+    e2e_project.xfail(fake, "- id: conv_backward/2d/tiny\n  reason: wrong on purpose\n")
+    result = e2e_project.run(f"--backend={fake}", "--perf", "--perf-threads=2", "--perf-budget=0.5")
+    assert result.ret == 0, result.output
+    failed, passed = result.record(fake, "conv_backward/2d/tiny"), result.record(fake, "conv_forward/2d/tiny")
+    assert failed["notes"]["threads"] == passed["notes"]["threads"] == 2
+    assert failed["perf"] is None and passed["perf"]["threads"] == 2 and "speedup" in passed["perf"]
+
+
 def test_perf_compare_of_a_report_without_timings_is_one_line(e2e_project, capsys):
     assert e2e_project.run("--backend=eager").ret == 0
     capsys.readouterr()

@@ -36,6 +36,6 @@ def run_case(pool: WorkerPool, case: Case, family: Any, config: BackendConfig, *
     request = RunRequest(case=case.to_json(), backend=config.to_json(),
                          family=family.worker_request(case.params),
                          bundle=BundleRequest(str(bundle), rerun) if bundle is not None else None, perf=perf)
-    timing = 2 * perf.budget_s if perf else 0.0
+    timing = 2 * perf.budget_s if perf and perf.timed else 0.0
     return pool.run(request, case_timeout(case, config, entry, given_timeout) + timing,
                     config.memory_limit_mb or memory_limit_mb)

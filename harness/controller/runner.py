@@ -90,15 +90,13 @@ class Runner:
 
     def _attempt(self, case: Case, config: BackendConfig, entry: Entry | None, bundle: Path | None,
                  rerun: str, timed: bool = False) -> CaseResult:
-        """One run of the case; `timed`: with --perf, a pass is timed (a case expected to pass)."""
-        return run_case(self.pool, case, self.families[case.family], config, entry=entry,
-                        given_timeout=self.settings.case_timeout, memory_limit_mb=self.settings.memory_limit_mb,
-                        bundle=bundle, rerun=rerun, perf=self.perf if timed else None)
-
-    @functools.cached_property
-    def perf(self) -> PerfRequest | None:
+        """One run of the case; with --perf, its threads are fixed, and a pass is timed when `timed`
+        (a case expected to pass)."""
         s = self.settings
-        return PerfRequest(s.perf_threads, s.perf_budget_s, s.perf_target) if s.perf else None
+        perf = PerfRequest(s.perf_threads, s.perf_budget_s, s.perf_target, timed) if s.perf else None
+        return run_case(self.pool, case, self.families[case.family], config, entry=entry,
+                        given_timeout=s.case_timeout, memory_limit_mb=s.memory_limit_mb, bundle=bundle, rerun=rerun,
+                        perf=perf)
 
     def _reruns(self, case: Case, config: BackendConfig, entry: Entry | None, first: CaseResult,
                 rerun: str) -> list[Attempt]:

@@ -1,6 +1,6 @@
 """--perf: a passed case's compiled code timed against eager, in the worker that compiled it.
 
-The two sides alternate (eager, compiled, eager, ...) so that whatever slows the machine down hits
+The two sides alternate (compiled, eager, compiled, ...) so that whatever slows the machine down hits
 both, and the speedup is taken from pairs. A sample is one call, or several calls when one is too
 short for the clock to be fair (SAMPLE_S). After the warm-up the repeats go on until each side's
 median is known within the request's target (harness.perf.stats.relative_half_width) or the budget
