@@ -60,6 +60,14 @@ def test_a_ratio_finds_a_doubling_and_calls_equal_samples_not_significant():
     assert not stats.ratio(a, same, stats.median)["significant"]
 
 
+def test_a_change_within_min_change_is_not_significant_however_narrow_its_interval():
+    a = [1.0 + i * 1e-4 for i in range(50)]
+    b = [1.06 * x for x in a]   # 6% slower, the interval a fraction of a percent wide
+    assert stats.ratio(a, b, stats.median)["significant"]
+    assert not stats.ratio(a, b, stats.median, min_change=0.1)["significant"]
+    assert stats.ratio(a, b, stats.median, min_change=0.05)["significant"]
+
+
 def test_a_geomean_combines_the_cases_uncertainties_in_log_space():
     figures = [{"value": 2.0, "low": 1.8, "high": 2.2}, {"value": 0.5, "low": 0.45, "high": 0.55}]
     g = stats.geomean(figures)

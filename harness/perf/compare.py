@@ -19,6 +19,8 @@ from harness.files import display_path
 from harness.perf.stats import geomean, median, ratio, relative_time
 from harness.reports import read_report
 
+MIN_CHANGE = 0.0   # a difference within this fraction either way is never called significant
+
 
 @dataclasses.dataclass
 class Side:
@@ -74,28 +76,29 @@ def _side(path: Path, found: dict[str, dict[str, dict]], name: str | None) -> Si
     return Side(f"{name} ({display_path(path)})", found[name])
 
 
-def compare(a: Side, b: Side) -> dict[str, Any]:
+def compare(a: Side, b: Side, min_change: float = MIN_CHANGE) -> dict[str, Any]:
     """The comparison as JSON: per case A's and B's compiled medians (seconds), B/A with its
-    interval and significance; the counts; the geomean of B/A."""
+    interval and significance (beyond `min_change` either way); the counts; the geomean of B/A."""
     common = sorted(set(a.timed) & set(b.timed))
     if not common:
         raise HarnessInputError(f"{a.label} and {b.label}", f"no timed case in common ({len(a.timed)} and "
                                 f"{len(b.timed)} timed cases)", "compare runs of the same cases")
-    cases = [_case(case, a.timed[case], b.timed[case]) for case in common]
+    cases = [_case(case, a.timed[case], b.timed[case], min_change) for case in common]
     significant = [c for c in cases if c["significant"]]
     summary = geomean([{"value": c["ratio"], "low": c["low"], "high": c["high"]} for c in cases])
     return {"a": a.label, "b": b.label, "cases": cases,
             "faster": sum(c["ratio"] < 1 for c in significant), "slower": sum(c["ratio"] > 1 for c in significant),
             "not_significant": len(cases) - len(significant), "geomean": summary,
-            "only_a": len(set(a.timed) - set(b.timed)), "only_b": len(set(b.timed) - set(a.timed))}
+            "only_a": len(set(a.timed) - set(b.timed)), "only_b": len(set(b.timed) - set(a.timed)),
+            "min_change": min_change}
 
 
-def _case(case: str, a: dict, b: dict) -> dict[str, Any]:
+def _case(case: str, a: dict, b: dict, min_change: float) -> dict[str, Any]:
     paired = "eager" in a and "eager" in b
     if paired:
-        figures = ratio(_pairs(a), _pairs(b), relative_time)
+        figures = ratio(_pairs(a), _pairs(b), relative_time, min_change)
     else:
-        figures = ratio(a["compiled"]["samples"], b["compiled"]["samples"], median)
+        figures = ratio(a["compiled"]["samples"], b["compiled"]["samples"], median, min_change)
     return {"case": case, "a": a["compiled"]["median"], "b": b["compiled"]["median"], **figures,
             "against_eager": paired}
 
@@ -108,7 +111,8 @@ def compare_text(result: dict[str, Any]) -> str:
     """The comparison for a terminal: one line per case, then the counts and the geomean."""
     width = max(len("case"), *(len(c["case"]) for c in result["cases"]))
     lines = [f"A: {result['a']}", f"B: {result['b']}",
-             "B/A: B's time over A's, each against the eager calls timed beside it; 95% bootstrap interval", "",
+             "B/A: B's time over A's, each against the eager calls timed beside it; 95% bootstrap interval"
+             + (f"; significant beyond {result['min_change']:.0%} either way" if result["min_change"] else ""), "",
              f"{'case':<{width}}  {'A':>9}  {'B':>9}  {'B/A':>6}  {'interval':<15}"]
     for c in result["cases"]:
         verdict = ("faster" if c["ratio"] < 1 else "slower") if c["significant"] else "not significant"

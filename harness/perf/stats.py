@@ -90,12 +90,14 @@ def speedup(pairs: Sequence[tuple[float, float]]) -> dict:
     return {"value": figure(1 / relative_time(pairs)), "low": figure(1 / high), "high": figure(1 / low)}
 
 
-def ratio(a: Sequence, b: Sequence, measure: Callable[[Sequence], float]) -> dict:
+def ratio(a: Sequence, b: Sequence, measure: Callable[[Sequence], float], min_change: float = 0.0) -> dict:
     """B's measure over A's (a time each: below 1, B is faster), its interval, and whether the
-    interval excludes 1."""
+    interval lies wholly beyond a change of `min_change` (a fraction) either way: two runs differ
+    by more than one run's samples show (pyperf's compare_to has --min-speed for this)."""
     value = measure(b) / measure(a)
     low, high = bootstrap(lambda x, y: measure(y) / measure(x), a, b)
-    return {"ratio": figure(value), "low": figure(low), "high": figure(high), "significant": not low <= 1 <= high}
+    return {"ratio": figure(value), "low": figure(low), "high": figure(high),
+            "significant": low > 1 + min_change or high < 1 / (1 + min_change)}
 
 
 def geomean(figures: Sequence[dict]) -> dict | None:
