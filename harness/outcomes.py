@@ -89,6 +89,8 @@ class Phase(enum.StrEnum):
 
 # Phases whose exceptions are compile errors; anything raised while running is a runtime error.
 COMPILE_PHASES = frozenset({Phase.SETUP, Phase.EXPORT, Phase.IMPORT, Phase.LOWER, Phase.COMPILE})
+# A result's compile cost (--perf's figures, the history): export to compile, the build left out.
+COMPILE_COST_PHASES = (Phase.EXPORT.value, Phase.IMPORT.value, Phase.LOWER.value, Phase.COMPILE.value)
 
 
 def outcome_for_exception(phase: Phase) -> Outcome:

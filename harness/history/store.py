@@ -38,7 +38,7 @@ import duckdb
 from harness.errors import HarnessInputError
 from harness.files import display_path
 from harness.history.fingerprints import fingerprint, scoped_versions
-from harness.outcomes import COMPILE_PHASES, Outcome, Phase
+from harness.outcomes import COMPILE_COST_PHASES, Outcome
 from harness.reports import REGENERATE, read_report, report_identity
 
 RECENT = 30   # outcomes kept per (case, backend) for the history page's strips
@@ -91,8 +91,7 @@ RESULT_STRUCT = ('STRUCT("case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase
                  'sizes MAP(VARCHAR, BIGINT), perf STRUCT(threads INTEGER, speedup STRUCT(value DOUBLE, low DOUBLE, '
                  'high DOUBLE), compiled STRUCT(median DOUBLE), eager STRUCT(median DOUBLE)))[]')
 # A result's compile cost: its phases from export to compile (an eager result has none of them).
-COMPILE_SQL = "list_sum([coalesce(r.phase_durations[p], 0) for p in {phases}])".format(
-    phases=[p.value for p in Phase if p in COMPILE_PHASES and p is not Phase.SETUP])
+COMPILE_SQL = f"list_sum([coalesce(r.phase_durations[p], 0) for p in {list(COMPILE_COST_PHASES)}])"
 HEADER_COLUMNS = {"schema_version": "INTEGER", "run_id": "VARCHAR", "created": "DOUBLE", "complete": "BOOLEAN",
                   "environment": "JSON"}
 # The report is one JSON object (records = true: read as such; left to guess, DuckDB is 6x slower).

@@ -5,12 +5,10 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from harness.outcomes import COMPILE_PHASES, Phase
+from harness.outcomes import COMPILE_COST_PHASES
 from harness.perf.stats import geomean
 from harness.record import Record
 from harness.views.markdown_text import code, row
-
-COMPILING = [p.value for p in Phase if p in COMPILE_PHASES and p is not Phase.SETUP]   # export to compile
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +36,7 @@ def backend_speeds(records: list[Record]) -> list[BackendSpeed]:
     for backend in sorted({r.backend for r in records if r.perf is not None}):
         mine = [r for r in records if r.backend == backend]
         timed = [r for r in mine if r.perf and "compiled" in r.perf]
-        compile_s = [sum(r.phase_durations.get(p, 0.0) for p in COMPILING) for r in timed]
+        compile_s = [sum(r.phase_durations.get(p, 0.0) for p in COMPILE_COST_PHASES) for r in timed]
         peaks = [mb for r in timed for mb in r.phase_peak_mb.values()]
         rows.append(BackendSpeed(
             backend, geomean([r.perf["speedup"] for r in timed if "speedup" in r.perf]),
