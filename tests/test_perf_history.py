@@ -1,6 +1,6 @@
 """The history's performance changes (harness.history.perf_changes): a step in a case's speedup
-found and dated with the versions that changed, no flag without one, timings compared on one
-machine only, and size figures that changed."""
+found and dated with the versions that changed, no flag without a change of versions or without a
+step, timings compared on one machine only, and size figures that changed."""
 from __future__ import annotations
 
 import json
@@ -43,26 +43,40 @@ def changes(db: Path) -> list[dict]:
         return perf_changes(store)
 
 
-def test_a_step_is_flagged_from_its_second_run_dated_from_its_first_with_what_changed(tmp_path):
-    before, after = [2.0 * w for w in WOBBLE[:8]], [1.0 * w for w in WOBBLE[8:11]]
-    db = history(tmp_path, before + after, version=lambda n: "1" if n < 8 else "2")
-    [change] = changes(db)
-    assert (change["status"], change["since"], change["run"]) == ("slower", 9, 11)
+STEP = [2.0 * w for w in WOBBLE[:8]] + [1.0 * w for w in WOBBLE[8:12]]   # twice as slow from run 9
+
+
+def new_version_at(run: int):
+    return lambda n: "1" if n + 1 < run else "2"
+
+
+def test_a_step_is_flagged_from_its_fourth_run_dated_from_its_first_with_what_changed(tmp_path):
+    [change] = changes(history(tmp_path, STEP, version=new_version_at(9)))
+    assert (change["status"], change["since"], change["run"]) == ("slower", 9, 12)
     assert change["changed"] == {"torch-mlir": ["1", "2"]} and change["baseline"] == pytest.approx(2.0, rel=0.03)
 
 
-def test_a_step_seen_in_one_run_only_is_not_reported_yet(tmp_path):
-    assert changes(history(tmp_path, [2.0 * w for w in WOBBLE[:8]] + [1.0])) == []
+def test_a_step_seen_in_three_runs_only_is_not_reported_yet(tmp_path):
+    assert changes(history(tmp_path, STEP[:-1], version=new_version_at(9))) == []
 
 
-def test_noise_alone_flags_nothing(tmp_path):
-    assert changes(history(tmp_path, [1.5 * w for w in WOBBLE])) == []
+def test_a_step_is_placed_where_the_versions_changed_not_where_a_busy_night_blurs_it(tmp_path):
+    blurred = STEP[:8] + [1.8] + STEP[9:]   # the step's first night looks like the old level
+    [change] = changes(history(tmp_path, blurred, version=new_version_at(9)))
+    assert change["since"] == 9
+
+
+def test_a_step_without_a_change_of_versions_is_the_machine_not_the_code(tmp_path):
+    assert changes(history(tmp_path, STEP)) == []
+
+
+def test_noise_alone_flags_nothing_even_when_the_versions_change_every_night(tmp_path):
+    assert changes(history(tmp_path, [1.5 * w for w in WOBBLE], version=str)) == []
 
 
 def test_timings_compare_on_one_machine_only(tmp_path):
-    db = history(tmp_path, [2.0 * w for w in WOBBLE[:8]] + [1.0 * w for w in WOBBLE[8:11]],
-                 machine=lambda n: "m x2" if n < 8 else "another x64")
-    assert changes(db) == []   # three runs on the new machine: too few to judge
+    db = history(tmp_path, STEP, version=new_version_at(9), machine=lambda n: "m x2" if n < 8 else "another x64")
+    assert changes(db) == []   # four runs on the new machine: too few to judge
 
 
 def test_any_change_of_a_size_figure_is_listed(tmp_path):
@@ -73,13 +87,12 @@ def test_any_change_of_a_size_figure_is_listed(tmp_path):
 
 
 def test_history_show_lists_speed_and_size_changes_beside_correctness(tmp_path, capsys):
-    db = history(tmp_path, [2.0 * w for w in WOBBLE[:8]] + [1.0 * w for w in WOBBLE[8:11]],
-                 version=lambda n: "1" if n < 8 else "2", sizes=lambda n: {"linalg_ops": 120 if n < 10 else 134})
+    db = history(tmp_path, STEP, version=new_version_at(9), sizes=lambda n: {"linalg_ops": 120 if n < 11 else 134})
     assert main(["history", "show", str(db)]) == 0
     out = capsys.readouterr().out
     assert "slower or faster than the runs before (--perf) (1)" in out
-    assert f"since run 9  b  {CASE}  slower: speedup 2x -> 1.02x  torch-mlir 1 -> 2" in out
-    assert f"run 11  b  {CASE}  linalg_ops 120 -> 134 (run 10 -> 11)" in out
+    assert f"since run 9  b  {CASE}  slower: speedup 2.01x -> 0.98x  torch-mlir 1 -> 2" in out
+    assert f"run 12  b  {CASE}  linalg_ops 120 -> 134 (run 11 -> 12)" in out
     assert main(["history", "show", str(db), "--format=json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert [c["status"] for c in shown["performance"]] == ["slower"] and len(shown["sizes"]) == 1
@@ -88,8 +101,7 @@ def test_history_show_lists_speed_and_size_changes_beside_correctness(tmp_path, 
 def test_the_history_page_plots_the_geomean_speedup_and_lists_the_step_with_a_sparkline(tmp_path):
     from harness.views.history_html import render_history_html
 
-    db = history(tmp_path, [2.0 * w for w in WOBBLE[:8]] + [1.0 * w for w in WOBBLE[8:11]],
-                 version=lambda n: "1" if n < 8 else "2")
+    db = history(tmp_path, STEP, version=new_version_at(9))
     with open_history(db, write=False) as store:
         page = render_history_html(store)
     assert "<h2>Geomean speedup over eager (--perf)</h2>" in page and "b, run 11: 1x" in page

@@ -7,15 +7,21 @@
   size             a size figure (ops per stage, artifact bytes) differs from the previous run's:
                    they are exact, so any change is one
 
-A step is a split of a case's series of log speedups into a baseline (the WINDOW runs before it)
-and a tail (every run since, at least CONFIRM): the difference of their medians over its standard
-error, in units of the noise, is at least Z. The noise is the larger of the case's own (1.4826
-times the median absolute deviation of its baseline) and the typical case's on that backend and
-machine, so a case that was steady by luck does not flag a small wobble. Of the splits that pass,
-the one with the largest difference holds the step, and the best two-level fit of the runs
-around it (least absolute misfit) says where it is. A change is therefore reported from the second
-run that shows it, dated from the first; one busy night moves no median.
-benchmarks/history_perf.py measures how often this flags a case that did not change.
+A step is looked for only where something the backend depends on changed between two runs (a
+version, the harness's or the project's commit): runs of the same code measure the same thing, so
+a difference between them is noise. That keeps the tests few, and dates a step exactly.
+
+At such a run the case's series splits into a baseline (the WINDOW runs before it) and a tail
+(every run since, at least CONFIRM). The difference of their medians must be at least FLOOR times
+the noise, and at least Z of its standard errors. The noise is the typical case's on that backend
+and machine (the median over its cases of 1.4826 times the median absolute deviation of their
+latest runs), or half the case's own if that is larger: one case's own estimate from a few runs is
+itself noisy, so it only counts when it is far above the rest. A change is therefore reported
+from the CONFIRMth run that shows it, dated from the first; a busy night or two moves no median.
+Where versions change every night, every run is such a split and the likeliest one, the best
+two-level fit of the runs around it, dates the step.
+benchmarks/history_perf.py measures how often this flags a case that did not change, and misses one
+that did.
 """
 from __future__ import annotations
 
@@ -27,9 +33,10 @@ from typing import Any, NamedTuple
 from harness.history.status import NUMBERED, differences, seen_by, versions_of
 from harness.history.store import HistoryStore
 
-WINDOW = 10        # runs in a baseline
+WINDOW = 20        # runs in a baseline
 MIN_BASELINE = 5   # runs a baseline needs before a case is judged
-CONFIRM = 2        # runs a tail needs: a step is reported from its second run on
+CONFIRM = 4        # runs a tail needs: a step is reported from its fourth run on
+FLOOR = 3.0        # the smallest step, in units of the noise
 Z = 5.0            # how many standard errors a step's medians must differ by
 SERIES = 60        # the latest timed runs read per case: a step further back is not looked for
 MEDIAN_ERROR = math.sqrt(math.pi / 2)   # a median's standard error over a mean's, for normal noise
@@ -41,6 +48,7 @@ class Point(NamedTuple):
     value: float
     low: float
     high: float
+    changed: bool = False   # something the backend depends on differs from the point before
 
 
 def perf_changes(store: HistoryStore) -> list[dict[str, Any]]:
@@ -54,23 +62,28 @@ def perf_changes(store: HistoryStore) -> list[dict[str, Any]]:
                    WHERE t.speedup > 0 AND t.low > 0 AND t.high > 0)
         SELECT "case", backend, machine, threads, run, seq, speedup, low, high FROM ranked WHERE back <= {SERIES}
         ORDER BY "case", backend, run""").fetchall()
+    versions = versions_of(store, {row[5] for row in rows})
     series: dict[tuple, list[Point]] = {}
     for (case, backend), group in itertools.groupby(rows, key=lambda row: row[:2]):
         group = list(group)
         latest = group[-1][2:4]   # judged on the machine and threads of its latest timing
-        series[(case, backend, *latest)] = [Point(*row[4:]) for row in group if tuple(row[2:4]) == latest]
+        series[(case, backend, *latest)] = _points([row[4:] for row in group if tuple(row[2:4]) == latest],
+                                                   versions, backend)
     typical = _typical_noise(series)
     changes = []
     for (case, backend, machine, threads), points in series.items():
         step = find_step(points, typical.get((backend, machine, threads), 0.0))
         if step is not None:
             changes.append({"case": case, "backend": backend, **step})
-    seqs = {seq for c in changes for seq in (c["before_seq"], c["since_seq"])}
-    versions = versions_of(store, seqs)
     for change in changes:
         change["changed"] = differences(seen_by(versions[change.pop("before_seq")], change["backend"]),
                                         seen_by(versions[change.pop("since_seq")], change["backend"]))
     return sorted(changes, key=lambda c: (-c["since"], c["backend"], c["case"]))
+
+
+def _points(rows: list[tuple], versions: dict[int, dict], backend: str) -> list[Point]:
+    seen = [seen_by(versions[row[1]], backend) for row in rows]
+    return [Point(*row, changed=i > 0 and seen[i] != seen[i - 1]) for i, row in enumerate(rows)]
 
 
 def _typical_noise(series: dict[tuple, list[Point]]) -> dict[tuple, float]:
@@ -90,38 +103,42 @@ def _noise(logs: list[float]) -> float:
 
 
 def find_step(points: list[Point], typical: float) -> dict[str, Any] | None:
-    """The most pronounced step whose tail reaches the latest run, or None (see the module's doc)."""
+    """The clearest step at a changed run whose tail reaches the latest run, or None (see the
+    module's doc)."""
     logs = [math.log(p.value) for p in points]
+    splits = [s for s in range(MIN_BASELINE, len(points) - CONFIRM + 1) if points[s].changed]
     best = None
-    for start in range(MIN_BASELINE, len(points) - CONFIRM + 1):
+    for start in splits:
         baseline, tail = logs[max(0, start - WINDOW):start], logs[start:]
-        error = MEDIAN_ERROR * math.sqrt(max(_noise(baseline), typical) ** 2 / len(baseline)
-                                         + max(_noise(tail), typical) ** 2 / len(tail))
-        if error == 0:
+        noise = max(typical, _noise(baseline) / 2)
+        if noise == 0:
             continue
-        score = (statistics.median(tail) - statistics.median(baseline)) / error
-        if abs(score) >= Z and (best is None or abs(score) > abs(best[0])):
-            best = (score, start, statistics.median(baseline))
+        score = (statistics.median(tail) - statistics.median(baseline)) / noise
+        needed = max(FLOOR, Z * MEDIAN_ERROR * math.sqrt(1 / len(baseline) + 1 / len(tail)))
+        if abs(score) >= needed and (best is None or abs(score) / needed > best[0]):
+            best = (abs(score) / needed, score, start)
     if best is None:
         return None
-    score, start, centre = best
-    start = _locate(logs, start)
+    _, score, start = best
+    start = _locate(logs, start, [s for s in splits if abs(s - start) < CONFIRM])
     return {"status": "slower" if score < 0 else "faster", "since": points[start].run, "run": points[-1].run,
-            "baseline": round(math.exp(centre), 4), "latest": points[-1].value, "score": round(score, 1),
+            "baseline": round(math.exp(statistics.median(logs[max(0, start - WINDOW):start])), 4),
+            "latest": points[-1].value, "score": round(score, 1),
             "before_seq": points[start - 1].seq, "since_seq": points[start].seq}
 
 
-def _locate(logs: list[float], start: int) -> int:
-    """Where the step is: the split of the runs around `start` into two runs of levels that fits
-    them best, each level its median, the misfit summed in absolute values (robust to a stray run).
-    The medians' test locates a step loosely: a run or two of the old level hardly moves a median."""
+def _locate(logs: list[float], start: int, near: list[int]) -> int:
+    """Of the changed runs near `start`, the one that splits the runs around it into the two levels
+    that fit them best, each level its median, the misfit summed in absolute values (robust to a
+    stray run). Where versions change every night, the medians' test alone dates a step loosely:
+    a run or two of the old level hardly moves a median."""
     first = max(0, start - WINDOW)
 
     def misfit(split: int) -> float:
         return sum(sum(abs(x - statistics.median(part)) for x in part)
                    for part in (logs[first:split], logs[split:]))
 
-    return min(range(first + 1, len(logs) - CONFIRM + 1), key=lambda split: (misfit(split), split))
+    return min(near, key=lambda split: (misfit(split), split))
 
 
 def size_changes(store: HistoryStore) -> list[dict[str, Any]]:
