@@ -4,8 +4,9 @@ A backend is a class with `compile` and `run`. The harness builds the program (a
 nn.Module, example inputs and optional dynamic shapes), computes the float64 golden values
 and compares; the backend only turns the program into something runnable and runs it.
 
-Call `phase(...)` before each stage so that a failure, hang or crash is attributed to the
-stage it happened in: export, import, lower, compile (inside `compile`), run (inside `run`).
+Call `case.enter(Phase...)` before each stage so that a failure, hang or crash is attributed to
+the stage it happened in: export, decompose, import, lower, compile (inside `compile`), run
+(inside `run`).
 """
 from __future__ import annotations
 

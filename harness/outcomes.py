@@ -79,18 +79,19 @@ class Phase(enum.StrEnum):
 
     SETUP = "setup"      # building the module and inputs (a case bug, not a backend one)
     EXPORT = "export"
+    DECOMPOSE = "decompose"   # the exported program's decompositions (torch.export's run_decompositions)
     IMPORT = "import"
     LOWER = "lower"
     COMPILE = "compile"
-    RUN = "run"
+    RUN = "run"          # the first run, whose outputs are compared
     COMPARE = "compare"
     TIME = "time"        # --perf: a passed case timed against eager
 
 
 # Phases whose exceptions are compile errors; anything raised while running is a runtime error.
-COMPILE_PHASES = frozenset({Phase.SETUP, Phase.EXPORT, Phase.IMPORT, Phase.LOWER, Phase.COMPILE})
+COMPILE_PHASES = frozenset({Phase.SETUP, Phase.EXPORT, Phase.DECOMPOSE, Phase.IMPORT, Phase.LOWER, Phase.COMPILE})
 # A result's compile cost (--perf's figures, the history): export to compile, the build left out.
-COMPILE_COST_PHASES = (Phase.EXPORT.value, Phase.IMPORT.value, Phase.LOWER.value, Phase.COMPILE.value)
+COMPILE_COST_PHASES = tuple(p.value for p in (Phase.EXPORT, Phase.DECOMPOSE, Phase.IMPORT, Phase.LOWER, Phase.COMPILE))
 
 
 def outcome_for_exception(phase: Phase) -> Outcome:

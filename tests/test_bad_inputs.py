@@ -144,8 +144,8 @@ BAD = [
         "xfail/eager.yaml:1: 'when' must be a mapping such as {torch: '>=2.13'}"),
     Bad("unknown-phase", "an unknown phase",
         {"xfail/eager.yaml": _entry("  phase: link\n")}, (),
-        "xfail/eager.yaml:1: unknown phase 'link'; use one of setup, export, import, lower, compile, run, compare, "
-        "time"),
+        "xfail/eager.yaml:1: unknown phase 'link'; use one of setup, export, decompose, import, lower, compile, run, "
+        "compare, time"),
     Bad("bad-entry-timeout", "a negative timeout in an entry",
         {"xfail/eager.yaml": _entry("  timeout: -5\n")}, (),
         "xfail/eager.yaml:1: timeout must be a positive, finite number of seconds, not -5"),

@@ -274,7 +274,7 @@ def test_unknown_phase(dirs):
     path = write(dirs, "xfail", "- id: conv_backward/2d/basic\n  reason: r\n  phase: linking\n")
     message = error(dirs)
     assert message.startswith(f"{path}:1: unknown phase 'linking'")
-    assert "setup, export, import, lower, compile, run, compare" in message
+    assert "setup, export, decompose, import, lower, compile, run, compare" in message
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "soon", "true", "[1]"])

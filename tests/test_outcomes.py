@@ -44,7 +44,7 @@ def test_vocabulary_is_fixed():
                                           "timed_out", "not_run"]
     assert [e.value for e in Expected] == ["pass", "xfail", "crash"]
     assert [v.value for v in Verdict] == ["ok", "unexpected_failure", "unexpected_pass", "skipped", "flaky"]
-    assert [p.value for p in Phase] == ["setup", "export", "import", "lower", "compile", "run", "compare",
+    assert [p.value for p in Phase] == ["setup", "export", "decompose", "import", "lower", "compile", "run", "compare",
                                         "time"]
 
 
@@ -97,7 +97,7 @@ def test_outcome_for_exception(phase, outcome):
 
 
 def test_compile_phases():
-    assert COMPILE_PHASES == {Phase.SETUP, Phase.EXPORT, Phase.IMPORT, Phase.LOWER, Phase.COMPILE}
+    assert COMPILE_PHASES == {Phase.SETUP, Phase.EXPORT, Phase.DECOMPOSE, Phase.IMPORT, Phase.LOWER, Phase.COMPILE}
 
 
 def test_each_outcome_and_verdict_carries_its_labels_and_kind():

@@ -70,5 +70,6 @@ def test_every_result_carries_cpu_time_peak_memory_and_sizes(pytester):
     for data in result.results:
         assert set(data["phase_cpu_s"]) == set(data["phase_durations"]) and data["phase_peak_mb"], data
     sizes = result.record("linalg-on-tensors", "conv_forward/2d/tiny")["sizes"]
-    assert set(sizes) == {"export_ops", "torch_ops", "torch_backend_ops", "linalg_ops", "llvm_ir_bytes"}
+    assert set(sizes) == {"export_ops", "decomposed_ops", "torch_ops", "torch_backend_ops", "linalg_ops",
+                          "llvm_ir_bytes"}
     assert all(isinstance(v, int) and v > 0 for v in sizes.values()), sizes

@@ -2,8 +2,8 @@
 for the llvm-cpu target -> run by the IREE runtime (`local-task` driver).
 
 Phases:
-  export   torch.export.export with the program's dynamic shapes, then run_decompositions({}): functional
-           inference IR, nothing decomposed
+  export   torch.export.export with the program's dynamic shapes
+  decompose  run_decompositions({}): functional inference IR, nothing decomposed
   import   iree.compiler.extras.fx_importer.FxImporter.import_frozen_program -> torch-dialect MLIR
   lower    iree-compile --compile-to=input: torch dialect -> IREE's input dialects (linalg, ...);
            torch-mlir's conversions, bundled in IREE, fail here
@@ -149,11 +149,15 @@ class IreeBackend(Backend):
         if isinstance(program, OnnxProgram):
             return self.compile_onnx(program, case)
         case.enter(Phase.EXPORT)
+        exported = export_program(program)
+        case.sizes["export_ops"] = graph_ops(exported)
+
+        case.enter(Phase.DECOMPOSE)
         # torch.export gives training IR, where in-place ops (masked_fill_, copy_) stay; the FX
         # importer wants a functional program. An empty table functionalises and decomposes nothing:
         # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
-        exported = export_program(program).run_decompositions({})
-        case.sizes["export_ops"] = graph_ops(exported)
+        exported = exported.run_decompositions({})
+        case.sizes["decomposed_ops"] = graph_ops(exported)
 
         case.enter(Phase.IMPORT)
         importer = FxImporter(context=ir.Context())

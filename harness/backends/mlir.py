@@ -1,5 +1,6 @@
-"""The MLIR backends: torch.export -> torch-mlir FX import -> Torch backend IR -> (configured
-pipelines) -> Linalg-on-Tensors -> LLVM, run by the MLIR ExecutionEngine (harness.backends.mlir_jit).
+"""The MLIR backends: torch.export -> torch-mlir's decompositions -> its FX import -> Torch backend
+IR -> (configured pipelines) -> Linalg-on-Tensors -> LLVM, run by the MLIR ExecutionEngine
+(harness.backends.mlir_jit).
 
 One class serves every path into Linalg; the configs differ only in options:
   linalg-on-tensors         to_linalg_pipelines: [torch-backend-to-linalg-on-tensors-backend-pipeline]
@@ -36,6 +37,7 @@ import ml_dtypes
 import torch
 import torch_mlir.fx
 from torch_mlir import ir
+from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
 from harness.backend import (
     STANDALONE_SCRIPTS,
@@ -151,9 +153,13 @@ class MlirBackend(Backend):
         exported = export_program(program, strict=bool(self.options.get("strict_export", False)))
         case.sizes["export_ops"] = graph_ops(exported)
 
+        case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
+        exported = exported.run_decompositions(get_decomposition_table())
+        case.sizes["decomposed_ops"] = graph_ops(exported)
+
         case.enter(Phase.IMPORT)
         module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name,
-                                                 hooks=BufferLiterals(),
+                                                 hooks=BufferLiterals(), decomposition_table={},
                                                  import_symbolic_shape_expressions=bool(
                                                      self.options.get("import_symbolic_shape_expressions", False)))
         # torch-mlir names its failure repro file (in the temp dir) after this attribute.
