@@ -194,6 +194,8 @@ def test_under_act_every_remote_action_is_skipped_and_read_from_a_stand_in(workf
     using them are skipped under act. The harness's own checkout act copies from the working copy."""
     stand_ins = {}
     for line in (REPO / ".actrc").read_text(encoding="utf-8").splitlines():
+        if not line.startswith("--local-repository="):
+            continue
         action, _, folder = line.removeprefix("--local-repository=").partition("=")
         stand_ins[action] = REPO / folder
     for name, job in workflow["jobs"].items():
@@ -207,6 +209,12 @@ def test_under_act_every_remote_action_is_skipped_and_read_from_a_stand_in(workf
             folder = stand_ins[f"{owner_repo}@{version}"] / sub
             stand_in = yaml.safe_load((folder / "action.yml").read_text(encoding="utf-8"))
             assert "exit 1" in stand_in["runs"]["steps"][0]["run"], folder
+
+
+def test_under_act_jobs_run_one_at_a_time():
+    """Self-hosted under act, every job shares the one Python: two jobs' `pip install -e` at once
+    race on the editable install's .pth (seen: the perf job's install failed beside e2e's)."""
+    assert "--concurrent-jobs=1" in (REPO / ".actrc").read_text(encoding="utf-8").splitlines()
 
 
 def test_the_backend_matrix_is_every_config(workflow, tmp_path):
