@@ -197,6 +197,10 @@ class Settings:
         path=True, metavar="PATH")
     perf: bool = setting(False, "--perf", "time every case that passes against eager, in the worker that "
                          "compiled it (docs/how-to/performance.md)", action="store_true")
+    perf_rounds: int = setting(
+        1, "--perf-rounds", "with --perf, time a passed case in N workers, each further one fresh and compiling "
+        "it again: the intervals then hold the noise between processes (default 1)", type=int, check=_positive,
+        metavar="N")
     perf_threads: int = setting(1, "--perf-threads", "with --perf, the threads of every runtime: torch, IREE's task "
                                 "system, onnxruntime (default 1)", type=int, check=_positive, metavar="N")
     perf_budget_s: float = setting(

@@ -14,6 +14,7 @@ from harness.cli import main
 from harness.errors import HarnessInputError
 from harness.perf import stats
 from harness.perf.compare import Side, compare
+from harness.perf.rounds import merge as merge_rounds
 from harness.protocol import PerfRequest, RunRequest, decode, encode
 from harness.views.html import render_html
 from harness.views.markdown import render_markdown
@@ -78,6 +79,25 @@ def test_a_geomean_combines_the_cases_uncertainties_in_log_space():
 
 # ------------------------------------------------------------------------------------ the worker's loop
 
+def test_rounds_take_students_t_over_their_figures():
+    # three rounds, logs -0.1, 0, 0.1: sd 0.1, t(2) = 4.303, half-width 4.303 * 0.1 / sqrt(3)
+    figures = stats.over_rounds([math.exp(-0.1), 1.0, math.exp(0.1)])
+    assert figures["value"] == 1.0
+    assert figures["high"] == pytest.approx(math.exp(4.303 * 0.1 / math.sqrt(3)), rel=1e-3)
+    assert figures["low"] == pytest.approx(1 / figures["high"], rel=1e-3)
+
+
+def test_rounds_that_differ_by_process_noise_compare_as_equal_95_times_in_100():
+    """Each round (a process) shifts its figure by 20% typically: the samples within a round
+    cannot show it, Welch's t over three rounds a side can."""
+    rng = random.Random(11)
+    trials = [stats.ratio_of_rounds(lognormal(rng, 1.0, 3), lognormal(rng, 1.0, 3)) for _ in range(2000)]
+    assert sum(not t["significant"] for t in trials) / len(trials) >= 0.95
+    doubled = [stats.ratio_of_rounds(lognormal(rng, 1.0, 3, 0.05), lognormal(rng, 2.0, 3, 0.05))
+               for _ in range(200)]
+    assert all(t["significant"] and t["low"] > 1.25 for t in doubled)
+
+
 def spin(seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -123,6 +143,28 @@ def test_compare_takes_each_side_against_its_own_eager_so_a_slower_machine_cance
     assert (result["faster"], result["slower"], result["not_significant"]) == (0, 1, 1)
 
 
+def rounds_side(label: str, shifts: list[float], seed: int) -> Side:
+    """One case timed in one round per shift: the round's compiled side off by that factor."""
+    rng = random.Random(seed)
+    rounds = [{"eager": stats.summary(lognormal(rng, 1.0, 40, 0.02)),
+               "compiled": stats.summary([x * shift for x in lognormal(rng, 1.0, 40, 0.02)]), "stopped": "target"}
+              for shift in shifts]
+    return Side(label, {"c": merge_rounds([{"threads": 1, **r} for r in rounds], len(shifts))})
+
+
+def test_compare_takes_the_round_as_its_unit_when_both_sides_have_several():
+    """The rounds of each side disagree by 30% (processes), far beyond their samples' intervals:
+    round by round the difference between the sides is not significant; pooled, it would be."""
+    a, b = rounds_side("A", [0.8, 1.0, 1.25], seed=1), rounds_side("B", [1.25, 1.3, 1.0], seed=2)
+    by_rounds = compare(a, b, min_change=0)["cases"][0]
+    assert by_rounds["rounds"] == [3, 3] and not by_rounds["significant"]
+    pooled = compare(Side("A", {"c": a.timed["c"]["rounds"][0] | {"threads": 1}}), b, min_change=0)["cases"][0]
+    assert pooled["rounds"] == [1, 3] and pooled["significant"]   # one round: the samples' interval only
+    merged = b.timed["c"]
+    assert merged["compiled"]["count"] == 120 and "samples" not in merged["compiled"]
+    assert merged["speedup"]["low"] < merged["speedup"]["value"] < merged["speedup"]["high"]
+
+
 def test_compare_with_no_case_in_common_is_one_line():
     with pytest.raises(HarnessInputError, match="no timed case in common"):
         compare(side("A", {"c1": (1, 1)}, 1), side("B", {"c2": (1, 1)}, 2))
@@ -145,6 +187,20 @@ def test_a_backend_twice_as_slow_is_significantly_slower_on_every_case(e2e_proje
     markdown, page = render_markdown(result.report), render_html(result.report)
     assert "## Speed against eager (--perf)" in markdown and "Speed against eager (--perf)" in page
     assert f"| `{slow}` | 0." in markdown   # its geomean speedup over eager is about a half
+
+
+def test_perf_rounds_time_a_case_again_in_fresh_workers(e2e_project, capsys):
+    slow = e2e_project.add_fake("slow", "twice_as_slow", phase="run")
+    result = e2e_project.run(f"--backend={slow}", "-k", TINY_IDS[0], "--perf", "--perf-budget=0.5",
+                             "--perf-rounds=3")
+    assert result.ret == 0, result.output
+    perf = result.record(slow, TINY_IDS[0])["perf"]
+    assert len(perf["rounds"]) == 3 and "rounds_missing" not in perf
+    assert perf["compiled"]["count"] == sum(r["compiled"]["count"] for r in perf["rounds"])
+    assert 0.3 < perf["speedup"]["value"] < 0.7 and perf["speedup"]["high"] < 1
+    capsys.readouterr()
+    assert main(["perf", "compare", "report.json", "report.json"]) == 0
+    assert "95% interval: t over the rounds" in capsys.readouterr().out
 
 
 def test_perf_fixes_the_threads_of_every_case_and_times_only_those_expected_to_pass(e2e_project):

@@ -5,6 +5,7 @@ The pytest plugin asks the Runner to run one (case, backend) pair and gets a Rec
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import os
 import shutil
@@ -24,6 +25,7 @@ from harness.inputs.expectations import Entry
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate
 from harness.outcomes import Expected, Outcome, decide
+from harness.perf.rounds import merge as merge_rounds
 from harness.project import Project
 from harness.protocol import CaseResult, PerfRequest
 from harness.record import Attempt, Record, repro_command
@@ -69,6 +71,8 @@ class Runner:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
             result = self._attempt(case, config, entry, bundle, rerun, timed=expected is Expected.PASS)
+            if self.settings.perf_rounds > 1 and result.perf and "compiled" in result.perf:
+                result = dataclasses.replace(result, perf=self._timed_rounds(case, config, entry, result.perf, rerun))
         phase = result.phase and result.phase.value
         judged = functools.partial(decide, result.outcome, expected, result.phase, entry and entry.phase,
                                    nondeterministic=bool(entry and entry.nondeterministic))
@@ -97,6 +101,18 @@ class Runner:
         return run_case(self.pool, case, self.families[case.family], config, entry=entry,
                         given_timeout=s.case_timeout, memory_limit_mb=s.memory_limit_mb, bundle=bundle, rerun=rerun,
                         perf=perf)
+
+    def _timed_rounds(self, case: Case, config: BackendConfig, entry: Entry | None, first: dict,
+                      rerun: str) -> dict:
+        """--perf-rounds: the first round's figures, and each further round's from a worker that has
+        run no case (harness.perf.rounds). A round whose case fails or is not timed is left out."""
+        rounds = [first]
+        for _ in range(self.settings.perf_rounds - 1):
+            self.pool.fresh_worker()
+            again = self._attempt(case, config, entry, None, rerun, timed=True)
+            if again.outcome is Outcome.PASSED and again.perf and "compiled" in again.perf:
+                rounds.append(again.perf)
+        return merge_rounds(rounds, self.settings.perf_rounds)
 
     def _reruns(self, case: Case, config: BackendConfig, entry: Entry | None, first: CaseResult,
                 rerun: str) -> list[Attempt]:

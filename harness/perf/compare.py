@@ -6,7 +6,9 @@ interleaved with it (harness.worker.timing): what slowed the machine during one 
 two runs of the same code compare as equal. A model of ONNX's has no eager side; its raw medians
 are compared. The interval is a percentile bootstrap over each side's samples (pairs stay
 pairs): the ratio of medians has no rank test of its own, and the bootstrap gives the interval a
-reader needs to see how big a difference is, not only whether there is one.
+reader needs to see how big a difference is, not only whether there is one. When both sides were
+timed in several rounds (--perf-rounds), the rounds are the unit instead: Welch's t interval over
+their figures, which holds the noise between processes that one process's samples cannot show.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from typing import Any, Sequence
 
 from harness.errors import HarnessInputError
 from harness.files import display_path
-from harness.perf.stats import geomean, median, ratio, relative_time
+from harness.perf.rounds import pairs, round_time, rounds_of
+from harness.perf.stats import geomean, median, ratio, ratio_of_rounds, relative_time
 from harness.reports import read_report
 
 # A difference within this fraction either way is not called significant. One run's samples show
@@ -99,24 +102,32 @@ def compare(a: Side, b: Side, min_change: float = MIN_CHANGE) -> dict[str, Any]:
 
 
 def _case(case: str, a: dict, b: dict, min_change: float) -> dict[str, Any]:
+    """Two sides timed in several rounds each compare round by round (harness.perf.rounds); else
+    their samples, pooled over the rounds, are bootstrapped."""
     paired = "eager" in a and "eager" in b
-    if paired:
-        figures = ratio(_pairs(a), _pairs(b), relative_time, min_change)
+    rounds_a, rounds_b = rounds_of(a), rounds_of(b)
+    if len(rounds_a) > 1 and len(rounds_b) > 1:
+        figures = ratio_of_rounds([round_time(r, paired) for r in rounds_a],
+                                  [round_time(r, paired) for r in rounds_b], min_change)
+    elif paired:
+        figures = ratio(_pooled(rounds_a, pairs), _pooled(rounds_b, pairs), relative_time, min_change)
     else:
-        figures = ratio(a["compiled"]["samples"], b["compiled"]["samples"], median, min_change)
+        compiled = lambda r: r["compiled"]["samples"]  # noqa: E731
+        figures = ratio(_pooled(rounds_a, compiled), _pooled(rounds_b, compiled), median, min_change)
     return {"case": case, "a": a["compiled"]["median"], "b": b["compiled"]["median"], **figures,
-            "against_eager": paired}
+            "against_eager": paired, "rounds": [len(rounds_a), len(rounds_b)]}
 
 
-def _pairs(perf: dict) -> list[tuple[float, float]]:
-    return list(zip(perf["eager"]["samples"], perf["compiled"]["samples"]))
+def _pooled(rounds: list[dict], items: Any) -> list:
+    return [item for r in rounds for item in items(r)]
 
 
 def compare_text(result: dict[str, Any]) -> str:
     """The comparison for a terminal: one line per case, then the counts and the geomean."""
     width = max(len("case"), *(len(c["case"]) for c in result["cases"]))
     lines = [f"A: {result['a']}", f"B: {result['b']}",
-             "B/A: B's time over A's, each against the eager calls timed beside it; 95% bootstrap interval"
+             "B/A: B's time over A's, each against the eager calls timed beside it; 95% interval: "
+             + _interval_kind(result["cases"])
              + (f"; significant beyond {result['min_change']:.0%} either way" if result["min_change"] else ""), "",
              f"{'case':<{width}}  {'A':>9}  {'B':>9}  {'B/A':>6}  {'interval':<15}"]
     for c in result["cases"]:
@@ -130,6 +141,13 @@ def compare_text(result: dict[str, Any]) -> str:
     if result["only_a"] or result["only_b"]:
         lines.append(f"left out: {result['only_a']} cases timed in A only, {result['only_b']} in B only")
     return "\n".join(lines) + "\n"
+
+
+def _interval_kind(cases: list[dict[str, Any]]) -> str:
+    by_rounds = sum(min(c["rounds"]) > 1 for c in cases)
+    if by_rounds == len(cases):
+        return "t over the rounds"
+    return "bootstrap over the samples" + (f" (t over the rounds for {by_rounds})" if by_rounds else "")
 
 
 def _seconds(value: float) -> str:

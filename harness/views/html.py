@@ -138,7 +138,7 @@ class _Model:
                  if key not in ("case", "backend", "message", "params", "tags") and value is not None}
             if isinstance(p.get("perf"), dict):   # the samples stay in the JSON report: the page shows summaries
                 p["perf"] = {key: ({k: v for k, v in value.items() if k != "samples"} if isinstance(value, dict)
-                                   else value) for key, value in p["perf"].items()}
+                                   else len(value) if key == "rounds" else value) for key, value in p["perf"].items()}
             if isinstance(p.get("phase_durations"), dict):
                 p["phase_durations"] = {k: round(v, 4) if isinstance(v, float) else v
                                         for k, v in p["phase_durations"].items()}
