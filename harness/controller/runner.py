@@ -147,6 +147,11 @@ class Runner:
                             self.settings.case_timeout)
 
     @property
+    def most_attempts(self) -> int:
+        """The most runs one case may take: a timed pass's rounds, or a failure and its reruns."""
+        return max(self.settings.perf_rounds if self.settings.perf else 1, 1 + self.settings.rerun_failures)
+
+    @property
     def pool(self) -> WorkerPool:
         if self._pool is None:
             self._pool = WorkerPool(self.settings.rootdir, self.settings.recycle_after, self.settings.recycle_rss,

@@ -63,7 +63,7 @@ class CaseItem(pytest.Item):
         for marker in ("e2e", *(m for m in runner.families[case.family].markers if m in case.tags)):
             self.add_marker(_mark(marker))
         self.extra_keyword_matches.update(case.tags)  # `-k transposed` selects by tag
-        self.add_marker(_timeout_mark(runner.timeout(case, backend) + OUTER_GUARD_SLACK))
+        self.add_marker(_timeout_mark(runner.timeout(case, backend) * runner.most_attempts + OUTER_GUARD_SLACK))
         self.record: dict | None = None
 
     def runtest(self) -> None:
