@@ -29,7 +29,8 @@ from pathlib import Path
 
 DEFAULT_SHARDS = "6"
 DEFAULT_SELECTION = "--opinfo-samples=all"   # every case, OpInfo's every sample: about 30,000 per backend
-PERF_MARKERS = "conv_backward or model"       # what the perf job times: the flagship family, the tiny models
+PERF_MARKERS = "conv_backward or model"       # what the perf job times: the flagship family, the models
+MODEL_TIERS = "--model-tiers=tiny,small"       # both of the registry's tiers
 SET_BY_THE_WORKFLOW = ("--backend", "--splits", "--group", "-n", "--numprocesses", "--report-json", "--report-md",
                        "--report-html", "--junitxml", "--artifacts-dir", "--durations-path", "--durations-from",
                        "--splitting-algorithm", "--torch-mlir-suite", "--run-crash-set")
@@ -267,13 +268,13 @@ def verdict() -> None:
 # ------------------------------------------------------------------------ timing (--perf)
 
 def perf() -> None:
-    """The backend's convolution-backward cases and the model family's tiny tier, each that passes
+    """The backend's convolution-backward cases and the model family's two tiers, each that passes
     timed against eager (docs/how-to/performance.md); a dispatch's selection narrows them. The
     status is an output, as a shard's."""
     Path("perf").mkdir(exist_ok=True)
     backend = env("BACKEND")
     status = sh(sys.executable, "-m", "pytest", "-q", "-n", "auto", f"--backend={backend}", "-m", PERF_MARKERS,
-                *shlex.split(env("SELECTION")), "--perf", f"--report-json=perf/{backend}.json",
+                MODEL_TIERS, *shlex.split(env("SELECTION")), "--perf", f"--report-json=perf/{backend}.json",
                 f"--report-md=perf/{backend}.md", check=False)
     output(status=status)
     print(f"pytest exited with status {status}")
