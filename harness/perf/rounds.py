@@ -1,9 +1,10 @@
 """--perf-rounds: a passed case timed in several workers, each one fresh, that built and compiled it
 again (harness.controller.runner).
 
-The same compiled program times differently in another process (its memory layout, what ran
-before it, the machine at that moment), on this machine by more than one process's samples
-show: the tiny models' medians moved up to 2x between two workers of one run. With rounds, the
+The same program times differently a few seconds later in another process, by more than one
+process's samples show: on the tiny models, eager's median moved by a typical 7 to 22% from round
+to round, the compiled side's by 2 to 9%, mostly from what else ran on the cores at the time (a
+two-thread load beside it made eager up to 4.6x slower; benchmarks/RESULTS.md). With rounds, the
 round is the unit: each gives one figure, and the case's figure is their geometric mean with a t
 interval over the rounds (harness.perf.stats.over_rounds). A record keeps every round's
 summaries and samples under `rounds`; its top-level `compiled` and `eager` pool the samples.
