@@ -21,7 +21,7 @@ from harness.families.loader import family
 from harness.families.model.build import build
 from harness.families.model.registry import registry_cases
 from harness.protocol import PerfRequest
-from harness.worker.timing import _measure
+from harness.worker.timing import measure
 
 MODELS = ("model/resnet/tiny", "model/bert/tiny/persistent_buffers", "model/t5/tiny", "model/whisper/tiny")
 REGISTRY = Path(__file__).resolve().parent.parent / "cases" / "models" / "transformers.yaml"
@@ -37,7 +37,7 @@ def medians(built: dict) -> dict[str, float]:
             with torch.no_grad():
                 return case.program.module(*inputs)
 
-        out[case_id] = _measure({"compiled": eager}, PerfRequest(1, 10.0, 0.01, True))["compiled"]["median"]
+        out[case_id] = measure({"compiled": eager}, PerfRequest(1, 10.0, 0.01, True))["compiled"]["median"]
     return out
 
 

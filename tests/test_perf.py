@@ -105,9 +105,9 @@ def spin(seconds: float) -> None:
 
 
 def test_the_timing_loop_interleaves_the_sides_and_stops_at_the_budget_or_the_target():
-    from harness.worker.timing import _measure
+    from harness.worker.timing import measure
 
-    figures = _measure({"compiled": lambda: spin(4e-4), "eager": lambda: spin(2e-4)},
+    figures = measure({"compiled": lambda: spin(4e-4), "eager": lambda: spin(2e-4)},
                        PerfRequest(threads=1, budget_s=1.0, target=0.05))
     assert figures["stopped"] in ("target", "budget")
     assert figures["compiled"]["count"] == figures["eager"]["count"] >= 5

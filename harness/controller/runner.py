@@ -25,6 +25,7 @@ from harness.inputs.expectations import Entry
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate
 from harness.outcomes import Expected, Outcome, decide
+from harness.perf.rounds import is_timed
 from harness.perf.rounds import merge as merge_rounds
 from harness.project import Project
 from harness.protocol import CaseResult, PerfRequest
@@ -71,7 +72,7 @@ class Runner:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
             result = self._attempt(case, config, entry, bundle, rerun, timed=expected is Expected.PASS)
-            if self.settings.perf_rounds > 1 and result.perf and "compiled" in result.perf:
+            if self.settings.perf_rounds > 1 and is_timed(result.perf):
                 result = dataclasses.replace(result, perf=self._timed_rounds(case, config, entry, result.perf, rerun))
         phase = result.phase and result.phase.value
         judged = functools.partial(decide, result.outcome, expected, result.phase, entry and entry.phase,
@@ -110,7 +111,7 @@ class Runner:
         for _ in range(self.settings.perf_rounds - 1):
             self.pool.fresh_worker()
             again = self._attempt(case, config, entry, None, rerun, timed=True)
-            if again.outcome is Outcome.PASSED and again.perf and "compiled" in again.perf:
+            if again.outcome is Outcome.PASSED and is_timed(again.perf):
                 rounds.append(again.perf)
         return merge_rounds(rounds, self.settings.perf_rounds)
 

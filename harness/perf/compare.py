@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from harness.errors import HarnessInputError
 from harness.files import display_path
-from harness.perf.rounds import pairs, round_time, rounds_of
+from harness.perf.rounds import compiled_samples, is_timed, pairs, round_time, rounds_of
 from harness.perf.stats import geomean, median, ratio, ratio_of_rounds, relative_time
 from harness.reports import read_report
 
@@ -43,7 +43,7 @@ def timed_backends(report: dict) -> dict[str, dict[str, dict]]:
     found: dict[str, dict[str, dict]] = {}
     for record in report["results"]:
         perf = record.get("perf")
-        if isinstance(perf, dict) and "compiled" in perf:
+        if isinstance(perf, dict) and is_timed(perf):
             found.setdefault(record["backend"], {})[record["case"]] = perf
     return found
 
@@ -112,8 +112,7 @@ def _case(case: str, a: dict, b: dict, min_change: float) -> dict[str, Any]:
     elif paired:
         figures = ratio(_pooled(rounds_a, pairs), _pooled(rounds_b, pairs), relative_time, min_change)
     else:
-        compiled = lambda r: r["compiled"]["samples"]  # noqa: E731
-        figures = ratio(_pooled(rounds_a, compiled), _pooled(rounds_b, compiled), median, min_change)
+        figures = ratio(_pooled(rounds_a, compiled_samples), _pooled(rounds_b, compiled_samples), median, min_change)
     return {"case": case, "a": a["compiled"]["median"], "b": b["compiled"]["median"], **figures,
             "against_eager": paired, "rounds": [len(rounds_a), len(rounds_b)]}
 

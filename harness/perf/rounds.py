@@ -18,6 +18,15 @@ from harness.perf.stats import median, over_rounds, relative_time, summary
 SIDES = ("compiled", "eager")
 
 
+def is_timed(perf: dict[str, Any] | None) -> bool:
+    """A record's perf figures hold a timing (not `skipped` or `error`)."""
+    return bool(perf) and "compiled" in perf
+
+
+def compiled_samples(round_: dict[str, Any]) -> list[float]:
+    return round_["compiled"]["samples"]
+
+
 def rounds_of(perf: dict[str, Any]) -> list[dict[str, Any]]:
     """A timed record's rounds: its `rounds`, or the record itself when it was timed once."""
     return perf.get("rounds") or [perf]
@@ -30,14 +39,15 @@ def pairs(round_: dict[str, Any]) -> list[tuple[float, float]]:
 
 def round_time(round_: dict[str, Any], against_eager: bool) -> float:
     """A round's one figure of time: the compiled side's over eager's, or its own median."""
-    return relative_time(pairs(round_)) if against_eager else median(round_["compiled"]["samples"])
+    return relative_time(pairs(round_)) if against_eager else median(compiled_samples(round_))
 
 
 def merge(rounds: list[dict[str, Any]], wanted: int) -> dict[str, Any]:
     """The figures of a case timed in `rounds` (each as harness.worker.timing gives them; the first
     round's worker is the one that ran the case), `wanted` having been asked for."""
+    missing = {"rounds_missing": wanted - len(rounds)} if len(rounds) < wanted else {}
     if len(rounds) == 1:
-        return {**rounds[0], "rounds_missing": wanted - 1} if wanted > 1 else rounds[0]
+        return {**rounds[0], **missing}
     sides = [side for side in SIDES if side in rounds[0]]
     figures: dict[str, Any] = {"threads": rounds[0]["threads"]}
     for side in sides:
@@ -47,6 +57,4 @@ def merge(rounds: list[dict[str, Any]], wanted: int) -> dict[str, Any]:
     if "eager" in sides:
         figures["speedup"] = over_rounds([1 / round_time(r, True) for r in rounds])
     figures["rounds"] = [{key: r[key] for key in (*sides, "speedup", "stopped") if key in r} for r in rounds]
-    if len(rounds) < wanted:
-        figures["rounds_missing"] = wanted - len(rounds)
-    return figures
+    return {**figures, **missing}

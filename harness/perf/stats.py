@@ -103,8 +103,12 @@ def ratio(a: Sequence, b: Sequence, measure: Callable[[Sequence], float], min_ch
     """B's measure over A's (a time each: below 1, B is faster), its interval, and whether the
     interval lies wholly beyond a change of `min_change` (a fraction) either way: two runs differ
     by more than one run's samples show (pyperf's compare_to has --min-speed for this)."""
-    value = measure(b) / measure(a)
     low, high = bootstrap(lambda x, y: measure(y) / measure(x), a, b)
+    return _ratio_figures(measure(b) / measure(a), low, high, min_change)
+
+
+def _ratio_figures(value: float, low: float, high: float, min_change: float) -> dict:
+    """A ratio, its interval, and whether the interval lies wholly beyond `min_change` either way."""
     return {"ratio": figure(value), "low": figure(low), "high": figure(high),
             "significant": low > 1 + min_change or high < 1 / (1 + min_change)}
 
@@ -140,9 +144,8 @@ def ratio_of_rounds(a: Sequence[float], b: Sequence[float], min_change: float = 
     freedom = (error2 ** 2 / (error_a ** 2 / (len(a) - 1) + error_b ** 2 / (len(b) - 1))
                if error_a or error_b else len(a) + len(b) - 2)
     difference, half = centre_b - centre_a, t95(freedom) * math.sqrt(error2)
-    low, high = math.exp(difference - half), math.exp(difference + half)
-    return {"ratio": figure(math.exp(difference)), "low": figure(low), "high": figure(high),
-            "significant": low > 1 + min_change or high < 1 / (1 + min_change)}
+    return _ratio_figures(math.exp(difference), math.exp(difference - half), math.exp(difference + half),
+                          min_change)
 
 
 def geomean(figures: Sequence[dict]) -> dict | None:

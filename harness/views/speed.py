@@ -6,6 +6,7 @@ import dataclasses
 import statistics
 
 from harness.outcomes import COMPILE_COST_PHASES
+from harness.perf.rounds import is_timed
 from harness.perf.stats import geomean
 from harness.record import Record
 from harness.views.markdown_text import code, row
@@ -35,13 +36,13 @@ def backend_speeds(records: list[Record]) -> list[BackendSpeed]:
     rows = []
     for backend in sorted({r.backend for r in records if r.perf is not None}):
         mine = [r for r in records if r.backend == backend]
-        timed = [r for r in mine if r.perf and "compiled" in r.perf]
+        timed = [r for r in mine if is_timed(r.perf)]
         compile_s = [sum(r.phase_durations.get(p, 0.0) for p in COMPILE_COST_PHASES) for r in timed]
         peaks = [mb for r in timed for mb in r.phase_peak_mb.values()]
         rows.append(BackendSpeed(
             backend, geomean([r.perf["speedup"] for r in timed if "speedup" in r.perf]),
             sum(1 for r in timed if "speedup" not in r.perf),
-            sum(1 for r in mine if r.perf and "compiled" not in r.perf), sum(1 for r in mine if r.perf is None),
+            sum(1 for r in mine if r.perf and not is_timed(r.perf)), sum(1 for r in mine if r.perf is None),
             statistics.median(compile_s) if compile_s else None, max(peaks, default=None)))
     return rows
 

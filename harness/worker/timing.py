@@ -47,7 +47,7 @@ def time_case(backend: Any, artifact: Any, built: Built, context: CaseContext, p
     if isinstance(built.program, Program):
         sides["eager"] = lambda: _eager(built.program, inputs)
     try:
-        return {"threads": perf.threads, **_measure(sides, perf)}
+        return {"threads": perf.threads, **measure(sides, perf)}
     except Exception as e:  # noqa: BLE001 - the case passed; its timing failed
         return {"error": describe_error(e)}
 
@@ -57,7 +57,8 @@ def _eager(program: Program, inputs: tuple) -> Any:
         return program.module(*inputs)
 
 
-def _measure(sides: dict[str, Callable[[], Any]], perf: PerfRequest) -> dict:
+def measure(sides: dict[str, Callable[[], Any]], perf: PerfRequest) -> dict:
+    """Each side's summary, the speedup when there is an eager side, and what stopped the repeats."""
     deadline = time.perf_counter() + perf.budget_s
     loops = {name: _calibrate(call) for name, call in sides.items()}
     samples: dict[str, list[float]] = {name: [] for name in sides}
