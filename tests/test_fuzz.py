@@ -186,7 +186,9 @@ def test_the_same_seed_gives_the_same_findings_and_a_rerun_replays_them_first(pr
 def test_a_time_budget_ends_the_run(project, pool, tmp_path):
     result = fuzzed(project, pool, tmp_path, backend=PLANTED, time_budget=8.0)
     assert result["elapsed_s"] < 8.0 + 10  # one example past the budget at most (each takes milliseconds)
-    assert result["examples_run"] > 40
+    # The clock, not an example count, ended the search: it ran its whole share of the budget.
+    # (How many examples fit in it depends on the machine's load, so that is not asserted.)
+    assert result["elapsed_s"] >= fuzz.SEARCH_SHARE * 8.0 and result["examples_run"] < fuzz.UNBOUNDED_EXAMPLES
     assert {f["signature"] for f in result["findings"]} == {GROUPED, TRANSPOSED}
 
 

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -143,14 +144,15 @@ def step_named(job: dict, step: str) -> dict:
 
 
 def nightly(step: str, cwd: Path, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
-    """Run one step as the workflow does, from `cwd`; its outputs as a dict."""
-    output = cwd / "github_output"
-    output.write_text("")
-    done = subprocess.run([sys.executable, str(NIGHTLY), step], capture_output=True, text=True, cwd=cwd, timeout=900,
-                          env=clean_env(GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(cwd / "summary.md"),
-                                        PYTHONPATH=str(REPO), **env))
-    values = dict(line.split("=", 1) for line in output.read_text().splitlines())
-    output.unlink()
+    """Run one step as the workflow does, from `cwd`; its outputs as a dict. The outputs file is
+    the call's own: tests in other workers run steps from the same `cwd` (the repository)."""
+    with tempfile.TemporaryDirectory() as private:
+        output = Path(private) / "github_output"
+        output.write_text("")
+        done = subprocess.run([sys.executable, str(NIGHTLY), step], capture_output=True, text=True, cwd=cwd,
+                              timeout=900, env=clean_env(GITHUB_OUTPUT=str(output), PYTHONPATH=str(REPO),
+                                                         GITHUB_STEP_SUMMARY=str(cwd / "summary.md"), **env))
+        values = dict(line.split("=", 1) for line in output.read_text().splitlines())
     return done, values
 
 
