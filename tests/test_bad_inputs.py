@@ -478,14 +478,30 @@ def run_bad(bad: Bad, root: Path) -> tuple[int, str, bool]:
     return done.returncode, done.stdout + "\n" + done.stderr, (root / "report.json").exists()
 
 
+class _RunOnDemand(dict):
+    """Each row run when its test asks for it."""
+
+    def __init__(self, base: Path):
+        super().__init__()
+        self.base, self.rows = base, {bad.id: bad for bad in BAD}
+
+    def __missing__(self, key: str) -> tuple[int, str, bool]:
+        self[key] = run_bad(self.rows[key], self.base / key)
+        return self[key]
+
+
 @pytest.fixture(scope="module")
 def bad_runs(request, tmp_path_factory) -> dict[str, tuple[int, str, bool]]:
-    """Runs of the rows selected in this session, two at a time."""
+    """Runs of the rows selected in this session: under pytest-xdist each worker runs the rows it
+    is given (every worker holds every item, so running them all ahead ran each row once per
+    worker); in one process, all of them ahead, two at a time."""
+    base = tmp_path_factory.mktemp("bad_inputs")
+    if hasattr(request.config, "workerinput"):
+        return _RunOnDemand(base)
     rows = [item.callspec.params["bad"] for item in request.session.items
             if getattr(item, "originalname", None) == "test_bad_input_gives_its_exact_line"
             and item.path == request.path]
     selected = [bad for bad in rows if not (bad.needs and missing([bad.needs]))]   # the others skip
-    base = tmp_path_factory.mktemp("bad_inputs")
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futures = {bad.id: pool.submit(run_bad, bad, base / bad.id) for bad in selected}
         return {key: future.result() for key, future in futures.items()}
