@@ -4,7 +4,7 @@ Ids read `module/<name>`. The same description works in a --cases-file entry wit
 """
 from harness.families.module import module_case
 
-BLOCKS = "cases.models.blocks"
+BLOCKS = "harness.cases.models.blocks"
 FEATURES = [{"shape": [4, 16]}]
 
 CASES = [

@@ -23,7 +23,14 @@ from harness.files import display_path
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.expectations import Expectations, load_expectations
 from harness.inputs.ini import find_ini
-from harness.inputs.registry import case_module_ids, case_modules, check_unique, load_case_module, load_cases_file
+from harness.inputs.registry import (
+    BUILT_IN_CASES,
+    case_module_ids,
+    case_modules,
+    check_unique,
+    load_case_module,
+    load_cases_file,
+)
 from harness.installation.packages import version_text
 from harness.reports import read_report
 from harness.settings import Settings, add_arguments
@@ -79,6 +86,17 @@ class Project:
         self._add_cases_files(found)
         check_unique([c for cases in found.values() for c in cases])
         return found
+
+    def cases_at(self, path: Path) -> list[Case] | None:
+        """The cases pytest collects under this file, however the path reaches it (`pytest --pyargs
+        harness.cases` in a checkout collects harness/cases/*.py, a link to cases/*.py)."""
+        if path in self.module_cases:
+            return self.module_cases[path]
+        return self._by_real_path.get(path.resolve())
+
+    @functools.cached_property
+    def _by_real_path(self) -> dict[Path, list[Case]]:
+        return {path.resolve(): cases for path, cases in self.module_cases.items()}
 
     @property
     def cases(self) -> list[Case]:
@@ -162,7 +180,12 @@ class Project:
 
     @functools.cached_property
     def _modules(self) -> list[Path]:
-        return case_modules(self.settings.cases_dirs)
+        return case_modules(self.case_dirs)
+
+    @property
+    def case_dirs(self) -> list[Path]:
+        """The folders of its case modules: the settings', and the built-in cases unless left out."""
+        return [*self.settings.cases_dirs, *([BUILT_IN_CASES] if self.settings.builtin_cases else [])]
 
     def _add_cases_files(self, found: dict[Path, list[Case]]) -> None:
         """--cases-file cases join the first case module of their family (collected with it), or,

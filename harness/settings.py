@@ -107,6 +107,14 @@ def _version_pair(value: str) -> str | None:
     return None
 
 
+def boolean(text: str) -> bool:
+    """An ini's truth value, as pytest reads a "bool" ini key (its error names the type: "boolean")."""
+    lowered = text.strip().lower()
+    if lowered not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+        raise ValueError(text)
+    return lowered in ("true", "yes", "on", "1")
+
+
 def _versions(pairs: list[str]) -> dict[str, str]:
     """NAME=VERSION pairs; the names are checked against the expectations' conditions later."""
     return {name.strip(): version.strip() for name, _, version in (p.partition("=") for p in pairs)}
@@ -133,6 +141,10 @@ class Settings:
         ["cases"], "--cases-dir", "a directory of case modules, in place of the ini's e2e_cases_dirs "
         "(repeatable; default: cases)", ini="e2e_cases_dirs", ini_type="paths", many=True, path=True,
         check=_directory, shared=True, metavar="DIR")
+    builtin_cases: bool = setting(
+        "true", None, "whether the harness's built-in cases (the package harness.cases: pytest --pyargs harness.cases "
+        "runs them) are cases of this project, which its expectation files may name (default: true)",
+        ini="e2e_builtin_cases", type=boolean, shared=True)
     configs_dirs: list[Path] = setting(
         ["configs"], "--configs-dir", "an extra directory of backend configs, beside the ini's e2e_configs_dirs "
         "(repeatable; default: configs)", ini="e2e_configs_dirs", ini_type="paths", many=True, extend=True,

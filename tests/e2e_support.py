@@ -94,7 +94,9 @@ class Project:
         self.pytester = pytester
         (self.path / "cases").mkdir(exist_ok=True)
         (self.path / "configs").mkdir(exist_ok=True)
-        (self.path / "pytest.ini").write_text("[pytest]\ntestpaths = cases\ne2e_backends = eager\n")
+        # The built-in cases left out: a tiny project's ids and expectations are its own.
+        (self.path / "pytest.ini").write_text("[pytest]\ntestpaths = cases\ne2e_backends = eager\n"
+                                              "e2e_builtin_cases = false\n")
         (self.path / "cases" / "tiny.py").write_text(TINY_CASES)
         (self.path / "conftest.py").write_text(PROBE_CONFTEST)
         shutil.copy(REPO / "configs" / "eager.yaml", self.path / "configs" / "eager.yaml")

@@ -1,7 +1,7 @@
 """Small nn.Modules in the shapes compiler teams test end to end; cases/module.py names their inputs.
 
-Importable in a worker as `cases.models.blocks:<Name>` (the rootdir is on its path). This directory is
-not a case module itself: only cases/*.py are.
+Importable in a worker as `harness.cases.models.blocks:<Name>`, from the wheel as from a checkout. This
+directory is not a case module itself: only cases/*.py are.
 """
 import torch
 import torch.nn.functional as F

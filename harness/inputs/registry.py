@@ -16,10 +16,17 @@ from harness.files import display_path, where
 from harness.inputs.yamlio import load_yaml
 from harness.spec import Case
 
+# The harness's own cases, the package harness.cases (in a checkout, a link to the top-level cases/).
+BUILT_IN_CASES = Path(__file__).parents[1] / "cases"
+
 
 def case_modules(dirs: Iterable[Path]) -> list[Path]:
-    """The case modules of the given directories: every *.py not starting with '_'."""
-    return [p for d in dirs for p in sorted(Path(d).glob("*.py")) if not p.name.startswith("_")]
+    """The case modules of the given directories: every *.py not starting with '_', each file once
+    however it is reached (the built-in cases are cases/ too in a checkout)."""
+    found: dict[Path, Path] = {}
+    for path in (p for d in dirs for p in sorted(Path(d).glob("*.py")) if not p.name.startswith("_")):
+        found.setdefault(path.resolve(), path)
+    return list(found.values())
 
 
 def load_case_module(path: Path, options: Mapping[str, Any] | None = None) -> list[Case]:

@@ -26,7 +26,7 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector):
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     runner = parent.config.stash.get(RUNNER, None)
-    if runner is not None and file_path in runner.module_cases:
+    if runner is not None and runner.project.cases_at(file_path) is not None:
         return CaseModule.from_parent(parent, path=file_path)
     return None
 
@@ -36,7 +36,7 @@ class CaseModule(pytest.File):
 
     def collect(self):
         runner = self.config.stash[RUNNER]
-        for case in runner.module_cases[self.path]:
+        for case in runner.project.cases_at(self.path):
             for backend in runner.backends_for(case):
                 yield CaseItem.from_parent(self, name=f"{case.id}[{backend}]", case=case, backend=backend)
 
@@ -60,7 +60,7 @@ class CaseItem(pytest.Item):
         super().__init__(**kwargs)
         self.case, self.backend = case, backend
         runner = self.config.stash[RUNNER]
-        for marker in ("e2e", *(m for m in runner.families[case.family].markers if m in case.tags)):
+        for marker in ("e2e", case.family, *(m for m in runner.families[case.family].markers if m in case.tags)):
             self.add_marker(_mark(marker))
         self.extra_keyword_matches.update(case.tags)  # `-k transposed` selects by tag
         self.add_marker(_timeout_mark(runner.timeout(case, backend) * runner.most_attempts + OUTER_GUARD_SLACK))

@@ -4,6 +4,7 @@ order (longest first), and the workers stopped at unconfigure."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(e)) from None
     _collect_discovered(config, runner)
     config.addinivalue_line("markers", "e2e: an end-to-end case run through a backend")
-    for marker in sorted({m for family in runner.families.values() for m in family.markers}):
+    for name in sorted(runner.families):
+        config.addinivalue_line("markers", f"{name}: the cases of the family {name} (torch-backend-e2e)")
+    for marker in sorted({m for family in runner.families.values() for m in family.markers} - set(runner.families)):
         config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
     config.stash[RUNNER] = runner
     config.stash[DURATIONS] = _durations(config)   # before this run's report replaces the last one
@@ -43,11 +46,26 @@ def _runs_cases(config: pytest.Config) -> bool:
 
 def _collects_cases(config: pytest.Config, project: Project) -> bool:
     """Whether a path pytest collects holds cases (`pytest tests` in a checkout collects none)."""
-    here = Path(config.invocation_params.dir)
-    collected = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    collected = _collected(config)
     homes = [Path(p).resolve() for p in [*project.settings.cases_dirs, *project.settings.cases_files,
-                                         *project.discovered.cases]]
+                                         *project.discovered.cases, *project.case_dirs]]
     return any(a == h or a in h.parents or h in a.parents for a in collected for h in homes)
+
+
+def _collected(config: pytest.Config) -> list[Path]:
+    """The paths pytest's arguments name, a --pyargs package by its folder (resolved)."""
+    here = Path(config.invocation_params.dir)
+    paths = []
+    for arg in config.args:
+        path = here / arg.split("::")[0]
+        if config.option.pyargs and not path.exists():
+            with contextlib.suppress(ImportError, ValueError):
+                spec = importlib.util.find_spec(arg.split("::")[0])
+                origin = spec and spec.origin and Path(spec.origin)
+                if origin:
+                    path = origin.parent if origin.name == "__init__.py" else origin
+        paths.append(path.resolve())
+    return paths
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -83,8 +101,7 @@ def _durations(config: pytest.Config) -> dict[str, float]:
 def _collect_discovered(config: pytest.Config, runner: Runner) -> None:
     """The folders of the cases a family discovered join the paths pytest collects, so that they
     are collected wherever the run starts (unless a path given already holds them)."""
-    here = Path(config.invocation_params.dir)
-    collected = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    collected = _collected(config)
     for folder in dict.fromkeys(path.parent for path in runner.discovered.cases):
         if not any(folder == path or path in folder.parents for path in collected):
             config.args.append(str(folder))
