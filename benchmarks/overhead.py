@@ -42,7 +42,7 @@ BARE_LOOP = """
 import fnmatch, sys, time
 import yaml
 from pathlib import Path
-from harness.backend import CaseContext, create_backend
+from harness.backend import case_context, create_backend
 from harness.inputs.configs import load_configs
 from harness.families.loader import default_options, load_families
 from harness.worker.execute import execute
@@ -60,7 +60,8 @@ failed = 0
 for case in cases:
     try:
         family = families[case.family].worker_request(case.params)
-        outcome, _ = execute(case.to_json(), family, config.to_json(), backend, CaseContext(lambda phase: None))
+        context = case_context(case.to_json(), lambda phase: None)
+        outcome, _ = execute(case.to_json(), family, config.to_json(), backend, context)
         failed += outcome.value != "passed"
     except Exception:
         failed += 1

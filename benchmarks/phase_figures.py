@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 import harness.backends.mlir as mlir_backend
-from harness.backend import CaseContext, create_backend
+from harness.backend import case_context, create_backend
 from harness.families.loader import default_options, load_families
 from harness.inputs.configs import load_configs
 from harness.inputs.registry import case_modules, load_case_module
@@ -88,7 +88,7 @@ def one_pass(cases, families, config, backend) -> tuple[float, float, int]:
         started = time.perf_counter()
         try:
             execute(case.to_json(), families[case.family].worker_request(case.params), config.to_json(), backend,
-                    CaseContext(enter))
+                    case_context(case.to_json(), enter))
         except Exception:  # noqa: BLE001 - an expected failure's time counts as a worker spends it
             pass
         total += time.perf_counter() - started

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.backend import CaseContext, create_backend
+from harness.backend import case_context, create_backend
 from harness.families.interface import load_builder
 from harness.families.loader import load_families
 from harness.inputs.configs import load_configs
@@ -30,7 +30,7 @@ def worst_errors(config, cases) -> dict[str, tuple[float, str]]:
         family = FAMILIES[case.family]
         built = load_builder(family.worker_request(case.params))(case)
         try:
-            context = CaseContext(lambda phase: None)
+            context = case_context(case.to_json(), lambda phase: None)
             artifact = backend.compile(built.program, context)
             got = as_outputs(built.program.output_names,
                              backend.run(artifact, built.input_sets[0], context))

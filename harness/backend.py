@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import types
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -24,10 +25,17 @@ PhaseSetter = Callable[[Phase], None]
 @dataclasses.dataclass
 class CaseContext:
     """One case as a backend sees it, new for every case (as lit hands each test to its format's
-    `execute`): the backend says which phase the case is in, notes facts for the report, and
-    records each stage's input in the bundle."""
+    `execute`): which case it is, so that a backend can refuse what it does not support with one
+    message (`if case.params.get("dilation") ...: raise NotImplementedError(...)`); the backend
+    says which phase the case is in, notes facts for the report, and records each stage's input in
+    the bundle."""
 
     enter: PhaseSetter   # enter(Phase.LOWER): the case is in that phase now (a crash or hang is blamed on it)
+    id: str = ""         # the case id, e.g. "conv_backward/2d/dil2"
+    family: str = ""     # the family that built it, e.g. "conv_backward"
+    # Its parameters, read-only, in its family's schema (docs/reference/case-params.md).
+    params: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    tags: tuple[str, ...] = ()   # its tags, derived (rank2, dilated, grouped, ...) and written
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)  # JSON-able; kept even when the case fails
     bundle: Any = None   # harness.worker.bundle.Bundle with --artifacts-dir (the IR of each stage), else None
     # Deterministic size figures, noise-free on a shared machine: ops after each stage
@@ -89,6 +97,12 @@ class Standalone:
 
 
 STANDALONE_SCRIPTS = Path(__file__).parent / "backends" / "standalone"
+
+
+def case_context(case: Mapping[str, Any], enter: PhaseSetter, **fields: Any) -> CaseContext:
+    """The context of a case given as `Case.to_json()` gives it (what a worker receives)."""
+    return CaseContext(enter, id=case["id"], family=case["family"], params=types.MappingProxyType(case["params"]),
+                       tags=tuple(case.get("tags", ())), **fields)
 
 
 def load_object(path: str) -> Any:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from extras import needs
 
-from harness.backend import CaseContext, create_backend
+from harness.backend import case_context, create_backend
 from harness.families.opinfo import OPINFO, OPINFO_GRAD
 from harness.families.opinfo import params as opinfo_params
 from harness.families.opinfo.params import case_id, exclusions, load_manifests, samples
@@ -45,7 +45,7 @@ def run(case: Case, backend: str) -> tuple[Outcome, str, dict]:
     config = load_configs([REPO / "configs"])[backend].to_json()
     instance = create_backend(backend, config["class"], config.get("options", {}))
     family = {f.name: f for f in (OPINFO, OPINFO_GRAD)}[case.family].worker_request(case.params)
-    context = CaseContext(lambda phase: None)
+    context = case_context(case.to_json(), lambda phase: None)
     outcome, message, _ = execute(case.to_json(), family, config, instance, context)
     return outcome, message, context.notes
 

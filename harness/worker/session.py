@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.backend import CaseContext, create_backend
+from harness.backend import case_context, create_backend
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 from harness.protocol import CaseResult, Message, PhaseEvent, RunRequest
 from harness.worker.bundle import Bundle
@@ -50,7 +50,7 @@ class Session:
         first_use = request.backend["name"] not in self.reported
         bundle = request.bundle
         # this case's alone: nothing of it outlives the case
-        context = CaseContext(clock.enter, threads=request.perf.threads if request.perf else None)
+        context = case_context(request.case, clock.enter, threads=request.perf.threads if request.perf else None)
         perf = None
         try:
             context.bundle = Bundle(Path(bundle.path)) if bundle else None
