@@ -38,6 +38,10 @@ def _perturb(outputs, how):
     first = outputs[0]
     if how == "wrong_values":
         first.mul_(1.01).add_(0.5)
+    elif how == "wrong_values_all":   # every floating output: the message must name each one
+        for o in outputs:
+            if isinstance(o, torch.Tensor) and o.is_floating_point():
+                o.mul_(1.01).add_(0.5)
     elif how == "nan":
         first.view(-1)[0] = float("nan")
     elif how == "wrong_shape":
@@ -84,7 +88,7 @@ FAULTS = {
     "native_hang": native_fault("fake_pattern_hang"),
     "native_crash": native_fault("fake_pass_crash"),
 }
-RESULT_FAULTS = {"wrong_values", "nan", "wrong_shape", "wrong_dtype"}
+RESULT_FAULTS = {"wrong_values", "wrong_values_all", "nan", "wrong_shape", "wrong_dtype"}
 
 
 class FaultyBackend(Backend):

@@ -1,6 +1,7 @@
 """harness.worker.compare: what matches, what does not, and what the message says."""
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -59,11 +60,108 @@ def test_mismatch_count_is_exact():
     assert "worst at index [2]" in message  # ties: the first
 
 
-def test_only_the_first_bad_output_is_named():
+def test_one_bad_output_of_several_is_one_line_naming_it():
     w1, w2 = out(golden(seed=2), name="grad_input"), out(golden(seed=3), name="grad_weight")
     bad = out(w2.values + 1, name="grad_weight")
     message = compare([w1, bad], [w1, w2], "float32", TOL, {})
-    assert message.startswith("grad_weight: ")
+    assert message.startswith("grad_weight: ") and "\n" not in message
+
+
+BACKWARD = ("grad_input", "grad_weight", "grad_bias")
+
+
+def test_every_bad_output_is_named_with_its_worst_element():
+    """Each output perturbed at its own element: each gets a line with that element, in output order."""
+    wants = [out(golden((2, 3), seed=i), name=n) for i, n in enumerate(BACKWARD)]
+    worst = {"grad_input": (0, 1), "grad_weight": (1, 2), "grad_bias": (1, 0)}
+    gots = []
+    for w in wants:
+        g = w.values.copy()
+        g[worst[w.name]] += 0.25
+        gots.append(out(g, name=w.name))
+    message = compare(gots, wants, "float32", TOL, {})
+    lines = message.splitlines()
+    assert lines[0] == "3 of 3 outputs differ: grad_input, grad_weight, grad_bias"
+    assert len(lines) == 4
+    for line, g, w in zip(lines[1:], gots, wants):
+        at = worst[w.name]
+        assert line.startswith(f"{w.name}: 1 of 6 elements differ beyond tolerance; max abs error 0.25, "), line
+        assert f"worst at index {list(at)}: got {g.values[at]:.6g}, want {w.values[at]:.6g}; " in line, line
+
+
+def test_the_header_names_only_the_outputs_that_differ():
+    wants = [out(golden(seed=i), name=n) for i, n in enumerate(BACKWARD)]
+    gots = [out(wants[0].values + 1, name="grad_input"), wants[1], out(wants[2].values * 2, name="grad_bias")]
+    lines = compare(gots, wants, "float32", TOL, {}).splitlines()
+    assert lines[0] == "2 of 3 outputs differ: grad_input, grad_bias"
+    assert [line.split(":")[0] for line in lines[1:]] == ["grad_input", "grad_bias"]
+
+
+def test_shape_dtype_values_and_nan_problems_are_each_named():
+    w = [out(golden((2, 2), seed=i), name=n) for i, n in enumerate(("a", "b", "c", "d"))]
+    nan = w[3].values.copy()
+    nan[1, 1] = np.nan
+    got = [out(golden((2, 3)), name="a"), out(w[1].values, "float64", name="b"),
+           out(w[2].values + 1, name="c"), out(nan, name="d")]
+    lines = compare(got, w, "float32", TOL, {}).splitlines()
+    assert lines == ["4 of 4 outputs differ: a, b, c, d",
+                     "a: shape [2, 3] differs from expected [2, 2]",
+                     "b: dtype float64 differs from expected float32",
+                     lines[3], lines[4]]
+    assert lines[3].startswith("c: 4 of 4 elements differ beyond tolerance; ")
+    assert lines[4].startswith("d: 1 NaN and 0 Inf where the golden value is finite") and "[1, 1]" in lines[4]
+
+
+def test_every_wrong_integer_output_is_named_with_its_first_difference():
+    ints = [Output(n, np.arange(6).reshape(2, 3), "int64") for n in ("values", "counts")]
+    got = [dataclasses.replace(o, values=o.values + np.eye(2, 3, k=i, dtype=int)) for i, o in enumerate(ints)]
+    lines = compare(got, ints, "float32", TOL, {}, reference=ints).splitlines()
+    assert lines == ["2 of 2 outputs differ: values, counts",
+                     "values: 2 of 6 elements differ (compared exactly); first at index [0, 0]: got 1, want 0",
+                     "counts: 2 of 6 elements differ (compared exactly); first at index [0, 1]: got 2, want 1"]
+
+
+def test_every_wrong_selection_is_named():
+    source = np.array([[3.0, 1.0, 2.0], [5.0, 5.0, 4.0]])
+    want = [Output(n, np.array([0, 0]), "int64") for n in ("indices", "argmax")]
+    got = [Output("indices", np.array([1, 0]), "int64"), Output("argmax", np.array([0, 2]), "int64")]
+    lines = compare(got, want, "float32", TOL, {}, reference=want,
+                    selections={"indices": (source, 1), "argmax": (source, 1)}).splitlines()
+    assert lines[0] == "2 of 2 outputs differ: indices, argmax"
+    assert lines[1].startswith("indices: 1 of 2 elements differ (by the input's values they select")
+    assert lines[1].endswith("first at index [0]: got 1.0, want 3.0")
+    assert lines[2].endswith("first at index [1]: got 4.0, want 5.0")
+
+
+def test_every_output_past_the_ratio_rule_is_named():
+    """The model family's rule: each floating output against eager's own error."""
+    wants = [out(golden(seed=i), name=n) for i, n in enumerate(("logits", "hidden"))]
+    eager = [out(w.values + 1e-4, name=w.name) for w in wants]
+    got = [out(w.values + 0.5, name=w.name) for w in wants]
+    lines = compare(got, wants, "float32", TOL, {}, reference=eager, ratio=(3.0, 1e-5)).splitlines()
+    assert lines[0] == "2 of 2 outputs differ: logits, hidden"
+    for line, name in zip(lines[1:], ("logits", "hidden")):
+        assert line.startswith(f"{name}: RMS error 0.5 against the float64 model (5e+03x eager's 0.0001) exceeds ")
+    assert compare([got[0], eager[1]], wants, "float32", TOL, {}, reference=eager, ratio=(3.0, 1e-5)) == lines[1]
+
+
+def test_relative_error_is_not_made_up_where_the_golden_is_zero():
+    zeros = np.zeros((2, 3))
+    message = check(out(zeros + 0.5), out(zeros))
+    assert "max abs error 0.5, rel error n/a (want 0); " in message
+    assert "worst at index [0, 0]: got 0.5, want 0; " in message
+    assert "e+" not in message
+
+
+def test_relative_error_leaves_out_zero_goldens_and_says_so():
+    w = np.array([0.0, 2.0, 0.0, 4.0])
+    g = np.array([0.1, 2.2, 0.0, 4.0])   # 0.1 off a zero golden, 10% off the 2
+    message = check(out(g), out(w))
+    assert "2 of 4 elements differ beyond tolerance; max abs error 0.2, " in message
+    assert "max rel error 0.1 (n/a at 1 failing element where want is 0); " in message
+    g[2] = -0.1
+    assert "(n/a at 2 failing elements where want is 0)" in check(out(g), out(w))
+    assert "max rel error 0.1; " in check(out(w * 1.1), out(w))   # a zero golden matched: nothing to say
 
 
 def test_output_count_mismatch():

@@ -52,6 +52,11 @@ FAULTS = [
           ("grad_input: ", " of 32 elements differ beyond tolerance", "max abs error", "max rel error",
            "worst at index", "tolerance rtol=0.0003, atol=0.0004"),  # from the config
           "mismatch: grad_input: N of N elements differ beyond tolerance"),
+    # Every output wrong: each is named with its own detail; the signature is still grad_input's alone.
+    Fault("fake-wrong-values-all", "wrong_values_all", "compile", "conv_backward/2d/tiny", "mismatch", "compare",
+          ("3 of 3 outputs differ: grad_input, grad_weight, grad_bias\n", "\ngrad_input: ", "\ngrad_weight: ",
+           "\ngrad_bias: "),
+          "mismatch: grad_input: N of N elements differ beyond tolerance"),
     Fault("fake-nan", "nan", "compile", "conv_forward/2d/tiny", "mismatch", "compare",
           ("output: ", "1 NaN and 0 Inf where the golden value is finite", "first at index [0, 0, 0, 0]: got nan"),
           "mismatch: output: N NaN and N Inf where the golden value is finite, N finite where it is not, "
@@ -128,6 +133,15 @@ def test_fault_fails_its_pytest_item_with_the_harness_message(fault_run, fault):
     assert f"{fault.outcome} in phase {fault.recorded_phase}" in section
     assert "params: {'input_shape':" in section
     assert "Traceback" not in section and "runtest" not in section
+
+
+def test_every_wrong_output_has_its_own_line_with_its_worst_element(fault_run):
+    message = fault_run.record("fake-wrong-values-all", "conv_backward/2d/tiny")["message"]
+    lines = message.splitlines()
+    assert len(lines) == 4, message
+    for line, (name, size) in zip(lines[1:], [("grad_input", 32), ("grad_weight", 36), ("grad_bias", 2)]):
+        assert re.match(rf"{name}: \d+ of {size} elements differ beyond tolerance; max abs error ", line), message
+        assert "worst at index [" in line and "tolerance rtol=0.0003, atol=0.0004" in line, message
 
 
 def test_hang_is_killed_near_its_timeout(fault_run):

@@ -600,6 +600,36 @@ def test_mismatch_on_a_later_input_set_has_the_same_signature(problem):
     assert signature("mismatch", "compare", later) == signature("mismatch", "compare", problem)
 
 
+BACKWARD_OUTPUTS = ("grad_input", "grad_weight", "grad_bias")
+
+
+def several_outputs_message(bad_names, index=0):
+    """compare()'s message for the three backward outputs with `bad_names` off by 1, and the note
+    harness.worker.execute adds on a later input set."""
+    want = [out(np.random.default_rng(i).uniform(-1, 1, (4, 4)), name) for i, name in enumerate(BACKWARD_OUTPUTS)]
+    got = [out(w.values + (w.name in bad_names), w.name) for w in want]
+    message = compare(got, want, "float32", (1e-6, 1e-6), {})
+    first, newline, rest = message.partition("\n")
+    return f"{first} (input set {index + 1}: shapes [[4, 4]]){newline}{rest}" if index else message
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_bug_in_one_output_keeps_its_signature_when_other_outputs_fail_too(index):
+    alone = signature("mismatch", "compare", several_outputs_message({"grad_input"}, index))
+    assert alone == "mismatch: grad_input: N of N elements differ beyond tolerance"
+    for others in ({"grad_weight"}, {"grad_bias"}, {"grad_weight", "grad_bias"}):
+        message = several_outputs_message({"grad_input"} | others, index)
+        assert message.startswith(f"{len(others) + 1} of 3 outputs differ: grad_input, ")
+        assert signature("mismatch", "compare", message) == alone
+    both = signature("mismatch", "compare", several_outputs_message({"grad_weight", "grad_bias"}, index))
+    assert both == alone.replace("grad_input", "grad_weight")   # the first output that fails leads
+
+
+def test_only_a_mismatch_skips_the_outputs_line():
+    text = "2 of 3 outputs differ: a, b\nsomething else"
+    assert signature("runtime_error", "run", text) == "N of N outputs differ: a, b"
+
+
 def test_cut_signature_does_not_end_in_a_blank():
     result = signature("runtime_error", "run", "ValueError: " + "shape [2, 3] " * 500)
     assert result == result.rstrip()

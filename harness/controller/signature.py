@@ -4,6 +4,11 @@ One bug should give one signature across cases, shapes and runs, so everything t
 with the case is normalised away: SSA names, sizes and other numbers, file paths, addresses,
 source locations, and the op dumps MLIR appends to its diagnostics. Indices written `#1` stay:
 "operand #1" and "operand #2" are different bugs.
+
+A mismatch's signature is its first failing output's line up to the first ";" ("grad_input: N of
+N elements differ beyond tolerance"). When several outputs fail, harness.worker.compare opens the
+message with a line counting and naming them; that line is skipped, so the signature of a bug in
+one output does not change with what else fails in that case (nor with how many outputs it has).
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ _OPERATOR_NAME = re.compile(r'"torch\.operator"\(.*?<\{name = "([\w.]+)"')  # th
 # torch.onnx's errors open with the step that failed and put the cause under "## Exception summary",
 # as "<class 'torch.onnx._internal.exporter._errors.DispatchError'>: No ONNX function found for ...".
 _EXPORTER_CAUSE = re.compile(r"## Exception summary\s+<class '(?:\w+\.)*(\w+)'>: ([^\n]+)")
+# harness.worker.compare's first line when several outputs fail: "2 of 3 outputs differ: grad_input, grad_bias"
+_OUTPUTS_DIFFER = re.compile(r"^\s*\d+ of \d+ outputs differ: [^\n]*\n")
 _INPUT_SET = re.compile(r"\s*\(input set \d+: shapes .*\)$")  # harness.worker.execute's note on later input sets
 _NORMALISERS = [
     (re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]"), ""),  # terminal colours (torch.onnx's), controls
@@ -69,6 +76,8 @@ def signature(outcome: str, phase: str | None, message: str, frame: str | None =
         return _cut(f"hang in {frame} during {during}" if frame else f"timeout in {during}")
     if outcome == Outcome.CRASHED.value:
         return _crash_signature(message, frame, during)
+    if outcome == Outcome.MISMATCH.value:
+        message = _OUTPUTS_DIFFER.sub("", message, count=1)   # the first failing output's line leads
     error = first_error(message)
     if outcome == Outcome.MISMATCH.value:
         error = "mismatch: " + _INPUT_SET.sub("", error.split(";")[0])  # "grad_input: 3 of 96 elements differ ..."

@@ -9,6 +9,19 @@ An element is within tolerance when
 where K is the number of terms summed per output element (rounding error of a sum grows
 with its length, so a fixed tolerance would call a correct large case wrong) and rms(want)
 sets the absolute scale (elements near zero after cancellation carry the error of the sum).
+
+Every output is judged, and the message names each one that fails, in output order: one failing
+output is one line, "<name>: <what differs>"; several open with a line that counts and names them,
+"2 of 3 outputs differ: grad_input, grad_bias", then one such line per output. Each line carries
+its output's detail (how many elements differ, the worst one, the errors, the tolerance). The
+failure signature (harness.controller.signature) is made from the first failing output's line,
+so one output's bug keeps its signature whether or not another output fails with it. A wrong
+number of outputs is one line: which output is which is then unknown.
+
+The relative error of an element whose golden value is 0 is undefined: it is left out of "max rel
+error" and the message says at how many failing elements it is n/a ("max rel error 0.02 (n/a at 3
+failing elements where want is 0)"; "rel error n/a (want 0)" when the whole golden is 0); the
+absolute error and the worst element's got and want still show how far off it is.
 """
 from __future__ import annotations
 
@@ -58,7 +71,8 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
             tolerance_of: Callable[[str], tuple[float, float]] | None = None,
             selections: Mapping[str, tuple[np.ndarray, int | None]] = {},
             ratio: tuple[float, float] | None = None) -> str | None:
-    """None when every output matches, else a message naming the first output that does not.
+    """None when every output matches, else a message naming every output that does not (see the
+    module docstring for its layout).
 
     `reference`: the outputs of eager PyTorch at the case's dtype; each one's dtype is the expected
     dtype, and integer and boolean outputs must equal it. `unchecked`: names of outputs compared by
@@ -71,6 +85,7 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
     if len(got) != len(want):
         names = ", ".join(w.name for w in want)
         return f"expected {len(want)} outputs ({names}), got {len(got)}"
+    problems = []   # (name, what differs) of every failing output: naming the first alone hid the rest
     for index, (g, w) in enumerate(zip(got, want)):
         r = reference[index] if reference is not None else None
         expected = r.dtype if r is not None else dtype
@@ -86,8 +101,13 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
             else:
                 problem = _equal(g, r if r is not None else w)
         if problem:
-            return f"{w.name}: {problem}"
-    return None
+            problems.append((w.name, problem))
+    if not problems:
+        return None
+    lines = [f"{name}: {problem}" for name, problem in problems]
+    if len(problems) > 1:
+        lines.insert(0, f"{len(problems)} of {len(want)} outputs differ: {', '.join(n for n, _ in problems)}")
+    return "\n".join(lines)
 
 
 def _shape_and_dtype(got: Output, want: Output, dtype: str, kind_only: bool) -> str | None:
@@ -157,12 +177,22 @@ def _within(got: Output, want: Output, tolerance: tuple[float, float], reduction
     if not bad.any():
         return None
     worst = np.unravel_index(int(np.argmax(err - allowed)), err.shape)
-    rel = err / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
     return (f"{int(bad.sum())} of {err.size} elements differ beyond tolerance; "
-            f"max abs error {float(err.max()):.3g}, max rel error {float(rel.max()):.3g}; "
+            f"max abs error {float(err.max()):.3g}, {_relative_error(err, w, bad)}; "
             f"worst at index {list(map(int, worst))}: got {g[worst]:.6g}, want {w[worst]:.6g}; "
             f"tolerance rtol={rtol:g}, atol={atol:g} x max(1, rms {rms:.3g}), "
             f"scaled by sqrt({reduction}) for the reduction length")
+
+
+def _relative_error(err: np.ndarray, want: np.ndarray, bad: np.ndarray) -> str:
+    """The largest |got - want| / |want| where want is not 0; dividing by 0 (or by the smallest
+    float, as it once did) would print 1e+305 for what is an absolute error."""
+    nonzero = want != 0
+    if not nonzero.any():
+        return "rel error n/a (want 0)"
+    text = f"max rel error {float((err[nonzero] / np.abs(want[nonzero])).max()):.3g}"
+    at_zero = int((bad & ~nonzero).sum())
+    return text + (f" (n/a at {at_zero} failing element{'s' * (at_zero > 1)} where want is 0)" if at_zero else "")
 
 
 def _non_finite(g: np.ndarray, w: np.ndarray) -> str | None:

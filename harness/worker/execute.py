@@ -66,8 +66,10 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
                           tolerance_of=lambda d: _tolerance(backend_spec, d),
                           selections={name: (_to_output("source", inputs[position]).values, dim)
                                       for name, (position, dim) in built.selects.items()})
-        shapes = f" (input set {index + 1}: shapes {[list(t.shape) for t in inputs]})" if problem and index else ""
-        return problem and problem + shapes
+        if not problem or not index:
+            return problem
+        first, newline, rest = problem.partition("\n")   # the note ends the first line: it is every output's
+        return f"{first} (input set {index + 1}: shapes {[list(t.shape) for t in inputs]}){newline}{rest}"
 
     return _run_input_sets(built, backend, context, goldens, judge, perf)
 
