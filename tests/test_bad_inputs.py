@@ -99,7 +99,7 @@ BAD = [
     Bad("xfail-unknown-key", "an unknown key in an entry",
         {"xfail/eager.yaml": _entry("  reasn: y\n")}, (),
         "xfail/eager.yaml:1: unknown key 'reasn'; allowed keys are id, issue, nondeterministic, phase, reason, "
-        "timeout, when"),
+        "signature, timeout, when"),
     Bad("xfail-nondeterministic-not-a-flag", "`nondeterministic: sometimes`",
         {"xfail/eager.yaml": _entry("  nondeterministic: sometimes\n")}, (),
         "xfail/eager.yaml:1: nondeterministic must be true or false, not 'sometimes'"),
@@ -120,6 +120,9 @@ BAD = [
     Bad("xfail-id-not-a-string", "an id that is not a string",
         {"xfail/eager.yaml": "- id: 7\n  reason: x\n"}, (),
         "xfail/eager.yaml:1: 'id' must be a non-empty string"),
+    Bad("xfail-signature-not-a-string", "a signature that is not a string",
+        {"xfail/eager.yaml": _entry("  signature: [a]\n")}, (),
+        "xfail/eager.yaml:1: 'signature' must be a non-empty string"),
     Bad("xfail-dead-id", "a dead id (matches no case)",
         {"xfail/eager.yaml": _entry(case="conv_backward/2d/gone")}, (),
         "xfail/eager.yaml:1: id 'conv_backward/2d/gone' matches no case; delete the entry or fix the id "

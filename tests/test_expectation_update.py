@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from harness.errors import HarnessInputError
 from harness.inputs.expectations import load_expectations
@@ -290,36 +291,150 @@ def test_without_the_registry_a_glob_narrows_to_what_the_run_saw(project):
 
 # ------------------------------------------------------------------------------------ phases
 
-def test_a_changed_phase_is_rewritten_in_place(project):
-    settle(project, world(conv_backward__2d__transposed_b=("compile_error", "compile")))
+# A failure in another phase is another failure: the entry's reason, measured on the old one, would
+# now be false, so the reason and signature are rewritten from the new one (issue 42).
+
+def test_a_changed_phase_rewrites_the_entry_in_place(project):
+    settle(project, world(conv_backward__2d__transposed_b=("compile_error", "compile")),
+           signatures={"conv_backward/2d/transposed_b": "linalg.generic op has a bad operand"})
     assert project.text("xfail") == XFAIL.replace("""\
 - id: conv_backward/2d/transposed_b
-  phase: lower""", """\
+  phase: lower
+  reason: *legalize
+""", """\
+# review: reason rewritten by --update-expectations (phase lower -> compile); check it
 - id: conv_backward/2d/transposed_b
-  phase: compile""")
+  phase: compile
+  reason: linalg.generic op has a bad operand
+  signature: linalg.generic op has a bad operand
+""")
 
 
 def test_a_phase_in_a_flow_mapping_is_rewritten_in_place(project):
-    settle(project, world(conv_forward__2d__basic=("runtime_error", "run")))
-    assert "- {id: conv_forward/2d/basic, phase: run, reason: *legalize}\n" in project.text("xfail")
+    settle(project, world(conv_forward__2d__basic=("runtime_error", "run")),
+           signatures={"conv_forward/2d/basic": "boom"})
+    assert ("# review: reason rewritten by --update-expectations (phase compile -> run); check it\n"
+            "- {id: conv_forward/2d/basic, phase: run, reason: boom, signature: boom}\n") in project.text("xfail")
 
 
-def test_a_glob_whose_cases_all_moved_to_one_phase_keeps_its_id(project):
-    now = world(**{f"conv_backward__{d}__groups{g}": ("compile_error", "compile") for d in ("1d", "2d", "3d")
-                   for g in (2, 4)})
-    settle(project, now)
-    assert XFAIL.replace('- id: "conv_backward/*/groups*"   # every grouped case\n  phase: lower',
-                         '- id: "conv_backward/*/groups*"   # every grouped case\n  phase: compile') \
+def test_a_glob_whose_cases_all_moved_to_one_failure_keeps_its_id(project):
+    grouped = [f"conv_backward/{d}/groups{g}" for d in ("1d", "2d", "3d") for g in (2, 4)]
+    now = {**MEASURED, **{c: ("compile_error", "compile") for c in grouped}}
+    settle(project, now, signatures={c: "grouped compile fails" for c in grouped})
+    assert XFAIL.replace('- id: "conv_backward/*/groups*"   # every grouped case\n  phase: lower\n'
+                         '  reason: grouped decomposition builds a bad shape\n',
+                         '# review: reason rewritten by --update-expectations (phase lower -> compile); check it\n'
+                         '- id: "conv_backward/*/groups*"   # every grouped case\n  phase: compile\n'
+                         '  reason: grouped compile fails\n  signature: grouped compile fails\n') \
         == project.text("xfail")
 
 
-def test_a_glob_with_mixed_phases_is_split(project):
-    settle(project, world(conv_backward__2d__groups4=("mismatch", "compare")))
-    entries = {e.pattern: e.phase for e in project.load().entries if "groups" in e.pattern}
-    assert entries == {"conv_backward/1d/groups2": Phase.LOWER, "conv_backward/2d/groups2": Phase.LOWER,
-                       "conv_backward/2d/groups4": Phase.COMPARE, "conv_backward/3d/groups2": Phase.LOWER,
-                       "conv_backward/3d/groups4": Phase.LOWER}
+def test_a_glob_with_mixed_phases_is_split_and_the_moved_case_gets_its_own_reason(project):
+    settle(project, world(conv_backward__2d__groups4=("mismatch", "compare")),
+           signatures={"conv_backward/2d/groups4": "mismatch: grad_input: N of N elements differ"})
+    entries = {e.pattern: (e.phase, e.reason) for e in project.load().entries if "groups" in e.pattern}
+    old = "grouped decomposition builds a bad shape"
+    assert entries == {"conv_backward/1d/groups2": (Phase.LOWER, old), "conv_backward/2d/groups2": (Phase.LOWER, old),
+                       "conv_backward/2d/groups4": (Phase.COMPARE, "mismatch: grad_input: N of N elements differ"),
+                       "conv_backward/3d/groups2": (Phase.LOWER, old), "conv_backward/3d/groups4": (Phase.LOWER, old)}
     assert "(1 failed in another phase)" in project.text("xfail")
+
+
+# ------------------------------------------------------------- a changed failure (issue 42)
+
+DILATION = "unsupported: dilation"
+DILATED = ["conv_backward/2d/groups2", "conv_backward/2d/groups4"]
+
+
+def test_a_fixed_cause_leaves_no_reason_that_describes_it(tmp_path):
+    # The measured bug: a backend's dilation refusal was fixed, the cases then failed in compare,
+    # and the update changed the phase but kept "unsupported: dilation".
+    project = Project(tmp_path, xfail="[]\n", crash="[]\n")
+    refused = {c: ("compile_error", "lower") for c in DILATED}
+    settle(project, refused, signatures={c: DILATION for c in DILATED})
+    assert project.text("xfail").count(f"reason: '{DILATION}'") == 2
+    fixed = {c: ("mismatch", "compare") for c in DILATED}
+    settle(project, fixed, signatures={c: "mismatch: grad_input: N of N elements differ" for c in DILATED})
+    assert "dilation" not in project.text("xfail")
+    assert [(e.phase, e.reason, e.signature) for e in project.load().entries] == [
+        (Phase.COMPARE, "mismatch: grad_input: N of N elements differ", "mismatch: grad_input: N of N elements differ")
+    ] * 2
+
+
+def test_a_changed_signature_in_the_same_phase_rewrites_the_reason(tmp_path):
+    project = Project(tmp_path, xfail=f"""\
+- id: conv_backward/2d/groups2
+  phase: lower
+  reason: dilation is refused   # measured on 20261001
+  signature: '{DILATION}'
+  issue: https://example.com/7
+""", crash="[]\n")
+    settle(project, {"conv_backward/2d/groups2": ("compile_error", "lower")},
+           signatures={"conv_backward/2d/groups2": "failed to legalize 'torch.aten.convolution'"})
+    assert project.text("xfail") == """\
+# review: reason rewritten by --update-expectations (another signature); check it and the issue
+- id: conv_backward/2d/groups2
+  phase: lower
+  reason: failed to legalize 'torch.aten.convolution'   # measured on 20261001
+  signature: failed to legalize 'torch.aten.convolution'
+  issue: https://example.com/7
+"""
+
+
+def test_a_hand_written_reason_stays_while_its_failure_is_unchanged(tmp_path):
+    xfail = f"""\
+# written by --update-expectations, then its reason by hand
+- id: conv_backward/2d/groups2
+  phase: lower
+  reason: the backend refuses dilated convolutions (see the issue)
+  signature: '{DILATION}'
+"""
+    project = Project(tmp_path, xfail=xfail, crash="[]\n")
+    records = project.simulate({"conv_backward/2d/groups2": ("compile_error", "lower")},
+                               signatures={"conv_backward/2d/groups2": DILATION})
+    assert project.propose(records) == {}
+
+
+def test_without_a_signature_only_a_changed_phase_tells_a_changed_failure(project):
+    # Nothing says what a hand-written reason was measured on: it stays, and gets no signature
+    # (which would rewrite every hand-written file on its first update).
+    same_phase = project.simulate(MEASURED, signatures={c: "something else" for c in MEASURED})
+    assert project.propose(same_phase) == {}
+
+
+def test_an_anchored_reason_rewritten_moves_its_anchor_to_the_first_alias(project):
+    settle(project, world(conv_backward__2d__transposed_a=("mismatch", "compare")),
+           signatures={"conv_backward/2d/transposed_a": "mismatch: grad_weight: N of N elements differ"})
+    text = project.text("xfail")
+    assert text.count("&legalize") == 1 and text.index("transposed_b") < text.index("&legalize")
+    reasons = {e.pattern: e.reason for e in project.load().entries}
+    assert reasons["conv_backward/2d/transposed_a"] == "mismatch: grad_weight: N of N elements differ"
+    assert reasons["conv_backward/2d/transposed_b"] == reasons["conv_forward/2d/basic"] == (
+        "failed to legalize operation 'torch.aten.convolution_backward' that was explicitly marked illegal")
+
+
+def test_a_glob_case_with_another_signature_gets_an_entry_of_its_own(tmp_path):
+    project = Project(tmp_path, xfail="""\
+- id: conv_backward/*/groups*
+  phase: lower
+  reason: grouped decomposition
+  signature: bad shape
+""", crash="[]\n")
+    grouped = [c for c in IDS if "groups" in c]
+    signatures = {c: "bad shape" for c in grouped} | {"conv_backward/3d/groups4": "bad stride"}
+    settle(project, {c: ("compile_error", "lower") for c in grouped}, signatures=signatures, case_ids=IDS)
+    entries = {e.pattern: (e.reason, e.signature) for e in project.load().entries}
+    assert entries == {"conv_backward/1d/groups2": ("grouped decomposition", "bad shape"),
+                       "conv_backward/2d/groups*": ("grouped decomposition", "bad shape"),
+                       "conv_backward/3d/groups2": ("grouped decomposition", "bad shape"),
+                       "conv_backward/3d/groups4": ("bad stride", "bad stride")}
+    assert "(1 failed with another signature)" in project.text("xfail")
+
+
+def test_a_signature_must_be_a_non_empty_string(tmp_path):
+    project = Project(tmp_path, xfail="- {id: conv_backward/2d/basic, reason: r, signature: ''}\n", crash="[]\n")
+    with pytest.raises(HarnessInputError, match="'signature' must be a non-empty string"):
+        project.load()
 
 
 # ------------------------------------------------------------------------------ new failures
@@ -334,11 +449,13 @@ def test_new_failures_are_appended_for_review(project):
 - id: conv_backward/2d/basic
   phase: compare
   reason: 'grad_input: 3 of 72 elements differ'
+  signature: 'grad_input: 3 of 72 elements differ'
 
 # review: added by --update-expectations from a run on be; check the reason
 - id: conv_backward/2d/crashy
   phase: compare
   reason: 'grad_input: 3 of 72 elements differ'
+  signature: 'grad_input: 3 of 72 elements differ'
 """
 
 
@@ -367,6 +484,7 @@ def test_a_crash_of_an_expected_pass_goes_to_the_crash_set(project):
 - id: conv_backward/2d/crashy
   phase: lower
   reason: SIGSEGV in mlir::Operation::verify
+  signature: SIGSEGV in mlir::Operation::verify
 """
 
 
@@ -415,8 +533,14 @@ def test_a_crash_set_entry_without_phase_accepts_a_crash_in_any_phase(project):
 def test_a_crash_set_entry_that_crashes_in_another_phase_gets_it(tmp_path):
     crash = CRASH.replace("  reason: hangs", "  phase: lower  # where it hung\n  reason: hangs")
     project = Project(tmp_path, crash=crash)
-    settle(project, world(conv_forward__2d__slow=("crashed", "compile")), run_crash_set=True)
-    assert project.text("crash") == crash.replace("phase: lower", "phase: compile")
+    settle(project, world(conv_forward__2d__slow=("crashed", "compile")), run_crash_set=True,
+           signatures={"conv_forward/2d/slow": "SIGSEGV during phase compile"})
+    assert project.text("crash") == crash.replace("- id: conv_forward/2d/slow", "# review: reason rewritten by "
+                                                  "--update-expectations (phase lower -> compile); check it and the "
+                                                  "issue\n- id: conv_forward/2d/slow").replace(
+        "phase: lower", "phase: compile").replace(
+        "reason: hangs in the lowering",
+        "reason: SIGSEGV during phase compile\n  signature: SIGSEGV during phase compile")
 
 
 # ----------------------------------------------------------------------------- files, inputs
@@ -486,7 +610,8 @@ def test_odd_layouts_dash_on_its_own_line_and_a_taken_anchor_name(tmp_path):
           reason: &conv_backward_groups_2 r
         - id: conv_backward/3d/groups2
           reason: *conv_backward_groups_2
-        - {id: conv_forward/2d/basic, reason: &conv_backward_groups r2}
+        # review: reason rewritten by --update-expectations (phase compile -> none); check it
+        - {id: conv_forward/2d/basic, reason: runtime_error of conv_forward/2d/basic}
         """)
     assert project.text("crash").endswith("- id: conv_backward/2d/basic\n  reason: crashed of conv_backward/2d/basic\n")
 
@@ -600,3 +725,38 @@ def test_a_crash_set_case_whose_reruns_disagree_moves_to_the_xfail_file_marked(p
     entry = project.load().lookup(case)
     assert (entry.kind, entry.nondeterministic, entry.issue, entry.phase) == (Expected.XFAIL, True,
                                                                                 "https://example.com/2", None)
+
+
+# ------------------------------------------------------------------ end to end (pytest, a worker)
+
+def test_an_update_after_a_fix_names_the_new_failure_end_to_end(e2e_project):
+    # Run 1: the backend refuses the backward cases in lower; the update writes their entries.
+    backward = "conv_backward/*"
+    e2e_project.add_fake("fake", "raise", "lower", backward)
+    first = e2e_project.run("--backend=fake", "--update-expectations")
+    path = e2e_project.path / "xfail" / "fake.yaml"
+    assert "--update-expectations: rewrote xfail/fake.yaml" in first.output, first.output
+    assert path.read_text().count("failed to legalize") == 4   # reason and signature of each
+
+    # A reviewer words one reason by hand; a run whose failures are unchanged keeps it.
+    hand = "fake.op has no lowering (hand-written)"
+    text = path.read_text()
+    start = text.index("- id: conv_backward/2d/tiny\n")
+    reason = text.index("  reason:", start)
+    path.write_text(text[:reason] + f"  reason: {hand}\n" + text[text.index("\n", reason) + 1:])
+    second = e2e_project.run("--backend=fake", "--update-expectations")
+    assert second.ret == 0 and "the expectation files already match this run" in second.output, second.output
+    assert hand in path.read_text()
+
+    # The refusal is fixed: the same cases now give wrong values, a mismatch in compare.
+    e2e_project.add_fake("fake", "wrong_values", "run", backward)
+    third = e2e_project.run("--backend=fake", "--update-expectations")
+    assert "--update-expectations: rewrote xfail/fake.yaml" in third.output, third.output
+    text = path.read_text()
+    assert "legalize" not in text and hand not in text
+    entries = {e["id"]: e for e in yaml.safe_load(text)}
+    for case in ("conv_backward/2d/tiny", "conv_backward/2d/tiny_stride2"):
+        signature = third.record("fake", case)["signature"]
+        assert signature.startswith("mismatch: ")
+        assert (entries[case]["phase"], entries[case]["reason"], entries[case]["signature"]) == (
+            "compare", signature, signature)

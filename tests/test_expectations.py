@@ -203,7 +203,7 @@ def test_unknown_key_names_file_line_and_key(dirs):
                                 "  reason: r\n  resaon: typo\n")
     message = error(dirs)
     assert message.startswith(f"{path}:3: unknown key 'resaon'")
-    assert "allowed keys are id, issue, nondeterministic, phase, reason, timeout, when" in message
+    assert "allowed keys are id, issue, nondeterministic, phase, reason, signature, timeout, when" in message
 
 
 @pytest.mark.parametrize("text, problem", [
@@ -407,6 +407,7 @@ def test_xfail_entry_with_another_phase_is_an_unexpected_failure(failing_run):
     record = failing_run.record("ph-raise", "conv_backward/2d/tiny")
     assert (record["outcome"], record["phase"], record["expected"], record["verdict"]) == \
         ("compile_error", "lower", "xfail", "unexpected_failure")
+    assert record["expected_phase"] == "run"   # the entry's, for the views (the HTML cell shows both)
     assert (f"compile_error in phase lower (expected xfail at {record['expectation_source']}, "
             f"in a different phase)") in failing_run.stdout
 

@@ -13,6 +13,9 @@ Each file is a YAML list of entries:
     nondeterministic: true                # optional, xfail only: its outcome varies from run to run
                                           # (undefined behaviour, uninitialised memory): a pass or its
                                           # failure is accepted and reported as flaky
+    signature: "..."                      # optional: the failure signature the entry was written for
+                                          # (--update-expectations writes it, and rewrites the reason
+                                          # when a run's signature differs)
 
 An entry for a family that is not installed (its discovery says so: ONNX's node tests without the
 onnx package) does not apply and is not checked against the cases; the run's summary counts such
@@ -35,7 +38,7 @@ from harness.inputs.yamlio import check_node_keys, load_yaml
 from harness.outcomes import Expected, Phase
 from harness.spec import is_positive_finite
 
-ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout", "nondeterministic"}
+ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout", "nondeterministic", "signature"}
 GLOB_CHARS = frozenset("*?[")
 
 
@@ -53,6 +56,7 @@ class Entry:
                                       # build without metadata): such a version satisfies no condition
     missing_family: str | None = None # its family is not installed (then it is not active)
     nondeterministic: bool = False    # a pass or its failure is accepted, either reported as flaky
+    signature: str | None = None      # the failure signature it was written for (harness.controller.signature)
 
     @property
     def family(self) -> str:
@@ -138,11 +142,11 @@ def _parse_entry(path: Path, node: Any, kind: Expected, versions: Mapping[str, s
                                 f"entry {node!r} is not a mapping", "write '- id: ...\\n  reason: ...'")
     at = where(path, node)
     check_node_keys(path, node, ENTRY_KEYS, required={"id", "reason"})
-    for key in ("id", "reason"):
-        if not isinstance(node[key], str) or not node[key].strip():
+    for key in ("id", "reason", "signature"):
+        if key in node and (not isinstance(node[key], str) or not node[key].strip()):
             raise HarnessInputError(at, f"{key!r} must be a non-empty string")
     return Entry(pattern=node["id"], reason=node["reason"].strip(), kind=kind, source=at,
-                 phase=_phase(at, node.get("phase")), issue=node.get("issue"),
+                 phase=_phase(at, node.get("phase")), issue=node.get("issue"), signature=node.get("signature"),
                  timeout=_timeout(at, node.get("timeout")),
                  nondeterministic=_nondeterministic(at, node.get("nondeterministic", False), kind),
                  active=_conditions_hold(at, node.get("when"), versions),

@@ -37,7 +37,7 @@ from harness.errors import HarnessInputError
 from harness.files import display_path
 from harness.inputs.yamlio import parse_yaml, scalar_text
 from harness.outcomes import Expected
-from harness.tools.expectation_policy import Drop, MarkNondeterministic, Narrow, NewEntry, Operation, SetPhase, exact
+from harness.tools.expectation_policy import Drop, MarkNondeterministic, Narrow, NewEntry, Operation, Rewrite, exact
 from harness.tools.yaml_comments import (
     Layout,
     ListItem,
@@ -125,25 +125,47 @@ class ExpectationFile:
         eol = (self.root.ca.items.get(index) or [None])[0]
         if isinstance(operation, Drop):
             return []
-        if isinstance(operation, SetPhase):
-            self._set_phase(node, node, node.get("phase"), operation.phase)
+        if isinstance(operation, Rewrite):
+            self._rewrite(node, node, node.get("phase"), operation)
+            return [operation.note + "\n", ListItem(node, eol)]
         if isinstance(operation, MarkNondeterministic):
             node["nondeterministic"] = True
             return [operation.note + "\n", ListItem(node, eol)]
         if not isinstance(operation, Narrow):
             return [ListItem(node, eol)]
         reason = node.get("reason")
-        if len(operation.copies) > 1 and isinstance(reason, str) and not anchor_of(reason):
+        keeping = sum(failure is None for _, failure in operation.copies)   # copies that share the reason
+        if keeping > 1 and isinstance(reason, str) and not anchor_of(reason):
             if not isinstance(reason, ScalarString):
                 node["reason"] = reason = PlainScalarString(reason)
             reason.yaml_set_anchor(self._new_anchor(str(node["id"])), always_dump=True)
-        phase0 = node.get("phase")
+        phase0 = node.get("phase")   # as written: the first copy may be rewritten before the others
         nodes = [node] + [_copy(node) for _ in operation.copies[1:]]
-        for copied, (pattern, phase) in zip(nodes, operation.copies):
+        for copied, (pattern, failure) in zip(nodes, operation.copies):
             self._replace(copied, node, "id", pattern)
-            self._set_phase(copied, node, phase0, phase)
+            if failure is not None:
+                self._rewrite(copied, node, phase0, failure)
         items = [ListItem(n, eol if n is node else copy.deepcopy(eol)) for n in nodes]
         return [operation.note + "\n", *items]
+
+    def _rewrite(self, target: CommentedMap, source: CommentedMap, phase0: Any, failure: Rewrite) -> None:
+        """The entry's new failure: phase, reason and signature (the other keys and comments stay)."""
+        self._set_phase(target, source, phase0, failure.phase)
+        self._set_text(target, source, "reason", failure.reason)
+        if failure.signature is None:
+            target.pop("signature", None)   # the one it names is no longer this failure's
+        else:
+            self._set_text(target, source, "signature", failure.signature)
+
+    def _set_text(self, target: CommentedMap, source: CommentedMap, key: str, text: str) -> None:
+        """A reason or signature: folded (`>-`) when long, outside a flow mapping; a new key follows the reason."""
+        if key not in target:
+            target.insert(list(target).index("reason") + 1, key, None)
+        folded = _reason_scalar(text)
+        if isinstance(folded, FoldedScalarString) and not target.fa.flow_style():
+            target[key] = folded
+        else:
+            self._replace(target, source, key, text)   # keeps an end-of-line comment where it was
 
     def _set_phase(self, target: CommentedMap, source: CommentedMap, written: Any, phase: str | None) -> None:
         if phase == written:
@@ -211,6 +233,8 @@ def _new_node(entry: NewEntry, origin: CommentedMap | dict) -> CommentedMap:
     if entry.phase:
         node["phase"] = _scalar(entry.phase, False)
     node["reason"] = _reason_scalar(entry.reason)
+    if entry.signature:
+        node["signature"] = _reason_scalar(entry.signature)
     for key in ("issue", "when"):
         if key in origin:
             node[key] = copy.deepcopy(origin[key])

@@ -13,28 +13,33 @@ not_run) are left exactly as they are. For each record of an entry:
   - an xfail case that crashed or timed out: it moves to the crash set (the crash set is the list of
     cases not to attempt; the entry's `issue` and `when` go with it);
   - a crash-set case that failed without crashing: it moves to the xfail file, with its phase;
-  - still failing the same way: it stays; if the entry has a `phase` and the case failed in another
-    one, it stays with the new phase;
+  - still failing: it stays. Its failure changed when the entry has a `phase` and the case failed in
+    another one, or the entry has a `signature` (the one it was written for) and the case's differs:
+    then the entry gets the new phase, and its reason and signature are rewritten from the new
+    failure (a reason that still named the old cause would be false). Otherwise the reason, hand-
+    written or not, is kept. An entry without `signature` (written by hand, or before the key
+    existed) is judged by its phase only: nothing tells what its reason was measured on;
   - its reruns (--rerun-failures) disagreed, a pass and a failure: the entry is marked
     `nondeterministic` (`MarkNondeterministic`; a glob gives the case an entry of its own so
     marked). A case no entry names whose reruns disagreed gets a new entry so marked. Only two
     runs that disagree propose the mark: a failure that repeats never gets it;
   - an entry already marked nondeterministic stays as it is, whatever its case did (but crash).
-The operations: an entry is dropped (`Drop`), gets a new phase (`SetPhase`), or, for a glob that
-must stop matching some cases, is replaced in place by copies matching exactly the cases that stay
-(`Narrow`); a case that moves becomes a `NewEntry` of the other file whose `origin` names the entry
-it leaves; a new failure becomes a `NewEntry` with no origin (an unexpected mismatch, compile_error
+The operations: an entry is dropped (`Drop`), gets a new failure (`Rewrite`: phase, reason and
+signature), or, for a glob that must stop matching some cases, is replaced in place by copies
+matching exactly the cases that stay (`Narrow`), each keeping the entry's failure or rewritten;
+a case that moves becomes a `NewEntry` of the other file whose `origin` names the entry it leaves;
+a new failure becomes a `NewEntry` with no origin (an unexpected mismatch, compile_error
 or runtime_error goes to the xfail file, an unexpected crash or hang to the crash set).
 
 Narrowing: fnmatch has no "all but these". The cases that must stay are the still-failing cases
 of the run, plus, when `case_ids` (every case id of the registry) is given, the glob's cases the
-run did not exercise: they keep the glob's phase, because the run says nothing about them. Where
+run did not exercise: they keep the glob's failure, because the run says nothing about them. Where
 such cases share a directory (`conv_backward/3d/...`), the glob's last path segment under that
 directory (`conv_backward/3d/*transposed*`) replaces their exact ids when the registry shows that
 it matches only cases that stay (and at least two). Without `case_ids` the copies are exact ids of
 the exercised cases only: right after a full run, but after a `-k` selection a glob's unselected
 cases lose their expectation, so pass `case_ids` then. A glob all of whose exercised cases changed
-to one new phase (and no unexercised case) keeps its id and gets the new phase.
+to one new failure (one phase and signature, and no unexercised case) keeps its id and gets it.
 """
 from __future__ import annotations
 
@@ -44,7 +49,7 @@ import fnmatch
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Iterable, Protocol, Sequence
 
 from harness.errors import HarnessInputError
 from harness.files import display_path
@@ -62,14 +67,19 @@ class Drop:
 
 
 @dataclasses.dataclass(frozen=True)
-class SetPhase:
-    phase: str | None    # None: the `phase` key goes
+class Rewrite:
+    """The entry's failure changed: these replace its phase, reason and signature."""
+
+    phase: str | None        # None: the `phase` key goes
+    reason: str
+    signature: str | None    # None: the `signature` key goes (a record without one)
+    note: str = ""           # a review comment above the entry (none on a narrowed glob's copies)
 
 
 @dataclasses.dataclass(frozen=True)
 class Narrow:
-    copies: tuple[tuple[str, str | None], ...]  # (id, phase), in order; a phase as the entry has is kept as written
-    note: str                                    # a review comment above the first copy
+    copies: tuple[tuple[str, Rewrite | None], ...]  # (id, its new failure or None: the entry's, kept as written)
+    note: str                                       # a review comment above the first copy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +87,7 @@ class MarkNondeterministic:
     note: str                                    # a review comment above the entry
 
 
-Operation = Drop | SetPhase | Narrow | MarkNondeterministic
+Operation = Drop | Rewrite | Narrow | MarkNondeterministic
 
 
 @dataclasses.dataclass
@@ -90,6 +100,7 @@ class NewEntry:
     comment: str
     origin: int | None = None   # a move: the index of the entry it leaves in the other file
     nondeterministic: bool = False
+    signature: str | None = None   # the failure's, written so that a later update sees it change
 
 
 @dataclasses.dataclass
@@ -115,11 +126,12 @@ def make_plan(records: Iterable[Record], files: dict[Expected, EntryFile], backe
         if kind is None or not r.expectation_source:
             if _disagreed(r):
                 plan.added[Expected.XFAIL].append(NewEntry(r.case, None, _reason(r), _flaky_comment(r),
-                                                           nondeterministic=True))
+                                                           nondeterministic=True, signature=r.signature))
                 continue
             new_kind = _file_for(r.outcome)
             if new_kind:
-                plan.added[new_kind].append(NewEntry(r.case, _phase(r), _reason(r), _added_comment(backend)))
+                plan.added[new_kind].append(NewEntry(r.case, _phase(r), _reason(r), _added_comment(backend),
+                                                     signature=r.signature))
             continue
         index = _entry_for(r, files[kind])
         if index is not None:
@@ -152,8 +164,8 @@ def _file_for(outcome: Outcome) -> Expected | None:
 def _judge(kind: Expected, index: int, entry: dict, records: list[Record], plan: Plan,
            case_ids: Sequence[str] | None) -> Operation | None:
     """What becomes of one entry, from the records that name it (moves are added to `plan`)."""
-    phase0, has_phase = entry.get("phase"), "phase" in entry
-    stay: dict[str, Any] = {}
+    phase0 = entry.get("phase")
+    stay: dict[str, Rewrite | None] = {}   # case -> its new failure, None when it is the entry's
     left: collections.Counter = collections.Counter()
     varies = [r for r in records if _disagreed(r)]
     if entry.get("nondeterministic") is True:
@@ -166,52 +178,75 @@ def _judge(kind: Expected, index: int, entry: dict, records: list[Record], plan:
             moved = kind is Expected.CRASH
             plan.added[Expected.XFAIL].append(NewEntry(r.case, None if moved else phase0, str(entry.get("reason", "")),
                                                        _flaky_comment(r), origin=index if moved else None,
-                                                       nondeterministic=True))
+                                                       nondeterministic=True, signature=entry.get("signature")))
         elif r.outcome is Outcome.PASSED:
             left["now pass"] += 1
         elif _file_for(r.outcome) is kind.other_file_kind:
             left[f"moved to {kind.other_file_kind.file_title}"] += 1
             plan.added[kind.other_file_kind].append(NewEntry(r.case, _phase(r), _reason(r), _moved_comment(r, kind),
-                                                   origin=index))
+                                                   origin=index, signature=r.signature))
         else:
-            stay[r.case] = _phase(r) if has_phase and _phase(r) != phase0 else phase0
-    if not left and all(p == phase0 for p in stay.values()):
+            stay[r.case] = _rewrite(entry, r)
+    if not left and all(f is None for f in stay.values()):
         return None
     pattern = str(entry["id"])
     if not any(ch in GLOB_CHARS for ch in pattern):
-        return SetPhase(next(iter(stay.values()))) if stay else Drop()
+        return _noted(entry, next(iter(stay.values()))) if stay else Drop()
     exercised = {r.case for r in records}
     unexercised = [c for c in case_ids or () if fnmatch.fnmatchcase(c, pattern) and c not in exercised]
-    phases = set(stay.values())
-    if not left and not unexercised and len(phases) == 1:
-        return SetPhase(phases.pop())
-    copies = _narrow(pattern, {**stay, **{c: phase0 for c in unexercised}}, phase0, case_ids)
+    failures = set(stay.values())
+    if not left and not unexercised and len(failures) == 1:
+        return _noted(entry, failures.pop())
+    copies = _narrow(pattern, {**stay, **{c: None for c in unexercised}}, case_ids)
     if not copies:
         return Drop()
-    changed = sum(p != phase0 for p in stay.values())
-    why = [f"{n} {what}" for what, n in sorted(left.items())] + ([f"{changed} failed in another phase"] * bool(changed))
+    moved = sum(f is not None and f.phase != phase0 for f in stay.values())
+    changed = sum(f is not None and f.phase == phase0 for f in stay.values())
+    why = ([f"{n} {what}" for what, n in sorted(left.items())] + [f"{moved} failed in another phase"] * bool(moved)
+           + [f"{changed} failed with another signature"] * bool(changed))
     note = f"# review: narrowed from {flow_text(pattern)} by --update-expectations ({', '.join(why)})"
     return Narrow(tuple(copies), note)
 
 
-def _narrow(pattern: str, keep: dict[str, Any], phase0: Any, case_ids: Sequence[str] | None) -> list[tuple[str, Any]]:
-    """Ids matching exactly the cases in `keep` (case -> phase): directory globs where safe, else exact ids."""
-    chosen: list[tuple[str, Any]] = []
+def _rewrite(entry: dict, r: Record) -> Rewrite | None:
+    """The case's new failure when it is not the one the entry was written for (its phase, and its
+    signature when the entry records one), else None: the entry's reason still holds."""
+    phase0, written_for = entry.get("phase"), entry.get("signature")
+    moved = "phase" in entry and _phase(r) != phase0
+    if not moved and not (written_for and r.signature and r.signature != written_for):
+        return None
+    return Rewrite(_phase(r) if "phase" in entry else None, _reason(r), r.signature)
+
+
+def _noted(entry: dict, rewrite: Rewrite) -> Rewrite:
+    """The rewrite with its review comment: the entry's comments and issue may name the old cause too."""
+    moved = "phase" in entry and rewrite.phase != entry.get("phase")
+    what = f"phase {entry.get('phase')} -> {rewrite.phase or 'none'}" if moved else "another signature"
+    issue = " and the issue" if "issue" in entry else ""
+    return dataclasses.replace(rewrite, note=f"# review: reason rewritten by --update-expectations ({what}); "
+                                             f"check it{issue}")
+
+
+def _narrow(pattern: str, keep: dict[str, Rewrite | None], case_ids: Sequence[str] | None
+            ) -> list[tuple[str, Rewrite | None]]:
+    """Ids matching exactly the cases in `keep` (case -> its new failure, None for the entry's):
+    directory globs where safe, else exact ids."""
+    chosen: list[tuple[str, Rewrite | None]] = []
     remaining = dict(keep)
     if case_ids is not None and "/" in pattern:
         tail = pattern.rsplit("/", 1)[1]
-        for directory in sorted({c.rsplit("/", 1)[0] for c, p in keep.items() if p == phase0 and "/" in c}):
+        for directory in sorted({c.rsplit("/", 1)[0] for c, f in keep.items() if f is None and "/" in c}):
             candidate = f"{directory}/{tail}"
             if candidate == pattern or any(ch in directory for ch in GLOB_CHARS | {"]"}):
                 continue
             matched = [c for c in case_ids if fnmatch.fnmatchcase(c, candidate)]
-            if (len(matched) >= 2 and all(c in remaining and remaining[c] == phase0 for c in matched)
+            if (len(matched) >= 2 and all(c in remaining and remaining[c] is None for c in matched)
                     and all(fnmatch.fnmatchcase(c, pattern) for c in matched)):
-                chosen.append((candidate, phase0))
+                chosen.append((candidate, None))
                 for c in matched:
                     del remaining[c]
-    chosen += [(exact(c), p) for c, p in remaining.items()]
-    return sorted(chosen)
+    chosen += [(exact(c), f) for c, f in remaining.items()]
+    return sorted(chosen, key=lambda copy: copy[0])
 
 
 def exact(case_id: str) -> str:

@@ -55,11 +55,17 @@ class Layout:
         self.column = root.lc.col  # of every `- `
         self.comment_lines = {n for token in _tokens(root) for n in self._whole_lines(token)}
 
-    def _whole_lines(self, token: CommentToken) -> range:
+    def _whole_lines(self, token: CommentToken) -> list[int]:
         line = token.start_mark.line
         count = token.value.count("\n") + (not token.value.endswith("\n"))
         end_of_line = bool(self.lines[line][:token.column].strip())
-        return range(line + end_of_line, line + count)
+        # A token can open with the line break before it ('\n# note\n' above a `- {...}` that follows a
+        # block item), so its count overshoots by a line: a line with content is never a comment line.
+        return [n for n in range(line + end_of_line, line + count) if not self._has_content(n)]
+
+    def _has_content(self, n: int) -> bool:
+        text = self.lines[n].strip() if n < len(self.lines) else ""
+        return bool(text) and not text.startswith("#")
 
     def _is_content(self, n: int) -> bool:
         return bool(self.lines[n].strip()) and n not in self.comment_lines
