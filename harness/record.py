@@ -60,12 +60,14 @@ class Record:
     phase_peak_mb: dict[str, float] = dataclasses.field(default_factory=dict)  # the worker's peak MiB per phase
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)  # ops per stage, artifact bytes
     perf: dict[str, Any] | None = None   # --perf's figures (harness.worker.timing); None: not timed
+    expected_phase: Phase | None = None  # the phase the expectation entry names; None: no entry, or it names none
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         for key in ("outcome", "expected", "verdict"):
             data[key] = data[key].value
         data["phase"] = _phase_json(self.phase)
+        data["expected_phase"] = _phase_json(self.expected_phase)
         data["attempts"] = [a.to_json() for a in self.attempts]
         return data
 
@@ -96,7 +98,7 @@ class Record:
                    attempts=[Attempt.from_json(a) for a in data.get("attempts") or []],
                    flaky=bool(data.get("flaky", False)), phase_cpu_s=dict(data.get("phase_cpu_s") or {}),
                    phase_peak_mb=dict(data.get("phase_peak_mb") or {}), sizes=dict(data.get("sizes") or {}),
-                   perf=data.get("perf"))
+                   perf=data.get("perf"), expected_phase=_phase(data.get("expected_phase")))
 
     @property
     def what_it_tests(self) -> str:

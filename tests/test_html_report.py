@@ -434,3 +434,205 @@ def test_chromium_colours_cells_by_speedup(tmp_path):
     assert "rgba(34, 139, 34" in by_case["conv_forward/2d/a"]     # green: faster than eager
     assert "rgba(200, 40, 40" in by_case["conv_forward/2d/b"]     # red: slower
     assert "rgba(128, 128, 128" in by_case["conv_forward/2d/c"]   # grey: not significant
+
+
+# ---------------------------------------------------------------------------------------------------
+# The badge, the signature summary, a failure in another phase than its entry's (issue 42, item 8)
+
+
+class _Cells(html.parser.HTMLParser):
+    """The text of every cell of the rows under the element with id `scope` (a table or a tbody),
+    as [(row's attributes, [(cell's attributes, its text, its links)])]."""
+
+    def __init__(self, scope: str):
+        super().__init__(convert_charrefs=True)
+        self.scope, self.depth, self.rows = scope, 0, []
+        self._cell: list | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if self.depth or attributes.get("id") == self.scope:
+            self.depth += tag not in ("br", "input", "img")
+        if not self.depth:
+            return
+        if tag == "tr":
+            self.rows.append((attributes, []))
+        elif tag in ("td", "th") and self.rows:
+            self._cell = [attributes, "", []]
+            self.rows[-1][1].append(self._cell)
+        elif tag == "a" and self._cell is not None:
+            self._cell[2].append(attributes.get("href"))
+
+    def handle_endtag(self, tag):
+        if self.depth:
+            self.depth -= tag not in ("br", "input", "img")
+            if tag in ("td", "th"):
+                self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell[1] += data
+
+
+def _cells(page: str, scope: str) -> list[tuple[dict, list]]:
+    parser = _Cells(scope)
+    parser.feed(page)
+    return parser.rows
+
+
+def _badge(page: str) -> tuple[str, str]:
+    badge = next(a for t, a in _parse(page).tags if a.get("id") == "badge")
+    text = page.split('id="badge">', 1)[1].split("<", 1)[0]
+    return badge["class"], text
+
+
+def test_the_badge_counts_the_unexpected_results_or_says_all_as_expected():
+    """Not "complete": on a failing run that reads as "passed". A partial run still says so."""
+    assert _badge(render_html(_fixture_report())) == ("pill bad", "3 unexpected")   # 2 failures, 1 pass
+    fine = [_record("a/b", "eager"), _record("a/c", "tosa", "compile_error", expected="xfail", phase="lower")]
+    page = render_html({"schema_version": 1, "complete": True, "results": fine})
+    assert _badge(page) == ("pill ok", "all as expected")
+    assert "complete" not in " ".join(_parse(page).text).lower() and "partial run" not in page
+    partial = render_html({"schema_version": 1, "complete": False, "results": fine})
+    assert _badge(partial) == ("pill ok", "all as expected") and '<span class="pill warn">partial run</span>' in partial
+    partial = render_html(_fixture_report(complete=False))
+    assert _badge(partial) == ("pill bad", "3 unexpected") and '<span class="pill warn">partial run</span>' in partial
+
+
+def _signature_report() -> dict:
+    legalize = "failed to legalize operation 'torch.aten.convolution_backward'"
+    records = [_record(f"conv_backward/2d/c{i}", backend, "compile_error", expected="xfail", phase="lower",
+                       signature=legalize) for i in range(3) for backend in ("linalg-on-tensors", "tosa")]
+    records += [_record("conv_backward/2d/c9", "tosa", "compile_error", phase="lower", verdict="unexpected_failure",
+                        signature=legalize),
+                _record("conv_forward/2d/a", "tosa", "mismatch", phase="compare", verdict="unexpected_failure",
+                        signature="mismatch: grad_input: 3 of 96 elements differ"),
+                _record("conv_forward/2d/b", "eager", "crashed", phase="run", verdict="unexpected_failure"),
+                _record("conv_forward/2d/c", "eager", "passed"),
+                _record("conv_forward/2d/d", "eager", "passed", expected="xfail", verdict="unexpected_pass")]
+    return {"schema_version": 1, "complete": True, "results": records,
+            "environment": {"backends": {b: {} for b in BACKENDS}}}
+
+
+def test_failures_are_summarised_by_signature_with_an_example_that_links_to_its_cell():
+    page = render_html(_signature_report())
+    head, *rows = _cells(page, "signatures")
+    assert [text for _, text, _ in head[1]] == ["results", "unexpected", "outcome", "phase", "backends", "signature",
+                                               "example"]
+    table = [[text.strip() for _, text, _ in cells] for _, cells in rows]
+    # Unexpected ones first, then by count; an old record without a signature is its outcome and phase.
+    assert [row[:6] for row in table] == [
+        ["7", "1", "compile", "lower", "linalg-on-tensors, tosa", "failed to legalize operation "
+                                                                  "'torch.aten.convolution_backward'"],
+        ["1", "1", "crash", "run", "eager", "crashed in run"],
+        ["1", "1", "mismatch", "compare", "tosa", "mismatch: grad_input: 3 of 96 elements differ"]]
+    # The example is an unexpected result of the group, when it has one, with its cell's link.
+    assert table[0][6] == "conv_backward/2d/c9 on tosa"
+    assert rows[0][1][6][2] == ["#cell=" + urllib.parse.quote("tosa/conv_backward/2d/c9", safe="")]
+    assert [attrs.get("class") for attrs, _ in rows] == ["hot"] * 3
+    assert "and 1 unexpected pass" in page
+    # Every result of the report is counted once, passes in none.
+    assert sum(int(row[0]) for row in table) == sum(r["outcome"] not in ("passed", "not_run")
+                                                    for r in _signature_report()["results"])
+    assert 'id="signatures"' not in render_html({"schema_version": 1, "complete": True,
+                                                 "results": [_record("a/b", "eager")]})
+
+
+def _cell_of(page: str, case: str, backend: str) -> tuple[set, str]:
+    payload = _payload(page)
+    k = next(k for k, r in enumerate(decode_payload(payload)) if r["case"] == case and r["backend"] == backend)
+    for _, cells in _cells(page, "matrix"):
+        for attrs, text, _ in cells:
+            if attrs.get("data-r") == str(k):
+                return set(attrs["class"].split()), text
+    raise AssertionError((case, backend))
+
+
+def test_a_failure_in_another_phase_than_its_entry_shows_both_phases_and_stands_apart():
+    records = [
+        _record("f/other", "tosa", "compile_error", expected="xfail", phase="compile", expected_phase="lower",
+                verdict="unexpected_failure"),
+        _record("f/import", "tosa", "compile_error", expected="xfail", phase="import", expected_phase="lower",
+                verdict="unexpected_failure"),
+        _record("f/same", "tosa", "compile_error", expected="xfail", phase="lower", expected_phase="lower"),
+        _record("f/plain", "tosa", "compile_error", phase="lower", verdict="unexpected_failure"),
+        # A report older than expected_phase: only "another phase" can be said.
+        _record("f/old", "tosa", "compile_error", expected="xfail", phase="compile", verdict="unexpected_failure"),
+    ]
+    page = render_html({"schema_version": 1, "complete": True, "results": records})
+    assert _cell_of(page, "f/other", "tosa") == ({"o-compile_error", "un", "pm"}, "compile(expected: lower)")
+    assert _cell_of(page, "f/import", "tosa") == ({"o-compile_error", "un", "pm"}, "compileimport(expected: lower)")
+    assert _cell_of(page, "f/same", "tosa") == ({"o-compile_error", "xf"}, "compilelower")
+    assert _cell_of(page, "f/plain", "tosa") == ({"o-compile_error", "un"}, "compilelower")     # an ordinary red cell
+    assert _cell_of(page, "f/old", "tosa") == ({"o-compile_error", "un", "pm"}, "compile(expected: another phase)")
+    # The dashed frame and its mark are the stylesheet's; the details panel gets the entry's phase.
+    assert ".un.pm{" in html_report._CSS and "expected_phase" in html_report._JS
+    decoded = {r["case"]: r for r in decode_payload(_payload(page))}
+    assert decoded["f/other"]["expected_phase"] == "lower" and decoded["f/plain"]["expected_phase"] is None
+
+
+def test_a_record_keeps_its_entrys_phase():
+    record = Record.from_json(_record("f/x", "tosa", "compile_error", expected="xfail", phase="compile",
+                                      expected_phase="lower", verdict="unexpected_failure"))
+    assert record.expected_phase.value == "lower" and record.to_json()["expected_phase"] == "lower"
+    assert Record.from_json(_record("f/x", "tosa")).to_json()["expected_phase"] is None   # an older report
+
+
+@needs_chromium
+def test_chromium_puts_the_badge_the_signatures_and_the_matrix_on_the_first_screen(tmp_path):
+    """On a 1280x800 window the first case rows are visible without scrolling (the phase times are
+    folded), and the example link of a signature opens its cell."""
+    page = tmp_path / "report.html"
+    report = _signature_report()
+    report["results"] = [dict(r, phase_durations={p: 0.1 for p in ("setup", "export", "import", "lower", "compile",
+                                                                    "run", "compare")}) for r in report["results"]]
+    page.write_text(render_html(report), encoding="utf-8")
+    probe = ("<script>addEventListener('load',function(){var r=document.querySelector('#matrix tr[data-c]')"
+             ".getBoundingClientRect();document.body.setAttribute('data-first-row',Math.round(r.bottom));"
+             "document.body.setAttribute('data-folded',String(!document.getElementById('phase-times').open))})"
+             "</script></body>")
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+    example = next(a["href"] for t, a in _parse(render_html(report)).tags if t == "a" and a.get("href", "")
+                   .startswith("#cell="))
+    dom = _chromium(tmp_path, "--window-size=1280,800", "--dump-dom", page.as_uri()).stdout
+    body = next(a for t, a in _parse(dom).tags if t == "body")
+    assert body.get("data-ready") == "1" and body.get("data-folded") == "true"
+    assert 0 < int(body["data-first-row"]) <= 800
+    dom = _chromium(tmp_path, "--window-size=1280,800", "--dump-dom", page.as_uri() + example).stdout
+    selected = [a for t, a in _parse(dom).tags if t == "td" and "sel" in (a.get("class") or "").split()]
+    assert len(selected) == 1
+    assert decode_payload(_payload(dom))[int(selected[0]["data-r"])]["case"] == "conv_backward/2d/c9"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The history page: a run without a figure, a version named once
+
+
+def test_a_run_without_a_figure_is_a_gap_in_the_line_not_a_point_at_zero():
+    from harness.views.history_html import line_chart, trend_points
+
+    trends = [{"run": run, "backend": "b", "speedup": speedup, "compile_s": compile_s, "peak_mb": None}
+              for run, speedup, compile_s in ((1, 2.0, 1.5), (2, None, 0.0), (3, 2.2, 1.6), (4, 2.1, 1.7))]
+    runs = [{"run": run} for run in range(1, 5)]
+    compile_points = trend_points(trends, "compile_s", "{:.2g} s")
+    assert compile_points[(2, "b")] == (None, "")                       # nothing compiled in run 2: no figure
+    line, = line_chart(compile_points, runs, 2.0, "{:.2g} s")["lines"]
+    assert len(line["segments"]) == 1 and line["segments"][0].count(",") == 2   # runs 3 and 4; run 1 is a dot
+    assert [d["title"] for d in line["dots"]] == ["b, run 1: 1.5 s", "b, run 3: 1.6 s", "b, run 4: 1.7 s"]
+    bottom = line_chart(compile_points, runs, 2.0, "{:.2g} s")["bottom_y"]
+    assert all(d["y"] < bottom for d in line["dots"])                    # no point on the axis
+    # The speedup line joins its timed runs across a run without --perf.
+    speed, = line_chart(trend_points(trends, "speedup", "{:.2g}x"), runs, 3.0, "{:.2g}x")["lines"]
+    assert len(speed["segments"]) == 1 and speed["segments"][0].count(",") == 3
+    assert trend_points(trends, "peak_mb", "{:.0f} MiB") == {(r, "b"): (None, "") for r in range(1, 5)}
+
+
+def test_a_version_change_is_named_once_not_per_distribution_and_import_name():
+    from harness.views.history_text import describe_changes
+
+    changed = {"torch": ["2.13.0", "2.14.0"], "torch-mlir": ["20261001", "20261002"],
+               "torch_mlir": ["20261001", "20261002"]}
+    assert describe_changes(changed, "->") == "torch 2.13.0 -> 2.14.0, torch-mlir 20261001 -> 20261002"
+    # Two names that moved differently are two changes.
+    assert describe_changes({"torch-mlir": ["1", "2"], "torch_mlir": ["1", "3"]}, "->") == \
+        "torch-mlir 1 -> 2, torch_mlir 1 -> 3"

@@ -84,6 +84,7 @@ class Runner:
                         tags=list(case.tags), outcome=result.outcome, phase=result.phase, expected=expected,
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                         message=result.message, expectation_source=entry.source if entry else None,
+                        expected_phase=entry and entry.phase,
                         phase_durations=result.durations, phase_cpu_s=result.cpu_s,
                         phase_peak_mb=result.peak_mb, sizes=result.sizes, notes=result.notes, perf=result.perf,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),

@@ -7,6 +7,10 @@ its last outcomes and a sparkline of its speedup, all drawn as inline SVG by the
 script is needed to see them; nothing is fetched). A small script filters the table by status,
 backend and text (`#q=TEXT` links to a filtered view), as the matrix page does, writing with
 textContent only.
+
+A run with results on a backend but no figure for a chart (no case compiled: a compile time of 0,
+or no memory measured) is a gap in that backend's line, not a point at 0. The speedup line joins
+its timed runs across runs without --perf, which are not missing figures but other kinds of run.
 """
 from __future__ import annotations
 
@@ -53,9 +57,10 @@ def render_history_html(store: HistoryStore) -> str:
     for key, title, unit in (("speedup", "Geomean speedup over eager (--perf)", "{:.2g}x"),
                              ("compile_s", "Median compile time (export to compile), seconds", "{:.2g} s"),
                              ("peak_mb", "Peak memory of a worker, MiB", "{:.0f} MiB")):
-        points = {(t["run"], t["backend"]): (t[key], unit.format(t[key])) for t in trends if t[key] is not None}
-        if points:
-            charts.append((title, line_chart(points, runs, max(v for v, _ in points.values()) * 1.1, unit)))
+        points = trend_points(trends, key, unit)
+        values = [v for v, _ in points.values() if v is not None]
+        if values:
+            charts.append((title, line_chart(points, runs, max(values) * 1.1, unit)))
     return _TEMPLATE.render(
         title=f"history of {store.path.name}", runs=runs, latest=runs[-1] if runs else None,
         latest_when=when(runs[-1]["created"]) if runs else "", charts=charts,
@@ -64,10 +69,19 @@ def render_history_html(store: HistoryStore) -> str:
         legend=[(o.value, OUTCOME_COLOURS[o]) for o in HISTORY_OUTCOMES], js=_JS)
 
 
-def line_chart(points: dict[tuple[int, str], tuple[float, str]], runs: list[dict[str, Any]], top: float,
+def trend_points(trends: list[dict[str, Any]], key: str, unit: str) -> dict[tuple[int, str], tuple[float | None, str]]:
+    """{(run, backend): (value, its tooltip)} of one figure of backend_trends; a None value is a gap.
+    A compile time or memory of 0 is no figure (the sum of no compile phase: no case compiled); a
+    run without a speedup is left out, so the line joins the runs timed with --perf."""
+    return {(t["run"], t["backend"]): (t[key], unit.format(t[key])) if t[key] else (None, "")
+            for t in trends if t[key] is not None or key != "speedup"}
+
+
+def line_chart(points: dict[tuple[int, str], tuple[float | None, str]], runs: list[dict[str, Any]], top: float,
                label: str) -> dict[str, Any]:
-    """Polylines (one per backend) of {(run, backend): (value, its tooltip)} over the runs, values
-    from 0 to `top`, in the SVG's coordinates; `label` formats the y axis's values."""
+    """Lines (one per backend) of {(run, backend): (value, its tooltip)} over the runs, values from
+    0 to `top`, in the SVG's coordinates; `label` formats the y axis's values. A None value breaks
+    the backend's line there: each line is its `segments`, polylines between the gaps."""
     c = CHART
     inner_w, inner_h = c["width"] - c["left"] - c["right"], c["height"] - c["top"] - c["bottom"]
     last = max(len(runs), 2)
@@ -82,10 +96,17 @@ def line_chart(points: dict[tuple[int, str], tuple[float, str]], runs: list[dict
     lines = []
     for i, backend in enumerate(sorted({b for _, b in points})):
         mine = sorted((run, value, tip) for (run, b), (value, tip) in points.items() if b == backend)
+        segments: list[list[str]] = [[]]
+        for run, value, _ in mine:
+            if value is None:
+                if segments[-1]:
+                    segments.append([])
+            else:
+                segments[-1].append(f"{x(run)},{y(value)}")
         lines.append({"backend": backend, "colour": LINE_COLOURS[i % len(LINE_COLOURS)],
-                      "points": " ".join(f"{x(run)},{y(value)}" for run, value, _ in mine),
+                      "segments": [" ".join(s) for s in segments if len(s) > 1],
                       "dots": [{"x": x(run), "y": y(value), "title": f"{backend}, run {run}: {tip}"}
-                               for run, value, tip in mine]})
+                               for run, value, tip in mine if value is not None]})
     ticks = sorted({1, last if len(runs) > 1 else 1, *range(1, last + 1, max(1, last // 8))})
     return {**c, "lines": lines, "x_ticks": [{"x": x(t), "label": t} for t in ticks if t <= max(len(runs), 1)],
             "y_ticks": [{"y": y(top * k / 4), "label": label.format(top * k / 4)} for k in range(5)],

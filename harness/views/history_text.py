@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Any, Sequence
 
 SECTIONS = (("new_failure", "new failures"), ("fixed", "fixed"), ("flaky", "flaky"), ("failing", "still failing"))
@@ -70,5 +71,14 @@ def when(created: float) -> str:
 
 
 def describe_changes(changed: dict[str, list] | None, arrow: str = "\u2192") -> str:
-    """`changed` as text: "torch 2.13.0 -> 2.14.0, torch-mlir 20261001 -> 20261002"."""
-    return ", ".join(f"{name} {old} {arrow} {new}" for name, (old, new) in (changed or {}).items())
+    """`changed` as text: "torch 2.13.0 -> 2.14.0, torch-mlir 20261001 -> 20261002". A package the
+    environment names twice, by its import name (torch_mlir, the run's) and its distribution name
+    (torch-mlir, a backend's), is named once when both changed alike: the first name, in
+    `changed`'s (sorted) order the distribution's."""
+    seen, parts = set(), []
+    for name, (old, new) in (changed or {}).items():
+        key = (re.sub(r"[-_.]+", "-", name).lower(), old, new)   # PEP 503's normalised name
+        if key not in seen:
+            seen.add(key)
+            parts.append(f"{name} {old} {arrow} {new}")
+    return ", ".join(parts)

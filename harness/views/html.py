@@ -5,9 +5,11 @@ network: the CSS and JS are inline, there are no fonts or images. Its parts are 
 harness/views/assets (package data): `report.html.j2`, rendered with Jinja's autoescaping, and the
 `report.css` and `report.js` it inlines. The page is built in two layers:
 
-* The server side (the template, fed by this module) renders the header, the per-backend
-  summary, the legend and the matrix itself, every report value escaped, so the page is readable
-  even with scripts disabled.
+* The server side (the template, fed by this module) renders the header (its badge: how many
+  results were unexpected, or "all as expected"; and "partial run" for an interrupted one), the
+  per-backend summary, the failures grouped by signature, the legend and the matrix itself,
+  every report value escaped, so the page is readable even with scripts disabled. The matrix
+  starts within the first screen: the phase-time and speed tables are folded (<details>).
 * The records travel as JSON in a `<script type="application/json">` block with `<`, `>` and `&`
   written as `\\u003c`, `\\u003e` and `\\u0026`, so no report text (compiler output such as
   `tensor<2x3xf32>`, or even `</script>`) can end the block. The script parses that block and
@@ -26,6 +28,7 @@ import datetime
 import importlib.resources
 import json
 import sys
+import urllib.parse
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -53,12 +56,14 @@ def render_html(report: dict, reductions: Mapping[tuple[str, str], tuple[str, st
     (backend, signature) -> (link, text) of its reduced program, shown with each result of the group."""
     model = _Model(report, reductions or {})
     iso, created = _created(report)
+    n_unexpected = sum(_is_unexpected(r) for r in model.records)
     return _TEMPLATE.render(
         title="torch-backend-e2e report", complete=model.complete, created_iso=iso, created=created,
+        badge=_badge(n_unexpected), signatures=_signatures(model),
         n_cases=len(model.cases), n_records=len(model.records), schema=report.get("schema_version", "?"),
         facts=_facts(model.env), backends=model.backends, summary=_summary(model), outcomes=_outcomes(model),
         families=_families(model), phases=phase_rows(model.records), speeds=backend_speeds(model.records),
-        n_unexpected=sum(_is_unexpected(r) for r in model.records),
+        n_unexpected=n_unexpected, n_unexpected_passes=sum(r.verdict is Verdict.UNEXPECTED_PASS for r in model.records),
         n_timed=sum(bool(r.perf and "speedup" in r.perf) for r in model.records),
         css=_CSS, js=_JS, data_id=DATA_ELEMENT_ID, data=markupsafe.Markup(_json_for_script(model.payload())))
 
@@ -78,7 +83,7 @@ def decode_payload(payload: dict) -> list[dict]:
         record["message"] = payload["messages"][record.pop("m")]
         record.setdefault("params", case["params"])
         record.setdefault("tags", case["tags"])
-        for key in ("phase", "expectation_source", "signature", "artifacts"):
+        for key in ("phase", "expected_phase", "expectation_source", "signature", "artifacts"):
             record.setdefault(key, None)
         out.append(record)
     return out
@@ -186,6 +191,37 @@ def _facts(env: dict) -> list[tuple[str, str]]:
     return facts
 
 
+def _badge(n_unexpected: int) -> dict:
+    """The header's verdict on the run. Not "complete": on a failing run that reads as "passed"."""
+    if n_unexpected:
+        return {"cls": "bad", "text": f"{n_unexpected} unexpected"}
+    return {"cls": "ok", "text": "all as expected"}
+
+
+def _signatures(model: _Model) -> list[dict]:
+    """The failures grouped by signature: unexpected ones first, then the most frequent. Each row
+    has an example case (the first by id, an unexpected one if any) and its `#cell=` link."""
+    groups: dict[str, list[Record]] = {}
+    for r in model.records:
+        if r.outcome.is_failure:
+            # An old report has no signatures: its outcome and phase stand in.
+            key = r.signature or f"{r.outcome.value} in {r.phase.value if r.phase else 'start-up'}"
+            groups.setdefault(key, []).append(r)
+    rows = []
+    for key, mine in groups.items():
+        unexpected = [r for r in mine if _is_unexpected(r)]
+        example = min(unexpected or mine, key=lambda r: (model.case_index[r.case], model.backend_index[r.backend]))
+        rows.append({
+            "signature": key, "count": len(mine), "unexpected": len(unexpected),
+            "outcomes": ", ".join(o.label for o in Outcome if any(r.outcome is o for r in mine)),
+            "phases": ", ".join(p.value for p in Phase if any(r.phase is p for r in mine)),
+            "backends": ", ".join(b for b in model.backends if any(r.backend == b for r in mine)),
+            "example": example.case, "example_backend": example.backend,
+            "href": "#cell=" + urllib.parse.quote(f"{example.backend}/{example.case}", safe="")})
+    rows.sort(key=lambda row: (-row["unexpected"], -row["count"], row["signature"]))
+    return rows
+
+
 def _summary(model: _Model) -> list[dict]:
     rows = []
     env_backends = model.env.get("backends") or {}
@@ -268,7 +304,22 @@ def _cell(model: _Model, i: int, j: int) -> dict | None:
         classes.append("xf")
     phase = record.phase
     shown = phase is not None and phase is not _PHASE_IN_LABEL.get(outcome)
-    return {"classes": " ".join(classes), "k": k, "label": outcome.label, "phase": phase.value if shown else None}
+    other = _phase_differs(record)
+    if other:
+        classes.append("pm")
+    return {"classes": " ".join(classes), "k": k, "label": outcome.label, "phase": phase.value if shown else None,
+            "expected_phase": other}
+
+
+def _phase_differs(record: Record) -> str | None:
+    """The phase its expectation entry names, when the case failed in another one (an unexpected
+    failure despite the entry); None otherwise. A report older than `expected_phase` says only
+    that the phase differs: an expected failure that failed can only be unexpected that way."""
+    if record.expected is Expected.PASS or not record.outcome.is_failure:
+        return None
+    if record.expected_phase is not None:
+        return record.expected_phase.value if record.phase is not record.expected_phase else None
+    return "another phase" if record.verdict is Verdict.UNEXPECTED_FAILURE else None
 
 
 # The phase a cell's label already says ("compile"), or that is the only one its outcome is found

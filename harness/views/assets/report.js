@@ -250,6 +250,7 @@
     badges.appendChild(badge(vcls, "verdict", r.verdict ? String(r.verdict).replace(/_/g, " ") : null));
     badges.appendChild(badge("plain", "expected", r.expected));
     if (r.phase) badges.appendChild(badge("plain", "phase", r.phase));
+    if (r.expected_phase) badges.appendChild(badge(r.expected_phase !== r.phase ? "v-bad" : "plain", "entry's phase", r.expected_phase));
     dBody.appendChild(badges);
 
     var others = el("div", "others");
@@ -279,6 +280,7 @@
     row("verdict", r.verdict);
     row("expected", r.expected);
     row("phase", r.phase);
+    row("expected_phase", r.expected_phase);
     row("signature", r.signature);
     row("duration_s", typeof r.duration_s === "number" ? r.duration_s.toFixed(3) + " s" : r.duration_s);
     row("expectation_source", r.expectation_source);
@@ -393,7 +395,8 @@
     if (!td || td.title) return;
     var r = recs[Number(td.getAttribute("data-r"))];
     var first = (messages[r.m] || "").split("\n")[0].slice(0, 200);
-    td.title = backends[r.b] + ": " + (LABEL[r.outcome] || r.outcome) + (r.phase ? " in " + r.phase : "") +
+    var entry = r.expected_phase && r.expected_phase !== r.phase ? " (its entry expects " + r.expected_phase + ")" : "";
+    td.title = backends[r.b] + ": " + (LABEL[r.outcome] || r.outcome) + (r.phase ? " in " + r.phase : "") + entry +
                " \u00B7 " + r.verdict + (first ? "\n" + first : "");
   });
   document.getElementById("d-close").addEventListener("click", close);
