@@ -61,6 +61,7 @@ class Record:
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)  # ops per stage, artifact bytes
     perf: dict[str, Any] | None = None   # --perf's figures (harness.worker.timing); None: not timed
     expected_phase: Phase | None = None  # the phase the expectation entry names; None: no entry, or it names none
+    rerun_command: str | None = None     # the command that runs it again from anywhere (harness.rerun)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -98,7 +99,8 @@ class Record:
                    attempts=[Attempt.from_json(a) for a in data.get("attempts") or []],
                    flaky=bool(data.get("flaky", False)), phase_cpu_s=dict(data.get("phase_cpu_s") or {}),
                    phase_peak_mb=dict(data.get("phase_peak_mb") or {}), sizes=dict(data.get("sizes") or {}),
-                   perf=data.get("perf"), expected_phase=_phase(data.get("expected_phase")))
+                   perf=data.get("perf"), expected_phase=_phase(data.get("expected_phase")),
+                   rerun_command=data.get("rerun_command"))
 
     @property
     def what_it_tests(self) -> str:
@@ -107,7 +109,7 @@ class Record:
 
     @property
     def rerun(self) -> str:
-        return repro_command(self.backend, self.nodeid, self.expected)
+        return self.rerun_command or repro_command(self.backend, self.nodeid, self.expected)
 
 
 def _phase(value: str | None) -> Phase | None:
@@ -119,7 +121,8 @@ def _phase_json(phase: Phase | None) -> str | None:
 
 
 def repro_command(backend: str, nodeid: str, expected: Expected) -> str:
-    """The command that runs one result again, from the repository root (naming the interpreter:
-    a shell that activated no venv runs it too)."""
+    """The command that runs one result again, from its project's rootdir (naming the interpreter:
+    a shell that activated no venv runs it too): for a record of a report written before records
+    carried their own (`rerun_command`, from harness.rerun)."""
     crash_set = " --run-crash-set" if expected is Expected.CRASH else ""
     return f"{python_command()} -m pytest --backend={backend}{crash_set} {shlex.quote(nodeid)}"

@@ -57,8 +57,10 @@ def test_a_bundle_has_the_case_its_inputs_a_repro_script_and_a_readme(artifacts_
         "set0_grad_output.npy", "set0_input.npy", "set0_weight.npy"]
     readme = (bundle / "README.md").read_text()
     assert "compile_error in phase lower" in readme
-    rerun = f"{python_command()} -m pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'"
-    assert rerun in readme
+    rerun = artifacts_run.record("fake-raise", "conv_backward/2d/tiny")["rerun_command"]   # runs from anywhere
+    assert rerun.startswith(f"cd {artifacts_run.project_path} && {python_command()} -m pytest -c ")
+    assert rerun.endswith("--backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'")
+    assert rerun in readme and "repository root" not in readme
     assert f"&& {python_command()} repro.py" in readme
     assert "injected compiler failure" in readme
     # The fake backend has no standalone reproduction: repro.py says so, naming the harness command.

@@ -48,9 +48,9 @@ def test_an_unactivated_venv_names_the_native_culprits_and_its_commands_run(e2e_
     assert crash["signature"] == f"SIGSEGV in {PASS}", crash["message"][:500]
     assert "native stacks unavailable" not in result.output
     bundle = e2e_project.path / crash["artifacts"]
-    rerun = readme_command(bundle, "through the harness, from the repository root")
-    assert rerun.startswith(f"{python} -m pytest --backend=native-crash ")  # the interpreter, by full path
-    again = subprocess.run(rerun, shell=True, cwd=e2e_project.path, env=env, capture_output=True, text=True)
+    rerun = readme_command(bundle, "through the harness, with the project's configs and ini")
+    assert rerun.startswith(f"cd {e2e_project.path} && {python} -m pytest ")  # the interpreter, by full path
+    again = subprocess.run(rerun, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True)  # from anywhere
     assert again.returncode == 1 and f"worker killed by SIGSEGV in {PASS}" in again.stdout, again.stdout[-2000:]
     repro = subprocess.run(readme_command(bundle, "torch and the backend alone"), shell=True, env=env,
                            capture_output=True, text=True)

@@ -34,8 +34,9 @@ def test_markdown_and_html_reports_of_a_run(project):
     assert crashes < failures  # crashes first
     assert "`SIGSEGV in " in markdown[crashes:failures]
     assert "injected compiler failure: 'fake.op' failed to legalize" in markdown[failures:]
-    rerun = f"{python_command()} -m pytest --backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'"
-    assert rerun in markdown
+    rerun = result.record("fake-raise", RAISE)["rerun_command"]
+    assert rerun.startswith(f"cd {project.path} && {python_command()} -m pytest ") and rerun in markdown
+    assert rerun.endswith("--backend=fake-raise 'cases/tiny.py::conv_backward/2d/tiny[fake-raise]'")
     assert "```yaml" in markdown  # the expectation files that would make the run match
     html = (project.path / "matrix.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "fake-segfault" in html

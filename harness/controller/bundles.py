@@ -10,14 +10,16 @@ from harness.bundle_layout import last_stage_command
 from harness.installation.executables import python_command
 
 
-def write_readme(path: Path, record: dict[str, Any], rerun: str) -> None:
-    """What happened and how to reproduce it: written by the controller once the verdict is known."""
+def write_readme(path: Path, record: dict[str, Any], rerun: str, project: Path) -> None:
+    """What happened and how to reproduce it: written by the controller once the verdict is known.
+    `rerun` (harness.rerun) changes to `project`, the rootdir of the run, so it runs from anywhere."""
     lines = [f"# {record['case']} on {record['backend']}", "",
              f"- outcome: {record['outcome']}" + (f" in phase {record['phase']}" if record["phase"] else ""),
              f"- verdict: {record['verdict']} (expected {record['expected']})"]
     if record.get("signature"):
         lines.append(f"- signature: `{record['signature']}`")
-    lines += ["", "Reproduce:", "", "```sh", f"{rerun}          # through the harness, from the repository root",
+    lines += ["", f"Reproduce (from any folder: the first command runs in the project, {project}):", "", "```sh",
+              f"{rerun}          # through the harness, with the project's configs and ini",
               f"cd {shlex.quote(str(path))} && {python_command()} repro.py     # torch and the backend alone"]
     command = last_stage_command(path)
     if command and record["phase"] in ("lower", "compile"):

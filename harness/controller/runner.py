@@ -29,15 +29,18 @@ from harness.perf.rounds import is_timed
 from harness.perf.rounds import merge as merge_rounds
 from harness.project import Project
 from harness.protocol import CaseResult, PerfRequest
-from harness.record import Attempt, Record, repro_command
+from harness.record import Attempt, Record
+from harness.rerun import Place
 from harness.spec import Case
 
 
 class Runner:
-    def __init__(self, project: Project, start_worker: bool = False):
+    def __init__(self, project: Project, start_worker: bool = False, place: Place | None = None):
         """start_worker: start the first worker as soon as the backends are known, so that it imports
-        torch and the backends while this process loads cases and expectations and pytest collects."""
+        torch and the backends while this process loads cases and expectations and pytest collects.
+        place: where the run happened, for the rerun commands (default: the rootdir alone)."""
         self.project, self.settings = project, project.settings
+        self.place = place or Place(project.settings.rootdir)
         self._pool: WorkerPool | None = None
         self.families = project.families
         self.configs = {name: project.config(name) for name in self.settings.backends}
@@ -62,7 +65,7 @@ class Runner:
         config = self.configs[backend]
         entry = self.expectations[backend].lookup(case.id)
         expected = entry.kind if entry else Expected.PASS
-        rerun = repro_command(backend, nodeid, expected)
+        rerun = self.place.case(backend, nodeid, expected)
         bundle = None
         started = time.monotonic()
         if expected is Expected.CRASH and not self.settings.run_crash_set:
@@ -89,7 +92,8 @@ class Runner:
                         phase_peak_mb=result.peak_mb, sizes=result.sizes, notes=result.notes, perf=result.perf,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),
                         backend_versions=result.versions or {},
-                        subject=self.families[case.family].subject(case.params), attempts=attempts, flaky=flaky)
+                        subject=self.families[case.family].subject(case.params), attempts=attempts, flaky=flaky,
+                        rerun_command=rerun)
         if bundle is not None:
             self._keep_or_drop(bundle, record, rerun)
         return record
@@ -140,7 +144,7 @@ class Runner:
         if not keep or not bundle.is_dir():
             shutil.rmtree(bundle, ignore_errors=True)
             return
-        write_readme(bundle, record.to_json(), rerun)
+        write_readme(bundle, record.to_json(), rerun, self.place.rootdir)
         record.artifacts = display_path(bundle)
 
     def timeout(self, case: Case, backend: str) -> float:

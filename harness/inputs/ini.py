@@ -19,14 +19,24 @@ _SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest
 
 def find_ini(start: Path) -> tuple[Path, dict[str, Any]]:
     """(rootdir, the ini's keys) for a tool started in `start`."""
+    path, keys = _locate(start)
+    return (path.parent, keys) if path else (start, {})
+
+
+def ini_file(start: Path) -> Path | None:
+    """The ini file a tool started in `start` reads, or None (what a rerun command passes with -c)."""
+    return _locate(start)[0]
+
+
+def _locate(start: Path) -> tuple[Path | None, dict[str, Any]]:
     for folder in (start, *start.parents):
         for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
             path = folder / name
             if path.is_file():
                 keys = _read(path)
                 if keys is not None:
-                    return folder, keys
-    return start, {}
+                    return path, keys
+    return None, {}
 
 
 def _read(path: Path) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
 from harness.plugin.reporting import ResultReporter
-from harness.plugin.settings import check_history, settings_from
+from harness.plugin.settings import check_history, place_of, settings_from
 from harness.plugin.state import DURATIONS, RUNNER
 from harness.project import Project
 
@@ -22,7 +22,8 @@ from harness.project import Project
 def pytest_configure(config: pytest.Config) -> None:
     try:
         project = Project(settings_from(config, entry_point_families()))
-        runner = Runner(project, start_worker=_runs_cases(config) and _collects_cases(config, project))
+        runner = Runner(project, start_worker=_runs_cases(config) and _collects_cases(config, project),
+                        place=place_of(config, entry_point_families()))
     except HarnessInputError as e:
         raise pytest.UsageError(str(e)) from None
     _collect_discovered(config, runner)

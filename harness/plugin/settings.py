@@ -1,5 +1,6 @@
 """The declared settings (harness.settings) as pytest's options and ini keys, and read back from a
-pytest Config, each checked (one error line per bad value)."""
+pytest Config, each checked (one error line per bad value); and where the run happened, for its
+rerun commands (harness.rerun)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from harness.errors import HarnessInputError
 from harness.families.interface import Family, Option
 from harness.families.loader import declared_options, resolve
+from harness.rerun import Place, plugin_flags, typed_flags
 from harness.settings import Settings, add_arguments, declarations
 from harness.settings import resolve as resolve_settings
 
@@ -44,6 +46,15 @@ def settings_from(config: pytest.Config, families: Mapping[str, Family]) -> Sett
         raise HarnessInputError("--backend", "no backend named", "give one or more names, e.g. "
                                 "--backend=linalg-on-tensors")
     return settings
+
+
+def place_of(config: pytest.Config, families: Mapping[str, Family]) -> Place:
+    """The run's rootdir, ini file, `-p` plugins, -o overrides and typed project settings: what a
+    rerun command repeats so that it runs as printed from anywhere."""
+    overrides = tuple(word for text in config.getoption("override_ini") or () for word in ("-o", text))
+    flags = typed_flags(config.getoption, Path(config.invocation_params.dir), declared_options(families))
+    inifile = Path(config.inipath) if config.inipath else None
+    return Place(Path(config.rootpath), inifile, plugin_flags(config.invocation_params.args) + overrides + flags)
 
 
 def _ini(config: pytest.Config, option: Option) -> str | None:

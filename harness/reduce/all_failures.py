@@ -20,6 +20,7 @@ from harness.outcomes import Verdict
 from harness.project import Project
 from harness.reduce.engine import Reduction
 from harness.reports import read_report
+from harness.rerun import Place
 
 REDUCTIONS_FILE = "reductions.json"
 
@@ -33,7 +34,8 @@ def failure_groups(report: dict) -> dict[tuple[str, str], list[dict]]:
     return groups
 
 
-def reduce_all(project: Project, report_path: Path, out: Path, parallel: int, verbose: bool) -> int:
+def reduce_all(project: Project, report_path: Path, out: Path, parallel: int, verbose: bool,
+               place: Place | None = None) -> int:
     report = read_report(report_path)
     cases = project.report_cases(report)
     groups = failure_groups(report)
@@ -53,7 +55,7 @@ def reduce_all(project: Project, report_path: Path, out: Path, parallel: int, ve
                     raise HarnessInputError(records[0]["case"], "its params cannot be rebuilt from the report")
                 folder.mkdir(parents=True, exist_ok=True)
                 reduction = Reduction(case, project, project.config(backend), folder, parallel, verbose,
-                                      workers=workers.get(backend))
+                                      workers=workers.get(backend), place=place)
                 workers[backend] = reduction.workers
                 result = reduction.run()
                 entry.update({"status": "passes now"} if result is None else

@@ -3,7 +3,8 @@
     python -m harness reduce CASE --backend NAME [--cases-file FILE | --report REPORT] --out DIR [-n N]
     python -m harness reduce --all REPORT --out DIR [-n N]
 
-One case: harness.reduce.engine. Every unexpected failure of a report, one per signature group:
+One case: harness.reduce.engine, which logs the command that reruns the reduced case as printed,
+from any folder (harness.rerun). Every unexpected failure of a report, one per signature group:
 harness.reduce.all_failures.
 """
 from __future__ import annotations
@@ -12,22 +13,26 @@ import argparse
 from pathlib import Path
 
 from harness.errors import HarnessInputError
+from harness.families.loader import declared_options, entry_point_families
+from harness.inputs.ini import ini_file
 from harness.project import tool_arguments
 from harness.reduce.all_failures import reduce_all
 from harness.reduce.engine import Reduction, output_folder
+from harness.rerun import Place, typed_flags
 
 
 def reduce_command(args: argparse.Namespace) -> int:
     project = args.project   # harness.cli gives every command that takes the project its Project
     if args.parallel < 1:
         raise HarnessInputError(f"-n {args.parallel}", "must be at least 1")
+    place = _place(args, project.settings.rootdir)
     if args.all is not None:
-        return reduce_all(project, args.all, output_folder(args.out), args.parallel, args.verbose)
+        return reduce_all(project, args.all, output_folder(args.out), args.parallel, args.verbose, place)
     if args.case is None or args.backend is None:
         raise HarnessInputError("reduce", "needs a CASE and --backend=NAME (or --all REPORT)")
     case = project.find_case(args.case, args.report)
     reduction = Reduction(case, project, project.config(args.backend), output_folder(args.out), args.parallel,
-                          args.verbose)
+                          args.verbose, place=place)
     try:
         result = reduction.run()
     finally:
@@ -35,6 +40,14 @@ def reduce_command(args: argparse.Namespace) -> int:
     if result is None:
         print(f"{case.id} passes on {args.backend}: nothing to reduce")
     return 0
+
+
+def _place(args: argparse.Namespace, rootdir: Path) -> Place:
+    """The project as this command saw it (its ini, the project settings typed here) for the reduced
+    cases' rerun commands; --cases-file found the case here, the rerun gives its own case.yaml."""
+    flags = typed_flags(lambda dest: getattr(args, dest, None), Path.cwd(),
+                        declared_options(entry_point_families()), leave_out=("cases_files",))
+    return Place(rootdir, ini_file(rootdir), flags)
 
 
 def add_reduce_command(commands: argparse._SubParsersAction) -> None:

@@ -9,8 +9,9 @@ with the case's timeout, so a crash or a hang is a candidate's outcome. This pro
 torch (to cut the graph); the compilers run only in the workers.
 
 DIR gets model.py (the reduced program), inputs.pt (and constants.pt for large constants),
-case.yaml (`pytest --cases-file=case.yaml --backend=NAME` from DIR reruns it), bundle/ (the
-reduced case's repro bundle with each stage's IR) and reduce.json.
+case.yaml, bundle/ (the reduced case's repro bundle with each stage's IR) and reduce.json, whose
+`rerun` runs case.yaml alone as printed, from any folder: in the project, with its ini and configs
+(harness.rerun.Place.cases_file).
 """
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ import itertools
 import json
 import os
 import re
-import shlex
 import shutil
 import sys
 import tempfile
@@ -39,8 +39,10 @@ from harness.errors import HarnessInputError
 from harness.families.loader import worker_env
 from harness.files import display_path, write_text_atomically
 from harness.inputs.configs import BackendConfig
+from harness.inputs.ini import ini_file
 from harness.outcomes import Expected, Phase, decide
 from harness.project import Project
+from harness.rerun import Place
 from harness.spec import Case
 
 REDUCED_FAMILY = "reduced"
@@ -50,8 +52,9 @@ class Workers:
     """One worker pool per candidate run at once, and the threads that drive them. The threads live
     as long as the pools: a worker dies with the thread that started it (its parent-death signal)."""
 
-    def __init__(self, backend: BackendConfig, count: int, env: dict[str, str]):
-        self.pools = [WorkerPool(Path.cwd(), preload=[backend.to_json()], env=env) for _ in range(count)]
+    def __init__(self, backend: BackendConfig, count: int, env: dict[str, str], rootdir: Path | None = None):
+        """rootdir: the project's, on the workers' import path (a backend class in a local module)."""
+        self.pools = [WorkerPool(rootdir or Path.cwd(), preload=[backend.to_json()], env=env) for _ in range(count)]
         self.executor = ThreadPoolExecutor(max_workers=count)
 
     def close(self) -> None:
@@ -64,13 +67,17 @@ class Reduction:
     """One case's reduction on one backend, on `workers` (made for it when not given)."""
 
     def __init__(self, case: Case, project: Project, backend: BackendConfig, out: Path, parallel: int = 1,
-                 verbose: bool = False, log: TextIO = sys.stderr, workers: Workers | None = None):
-        """verbose: log every candidate's result; workers: pools of an earlier reduction on `backend`."""
+                 verbose: bool = False, log: TextIO = sys.stderr, workers: Workers | None = None,
+                 place: Place | None = None):
+        """verbose: log every candidate's result; workers: pools of an earlier reduction on `backend`;
+        place: the project, for the rerun command (default: its rootdir and ini, no typed flags)."""
         self.case, self.backend, self.out, self.verbose, self.log_stream = case, backend, out, verbose, log
-        self.families = project.families
+        root = project.settings.rootdir
+        self.place = place or Place(root, ini_file(root))
+        self.project, self.families = project, project.families
         self.family = self.families[case.family]
         self.env = worker_env(self.families)
-        self.workers = workers or Workers(backend, parallel, self.env)
+        self.workers = workers or Workers(backend, parallel, self.env, root)
         self.pools = self.workers.pools
         self.timeout = case_timeout(case, backend, given=project.settings.case_timeout)
         self.started = time.monotonic()
@@ -180,7 +187,7 @@ class Reduction:
         entry = {"family": self.candidates.name, "name": self.case.id, **relative}
         write_text_atomically(out / "case.yaml", f"# {self.case.id} on {self.backend.name}, reduced: "
                               f"{failure.signature}\n" + yaml.safe_dump([entry], sort_keys=False))
-        rerun = f"pytest --cases-file=case.yaml --backend={self.backend.name}"
+        rerun = self._rerun_command(out / "case.yaml")
         final = self._rerun_with_bundle(params, rerun)
         if not failure.kept_by(final):
             self.log(f"warning: the reduced program failed the same way during the search, but its last run gave "
@@ -192,23 +199,33 @@ class Reduction:
                   "ops": ops, "steps": [dataclasses.asdict(s) for s in search.steps],
                   "candidates_run": search.candidates_run + 1,   # with the uncut program
                   "seconds": round(time.monotonic() - self.started, 1),
-                  "program": graph.program_file, "rerun": f"cd {shlex.quote(str(out))} && {rerun}"}
+                  "program": graph.program_file, "rerun": rerun}
         write_text_atomically(out / "reduce.json", json.dumps(result, indent=1) + "\n")
         self.log(f"{_ops(result['original_ops'])} -> {_ops(len(ops))} ({', '.join(ops)}) in {result['seconds']} s, "
                  f"{result['candidates_run']} candidates: {display_path(out)}")
+        self.log(f"rerun: {rerun}")
         return result
+
+    def _rerun_command(self, case_file: Path) -> str:
+        """The command that runs case.yaml's case in the project: the project as it loads with that
+        cases file says under which file the case is collected (a case module it joins, or itself)."""
+        case_id = f"{self.candidates.name}/{self.name}"
+        with_file = Project(dataclasses.replace(self.project.settings, cases_files=[case_file]))
+        homes = [path for path, cases in with_file.module_cases.items() if any(c.id == case_id for c in cases)]
+        return self.place.cases_file(self.backend.name, case_file, homes[0] if homes else case_file, case_id)
 
     def _rerun_with_bundle(self, params: dict, rerun: str) -> Failure | None:
         bundle = self.out / "bundle"
         result = run_case(self.pools[0], self._candidate(params), self.candidates, self.backend,
-                          given_timeout=self.timeout, bundle=bundle)
+                          given_timeout=self.timeout, bundle=bundle, rerun=rerun)   # repro.py's command too
         final = Failure.of(result)
         if bundle.is_dir():
             write_readme(bundle, {"case": f"{self.candidates.name}/{self.name}", "backend": self.backend.name,
                                   "outcome": result.outcome.value, "phase": final and final.phase,
                                   "verdict": decide(result.outcome, Expected.PASS, result.phase, None).value,
                                   "expected": Expected.PASS.value,
-                                  "signature": final and final.signature, "message": result.message}, rerun)
+                                  "signature": final and final.signature, "message": result.message}, rerun,
+                         self.place.rootdir)
         return final
 
 
