@@ -2,6 +2,7 @@
 point of examples/external_project installed beside the harness wheel in a fresh venv."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -97,7 +98,61 @@ def test_the_example_project_installed_with_the_wheel_runs_its_family_module_cas
     check = subprocess.run([python, "-m", "harness", "check"], cwd=project, env=unactivated_env(),
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert check.stdout.strip() == "ok: 1 expectation entries of 10 backends match the 8 cases"
+    # its 8 cases and the built-in ones (their number follows torch's OpInfo database and the extras)
+    assert re.fullmatch(r"ok: 1 expectation entries of 10 backends match the \d+ cases", check.stdout.strip())
+
+
+# A backend author's project: two configs and a backend package, nothing else (README, "for backend authors").
+AS_EXPORTED = """\
+from harness.api import Backend, Phase, export_program
+
+
+class AsExported(Backend):
+    \"\"\"torch.export's module, run as it is.\"\"\"
+
+    def compile(self, program, case):
+        case.enter(Phase.EXPORT)
+        exported = export_program(program)
+        case.enter(Phase.COMPILE)
+        return exported.module()
+
+    def run(self, artifact, inputs, case):
+        case.enter(Phase.RUN)
+        return artifact(*inputs)
+
+
+class NoDilation(AsExported):
+    \"\"\"Refuses dilated convolutions, seen in the case's params.\"\"\"
+
+    def compile(self, program, case):
+        if case.family == "conv_backward" and any(d != 1 for d in case.params["dilation"]):
+            raise NotImplementedError("unsupported: dilation")
+        return super().compile(program, case)
+"""
+
+
+@pytest.mark.e2e
+def test_a_backend_project_runs_the_built_in_cases_from_the_wheel(tmp_path):
+    python = venv_with_harness(tmp_path / "venv", harness_wheel(tmp_path, REPO))
+    project = tmp_path / "project"
+    (project / "configs").mkdir(parents=True)
+    (project / "my_backend").mkdir()
+    (project / "my_backend" / "__init__.py").write_text(AS_EXPORTED)
+    for name, cls in (("mine", "AsExported"), ("mine-nodil", "NoDilation")):
+        (project / "configs" / f"{name}.yaml").write_text(f"name: {name}\nclass: my_backend:{cls}\n")
+    result = run_pytest_with(python, project, "--pyargs", "harness.cases", "-m", "conv_backward", "-k",
+                             "(dil or basic) and not parity and not unsized", "--backend=mine,mine-nodil", "-n", "2",
+                             env=unactivated_env())
+    assert result.ret == 1, result.output[-3000:]   # the refusals: no expectation file says so
+    mine = {r["case"]: r for r in result.results if r["backend"] == "mine"}
+    refused = {r["case"]: r for r in result.results if r["backend"] == "mine-nodil" and r["outcome"] != "passed"}
+    assert len(mine) >= 12 and all(r["outcome"] == "passed" for r in mine.values())
+    assert set(refused) == {case for case, r in mine.items() if any(d != 1 for d in r["params"]["dilation"])}
+    signatures = {r["signature"] for r in refused.values()}
+    assert len(signatures) == 1 and "unsupported: dilation" in signatures.pop()
+    collected = run_pytest_with(python, project, "--pyargs", "harness.cases", "-m", "module", "--collect-only",
+                                "-q", "--backend=mine", env=unactivated_env())
+    assert "11/" in collected.stdout and "tests collected" in collected.stdout, collected.output[-2000:]
 
 
 def test_without_the_built_in_entry_points_one_line_says_to_reinstall(monkeypatch):
