@@ -188,14 +188,17 @@ class Project:
         return [*self.settings.cases_dirs, *([BUILT_IN_CASES] if self.settings.builtin_cases else [])]
 
     def _add_cases_files(self, found: dict[Path, list[Case]]) -> None:
-        """--cases-file cases join the first case module of their family (collected with it), or,
-        for a family no module declares (a module case in a bug report), the first case module;
-        where there is none (a reduced case's folder), the cases file is collected itself."""
+        """--cases-file cases join the first case module of the project's own of their family
+        (collected with it), or, for a family no module declares (a module case in a bug report),
+        its first case module; where it has none (a reduced case's folder, a project that runs only
+        the built-in cases, which pytest collects only when told), the cases file is collected itself."""
+        own_dirs = {Path(d).resolve() for d in self.settings.cases_dirs}
+        own = [cases for path, cases in found.items() if path.resolve().parent in own_dirs]
         homes: dict[str, list[Case]] = {}
-        for cases in found.values():
+        for cases in own:
             for case in cases:
                 homes.setdefault(case.family, cases)
-        first = next(iter(found.values()), None)
+        first = next(iter(own), None)
         self._from_cases_files: list[Case] = []
         for path in self.settings.cases_files:
             for case in load_cases_file(path, self.families):
