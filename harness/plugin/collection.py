@@ -67,7 +67,7 @@ class CaseItem(pytest.Item):
         self.record: dict | None = None
 
     def runtest(self) -> None:
-        record = self.config.stash[RUNNER].run(self.case, self.backend, self.nodeid)
+        record = self.config.stash[RUNNER].run(self.case, self.backend, self._address())
         self.record = record.to_json()
         # Plain strings: xdist sends user_properties to the controller, and execnet sends no enums.
         phase = record.phase.value if record.phase else ""
@@ -84,6 +84,14 @@ class CaseItem(pytest.Item):
             return   # --flaky-ok: its reruns disagreed; the summary, the report and the history say so
         if record.expected is not Expected.PASS:
             pytest.xfail(f"{record.outcome.value} in {record.phase} ({record.expectation_source})")
+
+    def _address(self) -> str:
+        """Its node id, or, for a file outside the rootdir (`pytest --pyargs harness.cases` in another
+        project: pytest's node id is then relative to the package), its absolute path and name, which
+        a rerun command can give from the rootdir."""
+        if self.config.rootpath in self.path.parents:
+            return self.nodeid
+        return f"{self.path}::{self.name}"
 
     def repr_failure(self, excinfo, style=None):
         # An xfail's reason is all it reports: pytest would otherwise render (and parse the source
