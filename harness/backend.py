@@ -153,6 +153,11 @@ class Backend:
     """Base class. Subclasses set nothing else up in __init__ that imports slowly per case.
     `compile` gets a program of each kind its config's `programs:` names (a Program, an OnnxProgram)."""
 
+    # The `options:` keys the class reads, each with a one-line description: a config's other keys
+    # are an error at their line when the run starts (and in `python -m harness check`). None: not
+    # declared, any key is taken (a backend written before OPTIONS).
+    OPTIONS: Mapping[str, str] | None = None
+
     def __init__(self, name: str, options: Mapping[str, Any]):
         self.name = name
         self.options = dict(options)

@@ -22,7 +22,8 @@ the families' own).
     python -m harness bisect CASE --backend NAME --pythonpath DIR DIR ...
 
 Each subcommand is a function taking the parsed arguments and returning the exit status (None: 0);
-bad input is a HarnessInputError, printed as one `error: ...` line with exit status 2.
+bad input is a HarnessInputError, printed as one `error: ...` line with exit status 2 (`check`'s bad
+backend config: 4, as pytest gives it).
 """
 from __future__ import annotations
 
@@ -32,11 +33,13 @@ from pathlib import Path
 
 from harness import reports
 from harness.bisect.command import add_bisect_command
+from harness.controller.backend_check import check_backends
 from harness.controller.schedule import write_durations
 from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
 from harness.files import display_path, write_text_atomically, writing
 from harness.fuzz.command import add_fuzz_command
+from harness.inputs.configs import missing_requirement
 from harness.project import Project, add_tool_arguments, tool_arguments
 from harness.record import Record
 from harness.reduce.command import add_reduce_command
@@ -141,8 +144,15 @@ def _known_ids(args: argparse.Namespace) -> list[str] | None:
         return None
 
 
-def check(args: argparse.Namespace) -> None:
-    """Validate every backend's expectation files against the case registry, running nothing."""
+def check(args: argparse.Namespace) -> int | None:
+    """Validate every backend config (its class imported, with its options, in a process of its own)
+    and every backend's expectation files against the case registry, running nothing. A bad config
+    is one line and exit status 4, as pytest gives it."""
+    try:
+        configs = args.project.configs
+    except HarnessInputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 4
     project = Project.load(args.project.settings)
     for notice in project.discovered.notices:
         print(notice, file=sys.stderr)
@@ -162,9 +172,22 @@ def check(args: argparse.Namespace) -> None:
                      f"or delete it" for p in sorted(directory.glob("*.yaml")) if p.stem not in project.configs]
     if problems:
         raise HarnessInputError("expectations", f"{len(problems)} problem(s):\n" + "\n".join(problems))
+    missing = {name: missing_requirement(c) for name, c in sorted(configs.items())}
+    for name, dist in missing.items():
+        if dist is not None:   # its class imports the package: not broken, not checkable here
+            print(f"{name}: class not checked: it needs {dist!r}, which is not installed "
+                  f"({configs[name].install})", file=sys.stderr)
+    try:
+        check_backends([configs[name] for name, dist in missing.items() if dist is None], project.settings.rootdir)
+    except HarnessInputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 4
     more = f"; {inapplicable} more do not apply here (above)" if inapplicable else ""
+    skipped = sum(dist is not None for dist in missing.values())
     print(f"ok: {entries - inapplicable} expectation entries of {len(project.configs)} backends match the "
-          f"{len(project.known_ids)} cases{more}")
+          f"{len(project.known_ids)} cases{more}; the classes of {len(configs) - skipped} backends import and take "
+          f"their options{f' ({skipped} skipped, above)' if skipped else ''}")
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,8 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.set_defaults(run=report)
 
     sub = commands.add_parser("check", parents=[tool_arguments()],
-                              help="validate every expectation file against the case registry "
-                                   "(for pre-commit and CI; runs nothing)")
+                              help="validate every backend config (each class imported with its options, in "
+                                   "a process of its own) and every expectation file against the case registry "
+                                   "(for pre-commit and CI; runs no case)")
     sub.set_defaults(run=check)
     add_history_commands(commands)
     add_perf_commands(commands)

@@ -1,7 +1,7 @@
 """The worker protocol: what the controller (harness.controller.pool) and a worker
 (harness.worker) say to each other, one JSON object per line, each with a "type".
 
-    worker -> controller  Ready        once, after creating the preloaded backends
+    worker -> controller  Ready        once, after creating the preloaded backends (with those it could not)
     controller -> worker  RunRequest   one case on one backend (bundle: with --artifacts-dir only)
     worker -> controller  PhaseEvent   zero or more: where the case is now (a hang or crash is blamed on it)
     worker -> controller  CaseResult   the case's result; the controller builds one too when the worker
@@ -21,6 +21,8 @@ from harness.outcomes import Outcome, Phase
 @dataclasses.dataclass(frozen=True)
 class Ready:
     pid: int
+    # The preloaded backends it could not create, by name: harness.worker.backend_check's reports
+    problems: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -158,8 +158,17 @@ BAD = [
         "configs/broken.yaml:3: malformed YAML (expected ',' or ']', but got '<stream end>'); fix the syntax"),
     Bad("config-unknown-key", "an unknown key in a config",
         {"configs/broken.yaml": "name: broken\nclass: fake_backends:FaultyBackend\ntimout: 5\n"}, (),
-        "configs/broken.yaml:1: unknown key 'timout'; allowed keys are class, description, extends, extras, "
-        "install, memory_limit_mb, name, options, programs, requires, timeout, tolerances"),
+        "configs/broken.yaml:3: unknown key 'timout'; did you mean 'timeout'? allowed keys are class, description, "
+        "extends, extras, install, memory_limit_mb, name, options, programs, requires, timeout, tolerances"),
+    Bad("config-class-does-not-import", "a class that does not import",
+        {"configs/broken.yaml": "name: broken\nclass: not_a_module:Backend\n"}, ("--backend=broken",),
+        "configs/broken.yaml:2: class not_a_module:Backend does not import (ModuleNotFoundError: No module named "
+        "'not_a_module'); fix the class, or install the package that has it"),
+    Bad("config-unknown-option", "an option the class does not declare",
+        {"configs/broken.yaml": "name: broken\nextends: inductor\noptions:\n  cache_dir: null\n  compile_thread: 2\n"},
+        ("--backend=broken",),
+        "configs/broken.yaml:5: unknown option 'compile_thread' of harness.backends.inductor:InductorBackend; "
+        "did you mean 'compile_threads'? it takes cache_dir, compile_threads"),
     Bad("config-not-a-mapping", "a config that is not a mapping",
         {"configs/broken.yaml": "- name: broken\n"}, (),
         "configs/broken.yaml: a backend config must be a mapping; see configs/eager.yaml"),
@@ -181,7 +190,7 @@ BAD = [
         "configs/broken.yaml: timeout must be a positive, finite number of seconds, not 0"),
     Bad("config-tolerance-dtype", "a tolerance for an unknown dtype",
         {"configs/broken.yaml": "name: broken\nclass: a:B\ntolerances: {int8: {rtol: 1, atol: 1}}\n"}, (),
-        "configs/broken.yaml: tolerance for unknown dtype 'int8'; use one of float32, float64, float16, bfloat16"),
+        "configs/broken.yaml:3: tolerance for unknown dtype 'int8'; use one of float32, float64, float16, bfloat16"),
     Bad("config-tolerance-missing-atol", "a tolerance without atol",
         {"configs/broken.yaml": "name: broken\nclass: a:B\ntolerances: {float32: {rtol: 1}}\n"}, (),
         "configs/broken.yaml:3: missing required key 'atol'"),

@@ -111,9 +111,72 @@ def test_exponent_without_a_dot_is_a_number(tmp_path):
 def test_unknown_key_names_line(tmp_path):
     path = write(tmp_path, "bad", "name: bad\nclass: a:B\ntimout: 3\n")
     message = error(tmp_path)
-    assert message.startswith(f"{path}:1: unknown key 'timout'")
+    assert message.startswith(f"{path}:3: unknown key 'timout'; did you mean 'timeout'? allowed keys are ")
     assert ("allowed keys are class, description, extends, extras, install, memory_limit_mb, name, options, programs, "
             "requires, timeout, tolerances") in message
+
+
+def test_an_unknown_key_is_reported_at_its_own_line_at_every_level(tmp_path):
+    path = write(tmp_path, "bad", "name: bad\nclass: a:B\ntolerances:\n  float32:\n    rtol: 1\n    atl: 2\n")
+    assert error(tmp_path) == f"{path}:6: unknown key 'atl'; did you mean 'atol'? allowed keys are atol, rtol"
+    write(tmp_path, "bad", "name: bad\nclass: a:B\nzzz: 1\ntolerances: {float32: {rtol: 1, atol: 1}}\n")
+    assert error(tmp_path).startswith(f"{path}:3: unknown key 'zzz'; allowed keys are class, ")   # no close match
+
+
+def test_options_and_class_are_placed_where_they_are_written_through_extends(tmp_path):
+    base = write(tmp_path, "base", "name: base\nclass: a:B\noptions:\n  level: 1\n  mode: x\n")
+    mine = write(tmp_path, "mine", "name: mine\nextends: base\noptions:\n\n  level: 2\n")
+    config = load_configs([tmp_path])["mine"]
+    assert config.options == {"level": 2, "mode": "x"}
+    assert (config.place("class"), config.place("options.level"), config.place("options.mode")) == (
+        f"{base}:2", f"{mine}:5", f"{base}:5")
+
+
+def test_a_class_problem_is_one_line_at_the_line_of_the_class_or_the_option(tmp_path):
+    from harness.inputs.configs import backend_problem
+
+    path = write(tmp_path, "mine", "name: mine\nclass: a:B\noptions:\n  levl: 1\n  other: 2\n")
+    config = load_configs([tmp_path])["mine"]
+    unknown = {"stage": "options", "unknown": ["other", "levl"], "accepted": ["level"]}
+    assert str(backend_problem(config, unknown)) == (
+        f"{path}:4: unknown option 'levl' of a:B; did you mean 'level'? it takes level")   # the first in the file
+    missing = {"stage": "import", "error": "ModuleNotFoundError: No module named 'a'"}
+    assert str(backend_problem(config, missing)) == (
+        f"{path}:2: class a:B does not import (ModuleNotFoundError: No module named 'a'); fix the class, or install "
+        "the package that has it")
+
+
+def test_the_worker_side_check_reads_the_classes_options(tmp_path, monkeypatch):
+    from harness.worker.backend_check import backend_problem
+
+    (tmp_path / "declared.py").write_text(
+        "from harness.backend import Backend\n"
+        "class Declared(Backend):\n    OPTIONS = {'level': 'how much'}\n"
+        "class Old(Backend):\n    pass\n"
+        "class Refuses(Backend):\n    def __init__(self, name, options):\n        raise ValueError('no level')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert backend_problem({"name": "x", "class": "declared:Declared", "options": {"level": 1}}) is None
+    assert backend_problem({"name": "x", "class": "declared:Declared", "options": {"lvl": 1}}) == {
+        "stage": "options", "unknown": ["lvl"], "accepted": ["level"]}
+    assert backend_problem({"name": "x", "class": "declared:Old", "options": {"anything": 1}}) is None
+    assert backend_problem({"name": "x", "class": "declared:Refuses"}) == {"stage": "create",
+                                                                           "error": "ValueError: no level"}
+    assert backend_problem({"name": "x", "class": "declared:Nope"})["stage"] == "import"
+
+
+def test_every_builtin_backend_declares_the_options_its_configs_set():
+    """The classes' OPTIONS read without importing them (they import torch): each config's options,
+    its own and inherited, are among the keys the class's module declares."""
+    import ast
+
+    for config in load_configs([]).values():
+        module, _, name = config.class_path.partition(":")
+        tree = ast.parse((REPO / (module.replace(".", "/") + ".py")).read_text())
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+        declared = next(ast.literal_eval(n.value) for n in cls.body
+                        for target in (n.targets if isinstance(n, ast.Assign) else [getattr(n, "target", None)])
+                        if isinstance(target, ast.Name) and target.id == "OPTIONS")
+        assert set(config.options) <= set(declared), config.name
 
 
 def test_malformed_yaml_names_line(tmp_path):

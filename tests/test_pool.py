@@ -121,6 +121,16 @@ def test_a_backend_that_kills_the_worker_while_preloading_costs_only_its_own_cas
         pool.close()
 
 
+def test_the_first_worker_says_which_preloaded_backends_it_could_not_create(tmp_path):
+    broken = {"name": "broken", "class": "not_a_module:Backend", "tolerances": {}, "options": {}}
+    pool = WorkerPool(tmp_path, preload=[EAGER, broken])
+    try:
+        assert pool.preload_problems() == {
+            "broken": {"stage": "import", "error": "ModuleNotFoundError: No module named 'not_a_module'"}}
+    finally:
+        pool.close()
+
+
 def test_preloaded_backends_are_ready_before_the_first_case(tmp_path):
     shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
     (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(3)\n")

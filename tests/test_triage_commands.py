@@ -92,6 +92,31 @@ def test_check_validates_every_expectation_file_without_running(e2e_project, mon
     assert "Traceback" not in err
 
 
+def test_check_imports_every_config_class_and_gives_a_bad_one_in_one_line(e2e_project, monkeypatch, capsys):
+    monkeypatch.chdir(e2e_project.path)
+    e2e_project.write("configs/needy.yaml", "name: needy\nclass: not_a_module:B\nrequires: [not-a-real-dist]\n"
+                                            "install: pip install not-a-real-dist\n")
+    assert main(["check"]) == 0   # a class whose package is not installed is not broken: not checked here
+    out, err = capsys.readouterr()
+    assert "needy: class not checked: it needs 'not-a-real-dist', which is not installed" in err
+    assert out.rstrip().endswith("take their options (1 skipped, above)"), out
+    (e2e_project.path / "configs" / "needy.yaml").unlink()
+    for text, line in [
+            ("name: broken\nclass: not_a_module:Backend\n",
+             "configs/broken.yaml:2: class not_a_module:Backend does not import (ModuleNotFoundError: No module named "
+             "'not_a_module'); fix the class, or install the package that has it"),
+            ("name: broken\nextends: eager\noptions:\n  fault: none\n",
+             "configs/broken.yaml:4: unknown option 'fault' of harness.backends.eager:EagerBackend; "
+             "it takes no options"),
+            ("name: broken\nclass: a:B\ntimout: 3\n",
+             "configs/broken.yaml:3: unknown key 'timout'; did you mean 'timeout'? allowed keys are class, "
+             "description, extends, extras, install, memory_limit_mb, name, options, programs, requires, timeout, "
+             "tolerances")]:
+        e2e_project.write("configs/broken.yaml", text)
+        assert main(["check"]) == 4
+        assert capsys.readouterr().err.splitlines() == [f"error: {line}"]
+
+
 def test_report_command_renders_a_saved_report(project, monkeypatch):
     project.run("--backend=eager,fake-raise")
     monkeypatch.chdir(project.path)

@@ -8,6 +8,8 @@ from harness.outcomes import Phase
 
 
 class EagerBackend(Backend):
+    OPTIONS: dict[str, str] = {}   # none
+
     def compile(self, program: Program, case) -> Program:
         case.enter(Phase.COMPILE)
         return program

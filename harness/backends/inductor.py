@@ -84,6 +84,8 @@ def _alive(pid: int) -> bool:
 
 
 class InductorBackend(Backend):
+    OPTIONS = {"cache_dir": "TORCHINDUCTOR_CACHE_DIR; null: a fresh one per worker process",
+               "compile_threads": "Inductor's parallel compile workers (default 1)"}
 
     def __init__(self, name, options):
         super().__init__(name, options)

@@ -138,6 +138,10 @@ class IreeArtifact:
 
 
 class IreeBackend(Backend):
+    OPTIONS = {"target_backends": "iree-compile's --iree-hal-target-backends (default [llvm-cpu])",
+               "flags": "more iree-compile flags, a list",
+               "driver": "the IREE runtime's driver (default local-task)",
+               "onnx_opset": "ONNX models of an older opset are upgraded to it first (default 17)"}
 
     def __init__(self, name, options):
         super().__init__(name, options)

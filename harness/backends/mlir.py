@@ -113,6 +113,20 @@ def symbol_name(case_name: str) -> str:
 
 
 class MlirBackend(Backend):
+    OPTIONS = {   # the module docstring says more of each
+        "torch_backend_pipeline": "Torch IR -> Torch backend IR; @BACKEND_LEGAL_OPS@ becomes backend_legal_ops",
+        "onnx_backend_pipeline": "Torch ONNX IR -> Torch backend IR, for ONNX models",
+        "to_linalg_pipelines": "Torch backend IR -> Linalg-on-Tensors: pass-pipeline strings, run in order",
+        "llvm_lowering_passes": "the passes Linalg-on-Tensors -> LLVM",
+        "runtime_verification": "keep generate-runtime-verification of that list (default true)",
+        "backend_legal_ops": "ops left undecomposed (default none)",
+        "strict_export": "torch.export with strict=True (default false)",
+        "import_symbolic_shape_expressions": "import the exported program's shape expressions (default false)",
+        "opt_level": "the ExecutionEngine's LLVM optimisation level (default 2)",
+        "shared_libs": "extra runtime libraries for the ExecutionEngine (default none)",
+        "torch_front_end": "fx_importer (the default) or onnx: PyTorch programs through torch.onnx",
+        "onnx_export_opset": "the opset of torch_front_end: onnx",
+    }
 
     def __init__(self, name: str, options: Mapping[str, Any]):
         super().__init__(name, options)

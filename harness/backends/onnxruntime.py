@@ -41,6 +41,9 @@ class Session:
 
 
 class OnnxRuntimeBackend(Backend):
+    OPTIONS = {"intra_op_threads": "a session's intra-op threads without --perf (default 1)",
+               "graph_optimization": "a GraphOptimizationLevel name (default ORT_ENABLE_ALL)",
+               "opset": "the opset torch.onnx exports PyTorch programs at (default: its own)"}
 
     def compile(self, program: OnnxProgram | Program, case: CaseContext) -> Session:
         torch_inputs = isinstance(program, Program)

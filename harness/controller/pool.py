@@ -11,7 +11,8 @@ limit". Its output comes through a pipe that the controller drains into a buffer
 the last OUTPUT_CAP_BYTES, so a flood neither blocks the worker nor fills memory or disk. A worker is
 recycled (replaced by the spare) after `recycle_after` cases or once its resident memory passes
 `recycle_rss_mb`, so state that leaks from case to case stays bounded. Every worker creates the
-`preload` backends before it says ready, so a spare that takes over is fully warm.
+`preload` backends before it says ready, so a spare that takes over is fully warm; the first says
+which it could not create (`preload_problems`), and the run stops before its first case.
 """
 from __future__ import annotations
 
@@ -103,13 +104,14 @@ class Worker:
             self.selector.register(stream, selectors.EVENT_READ)
         self.buffer = b""
         self.ready = False
+        self.problems: dict[str, dict] = {}   # Ready's: the preloaded backends it could not create
         self._reading, self._read_at = (0.0, 0.0), -WATCH_INTERVAL   # the last memory reading, and when
 
     def wait_ready(self) -> None:
         if not self.ready:
             message = self.receive(time.monotonic() + STARTUP_TIMEOUT, "worker start-up")
             assert isinstance(message, Ready), message
-            self.ready = True
+            self.ready, self.problems = True, message.problems
 
     def send(self, message: RunRequest) -> None:
         self.drain()
@@ -292,6 +294,13 @@ class WorkerPool:
     def start(self) -> None:
         """Start the first worker now (it imports torch and the backends while pytest collects)."""
         self._current()
+
+    def preload_problems(self) -> dict[str, dict]:
+        """The preloaded backends the first worker could not create, once it is ready (by name:
+        harness.worker.backend_check's problems); empty when a preloaded backend killed it: that one
+        then costs only its own cases."""
+        worker = self._current()
+        return worker.problems if self._ready(worker) else {}
 
     def close(self) -> None:
         for worker in (self.worker, self.spare):

@@ -20,7 +20,7 @@ from harness.controller.run_case import case_timeout, run_case
 from harness.controller.signature import signature
 from harness.families.loader import worker_env
 from harness.files import display_path
-from harness.inputs.configs import BackendConfig
+from harness.inputs.configs import BackendConfig, backend_problem
 from harness.inputs.expectations import Entry
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate
@@ -223,6 +223,13 @@ class Runner:
                          f"satisfies no condition, so {len(unread)} entries do not apply ({where}); state it "
                          f"with --assume-version {names[0]}=VERSION")
         return notes
+
+    def check_backends(self) -> None:
+        """Before the first case: a selected backend the first worker could not create (its class
+        does not import, takes no such option, raises) as one error line (HarnessInputError)."""
+        if self._pool is not None:
+            for name, problem in self._pool.preload_problems().items():
+                raise backend_problem(self.configs[name], problem)
 
     def close(self) -> None:
         if self._pool is not None:

@@ -3,17 +3,22 @@
 The built-in ones are the repository's configs/, which the package carries as harness/configs (a
 symlink in git, real files in the wheel), so a project that pip-installed the harness has them
 without copying anything; its own configs add backends and may replace a built-in one by name.
+
+What can be checked without the class is checked here, each key at its own line; the class and the
+`options` it accepts (Backend.OPTIONS) only where the class can be imported, a worker-side process
+(harness.worker.backend_check), whose report `backend_problem` turns into the error line.
 """
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.backend import DEFAULT_PROGRAMS, PROGRAM_KINDS
 from harness.errors import HarnessInputError
 from harness.files import display_path
-from harness.inputs.yamlio import check_node_keys, load_yaml
+from harness.inputs.yamlio import check_node_keys, key_line, load_yaml
 from harness.installation.extras import install_command
 from harness.installation.packages import default_module, locate
 from harness.spec import DTYPES, is_positive_finite
@@ -46,6 +51,14 @@ class BackendConfig:
     # the distribution's (iree-base-compiler: iree.compiler): what is imported counts, metadata or not
     # The kinds of program it takes (harness.backend.PROGRAM_KINDS), each with its front-end
     programs: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(DEFAULT_PROGRAMS))
+    # Where "class" and each "options.KEY" were written (file, line): a config that extends another
+    # takes them from that file, so an error names the file that has the line.
+    places: Mapping[str, tuple[Path, int]] = dataclasses.field(default_factory=dict, compare=False)
+
+    def place(self, key: str) -> str:
+        """'file:line' of a key ("class", "options.opt_level"), else this config's file."""
+        path, line = self.places.get(key, (self.source, 0))
+        return f"{display_path(path)}:{line}" if line else display_path(path)
 
     def takes(self, kind: str) -> bool:
         return kind in self.programs
@@ -81,7 +94,8 @@ def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
                                         f"{display_path(documents[data['name']][0])}", "rename one of them")
             replaceable.discard(data["name"])
             documents[data["name"]] = (path, data)
-    return {name: _parse(path, _inherit(name, documents)) for name, (path, _) in documents.items()}
+    return {name: _parse(path, _inherit(name, documents), _places(name, documents))
+            for name, (path, _) in documents.items()}
 
 
 def _config_dirs(dirs: Iterable[Path]) -> tuple[Path, list[Path]]:
@@ -97,7 +111,14 @@ def _read(path: Path) -> dict:
     data = load_yaml(path)
     if not isinstance(data, dict):
         raise HarnessInputError(display_path(path), "a backend config must be a mapping", "see configs/eager.yaml")
-    check_node_keys(path, data, CONFIG_KEYS, required={"name"})
+    check_node_keys(path, data, CONFIG_KEYS, required={"name"}, at_key=True)
+    tolerances = data.get("tolerances")
+    for dtype, tol in tolerances.items() if isinstance(tolerances, dict) else ():   # its own, at their lines
+        if dtype not in DTYPES:
+            raise HarnessInputError(f"{display_path(path)}:{key_line(tolerances, dtype)}",
+                                    f"tolerance for unknown dtype {dtype!r}", f"use one of {', '.join(DTYPES)}")
+        if isinstance(tol, dict):
+            check_node_keys(path, tol, TOLERANCE_KEYS, required=TOLERANCE_KEYS, at_key=True)
     if data["name"] != path.stem:
         raise HarnessInputError(display_path(path), f"name {data['name']!r} differs from the file name",
                                 f"rename the file to {data['name']}.yaml or fix the name")
@@ -123,7 +144,18 @@ def _inherit(name: str, documents: dict[str, tuple[Path, dict]], chain: tuple[st
     return merged
 
 
-def _parse(path: Path, data: dict) -> BackendConfig:
+def _places(name: str, documents: dict[str, tuple[Path, dict]]) -> dict[str, tuple[Path, int]]:
+    """(file, line) of each key and option as _inherit merges them: the extending config's win."""
+    path, data = documents[name]
+    places = _places(data["extends"], documents) if data.get("extends") else {}   # _inherit rejected cycles
+    places.update({key: (path, key_line(data, key)) for key in data})
+    options = data.get("options")
+    places.update({f"options.{key}": (path, key_line(options, key)) for key in options}
+                  if isinstance(options, dict) else {})
+    return places
+
+
+def _parse(path: Path, data: dict, places: dict[str, tuple[Path, int]] | None = None) -> BackendConfig:
     class_path = data.get("class")
     if class_path is None:
         raise HarnessInputError(display_path(path), "missing required key 'class'",
@@ -137,7 +169,7 @@ def _parse(path: Path, data: dict) -> BackendConfig:
         timeout=_positive(path, data.get("timeout"), "timeout", "seconds"),
         memory_limit_mb=_positive(path, data.get("memory_limit_mb"), "memory_limit_mb", "MiB"),
         requires=tuple(modules), modules={d: m for d, m in modules.items() if m}, source=path,
-        install=_install(path, data), programs=_programs(path, data))
+        install=_install(path, data), programs=_programs(path, data), places=places or {})
 
 
 def _install(path: Path, data: dict) -> str:
@@ -221,8 +253,32 @@ def select_backend(configs: Mapping[str, BackendConfig], name: str, option: str 
         known = ", ".join(sorted(configs)) or "none"
         raise HarnessInputError(f"{option}={name}", f"unknown backend (known: {known})",
                                 "add configs/<name>.yaml or pass --configs-dir=DIR")
-    for dist in configs[name].requires:
-        if locate(dist, configs[name].module_of(dist)) is None:
-            raise HarnessInputError(f"{option}={name}", f"needs the package {dist!r}, which is not installed",
-                                    f"install it with: {configs[name].install}")
+    dist = missing_requirement(configs[name])
+    if dist is not None:
+        raise HarnessInputError(f"{option}={name}", f"needs the package {dist!r}, which is not installed",
+                                f"install it with: {configs[name].install}")
     return configs[name]
+
+
+def missing_requirement(config: BackendConfig) -> str | None:
+    """The first distribution of `requires:` that is not installed (nor importable), else None."""
+    return next((d for d in config.requires if locate(d, config.module_of(d)) is None), None)
+
+
+def backend_problem(config: BackendConfig, problem: Mapping[str, Any]) -> HarnessInputError:
+    """The error line of what a worker-side check (harness.worker.backend_check) found wrong with the
+    config's class: at the line of `class:`, or of the first option the class does not declare."""
+    if problem["stage"] == "options":
+        unknown = min(problem["unknown"], key=lambda key: config.places.get(f"options.{key}", (config.source, 0)))
+        accepted = list(problem["accepted"])
+        close = difflib.get_close_matches(unknown, accepted, n=1)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        return HarnessInputError(config.place(f"options.{unknown}"),
+                                 f"unknown option {unknown!r} of {config.class_path}",
+                                 f"{guess}it takes {', '.join(accepted) or 'no options'}")
+    if problem["stage"] == "import":
+        return HarnessInputError(config.place("class"),
+                                 f"class {config.class_path} does not import ({problem['error']})",
+                                 "fix the class, or install the package that has it")
+    return HarnessInputError(config.place("class"), f"{config.class_path} does not create the backend "
+                             f"{config.name!r} ({problem['error']})", "fix its options or the class")

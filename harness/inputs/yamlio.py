@@ -1,6 +1,8 @@
-"""Safe YAML loading that remembers the line of every mapping, for error messages; scalars as YAML text."""
+"""Safe YAML loading that remembers the line of every mapping and of each of its keys, for error
+messages; scalars as YAML text."""
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -13,15 +15,18 @@ from harness.files import display_path, where
 
 
 class LineDict(dict):
-    """A mapping from YAML that knows its 1-based line number."""
+    """A mapping from YAML that knows its 1-based line number, and that of each key."""
 
     line: int = 0
+    key_lines: dict = {}   # key -> its 1-based line; set per mapping by the loader
 
 
 class _LineLoader(yaml.SafeLoader):
     def construct_mapping(self, node, deep=False):
         mapping = LineDict(super().construct_mapping(node, deep=deep))
         mapping.line = node.start_mark.line + 1
+        # after super(), merge keys (<<) are flattened and every key is hashable and constructed (cached)
+        mapping.key_lines = {self.construct_object(key): key.start_mark.line + 1 for key, _ in node.value}
         return mapping
 
 
@@ -54,7 +59,14 @@ def parse_yaml(text: str, path: Path) -> Any:
         raise HarnessInputError(display_path(path), f"malformed YAML ({e})", "fix the syntax") from None
 
 
-def check_node_keys(path: Path, node: dict, allowed: set[str], required: set[str] = frozenset()) -> None:
+def check_node_keys(path: Path, node: dict, allowed: set[str], required: set[str] = frozenset(),
+                    at_key: bool = False) -> None:
+    """An unknown or missing key as one error line at the mapping's line; with `at_key`, an unknown
+    key at its own line, with a "did you mean" for a typo (unknown_key_error)."""
+    if at_key:
+        unknown = [key for key in node if key not in allowed]
+        if unknown:
+            raise unknown_key_error(path, node, min(unknown, key=lambda k: key_line(node, k)), allowed)
     try:
         spec.check_keys(node, allowed)
     except ValueError as e:
@@ -62,6 +74,21 @@ def check_node_keys(path: Path, node: dict, allowed: set[str], required: set[str
     missing = sorted(set(required) - set(node))
     if missing:
         raise HarnessInputError(where(path, node), f"missing required key {missing[0]!r}")
+
+
+def key_line(node: Any, key: Any) -> int:
+    """The line of a key of a loaded mapping, else the mapping's (0: not known)."""
+    return getattr(node, "key_lines", {}).get(key) or getattr(node, "line", 0)
+
+
+def unknown_key_error(path: Path, node: Any, key: Any, allowed: Any, what: str = "key",
+                      accepted: str = "allowed keys are") -> HarnessInputError:
+    """`file:line: unknown key 'timout'; did you mean 'timeout'? allowed keys are ...`, at the key's line."""
+    line = key_line(node, key)
+    close = difflib.get_close_matches(str(key), [str(k) for k in allowed], n=1)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    return HarnessInputError(f"{display_path(path)}:{line}" if line else display_path(path),
+                             f"unknown {what} {key!r}", f"{guess}{accepted} {', '.join(sorted(allowed))}")
 
 
 def scalar_text(value: Any, in_flow: bool) -> str:

@@ -1,6 +1,7 @@
 """The runner's life in a pytest process: the family table and the settings at configure (one
 error line for bad input), its first worker started early, the markers, the reporter, the run
-order (longest first), and the workers stopped at unconfigure."""
+order (longest first), the backends' classes checked before the first case, and the workers
+stopped at unconfigure."""
 from __future__ import annotations
 
 import contextlib
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.controller.backend_check import BackendCheck
 from harness.controller.runner import Runner
 from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
@@ -17,6 +19,8 @@ from harness.plugin.reporting import ResultReporter
 from harness.plugin.settings import check_history, place_of, settings_from
 from harness.plugin.state import DURATIONS, RUNNER
 from harness.project import Project
+
+BACKEND_CHECK = pytest.StashKey[BackendCheck]()   # xdist's controller: the classes checked in a process
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -33,6 +37,8 @@ def pytest_configure(config: pytest.Config) -> None:
     for marker in sorted({m for family in runner.families.values() for m in family.markers} - set(runner.families)):
         config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
     config.stash[RUNNER] = runner
+    if _xdist_controller_runs_cases(config, project):   # its workers' workers would find a problem too late
+        config.stash[BACKEND_CHECK] = BackendCheck(runner.configs.values(), project.settings.rootdir)
     config.stash[DURATIONS] = _durations(config)   # before this run's report replaces the last one
     config.pluginmanager.register(ResultReporter(config), "e2e-reporter")
     if runner.settings.history and not hasattr(config, "workerinput"):
@@ -43,6 +49,26 @@ def _runs_cases(config: pytest.Config) -> bool:
     """Whether this process runs cases: not with --collect-only, nor as the xdist controller."""
     return not config.option.collectonly and (hasattr(config, "workerinput")
                                               or not getattr(config.option, "numprocesses", None))
+
+
+def _xdist_controller_runs_cases(config: pytest.Config, project: Project) -> bool:
+    return (not config.option.collectonly and not hasattr(config, "workerinput")
+            and bool(getattr(config.option, "numprocesses", None)) and _collects_cases(config, project))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Before the first case, every selected backend's class imports, takes its config's options
+    and creates the backend (the first worker tried while pytest collected), else one error line."""
+    config = session.config
+    try:
+        check = config.stash.get(BACKEND_CHECK, None)
+        if check is not None:
+            check.wait()
+        elif not hasattr(config, "workerinput"):   # an xdist worker's: its controller checked them
+            config.stash[RUNNER].check_backends()
+    except HarnessInputError as e:
+        raise pytest.UsageError(str(e)) from None
 
 
 def _collects_cases(config: pytest.Config, project: Project) -> bool:
@@ -73,6 +99,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     runner = config.stash.get(RUNNER, None)
     if runner is not None:
         runner.close()
+    check = config.stash.get(BACKEND_CHECK, None)
+    if check is not None:
+        check.stop()
 
 
 @pytest.hookimpl(trylast=True)   # after -k, -m and pytest-split have chosen the items

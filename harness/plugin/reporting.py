@@ -42,6 +42,8 @@ class ResultReporter:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         if hasattr(self.config, "workerinput"):  # the xdist controller writes, workers send
             return
+        if exitstatus == pytest.ExitCode.USAGE_ERROR:   # bad input found as the run starts: no report
+            return
         runner = self.config.stash[RUNNER]
         if runner.settings.artifacts_dir is not None:
             remove_empty_folders(runner.settings.artifacts_dir)

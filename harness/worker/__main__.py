@@ -3,7 +3,8 @@ each case, computes golden values, compiles, runs and compares (harness.worker.e
 
 It speaks harness.protocol: requests on stdin, replies on the original stdout. fd 1 is then
 pointed at stderr, so whatever a case or compiler prints lands in the captured log and cannot
-corrupt the protocol. The backends of $HARNESS_WORKER_PRELOAD are created before Ready.
+corrupt the protocol. The backends of $HARNESS_WORKER_PRELOAD are created before Ready, which
+says those that could not be.
 """
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ def main() -> None:
 
     from harness.worker.execute import execute  # imports torch: before "ready", off any case's clock
     session = Session(send, execute)
-    session.preload(json.loads(os.environ.get(PRELOAD_ENV, "[]")))
-    send(Ready(os.getpid()))
+    problems = session.preload(json.loads(os.environ.get(PRELOAD_ENV, "[]")))
+    send(Ready(os.getpid(), problems))
     for line in sys.stdin:
         request = decode(line)
         if isinstance(request, RunRequest):

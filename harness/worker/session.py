@@ -12,6 +12,7 @@ from typing import Any, Callable
 from harness.backend import case_context, create_backend
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 from harness.protocol import CaseResult, Message, PhaseEvent, RunRequest
+from harness.worker.backend_check import class_problem, one_line
 from harness.worker.bundle import Bundle
 
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
@@ -35,14 +36,21 @@ class Session:
             self.backends[spec["name"]] = create_backend(spec["name"], spec["class"], spec.get("options", {}))
         return self.backends[spec["name"]]
 
-    def preload(self, specs: list[dict]) -> None:
-        """Create these backends now, before "ready", so that no case pays for their imports. A
-        backend that fails here is left for its first case, which then reports the error."""
+    def preload(self, specs: list[dict]) -> dict[str, dict]:
+        """Create these backends now, before "ready", so that no case pays for their imports; return
+        those that fail (the class does not import, an option it does not declare, its __init__
+        raises), by name, for Ready: the controller stops the run before its first case."""
+        problems = {}
         for spec in specs:
-            try:
-                self.backend(spec)
-            except Exception:  # noqa: BLE001
-                pass
+            _, problem = class_problem(spec)
+            if problem is None:
+                try:
+                    self.backend(spec)
+                except Exception as e:  # noqa: BLE001 - any failure is the config's problem to report
+                    problem = {"stage": "create", "error": one_line(e)}
+            if problem is not None:
+                problems[spec["name"]] = problem
+        return problems
 
     def run(self, request: RunRequest) -> CaseResult:
         clock = PhaseClock(self.send)
