@@ -18,7 +18,14 @@ from typing import Any
 
 from harness.errors import HarnessInputError
 from harness.families.interface import Discovery, Family
-from harness.families.loader import declared_options, discover_all, entry_point_families, load_families, resolve
+from harness.families.loader import (
+    declared_options,
+    discover_each,
+    entry_point_families,
+    load_families,
+    merged,
+    resolve,
+)
 from harness.files import display_path
 from harness.inputs.configs import BackendConfig, load_configs, select_backend
 from harness.inputs.expectations import Expectations, load_expectations
@@ -28,6 +35,7 @@ from harness.inputs.registry import (
     case_module_ids,
     case_modules,
     check_unique,
+    declared_families,
     load_case_module,
     load_cases_file,
 )
@@ -70,9 +78,21 @@ class Project:
         return select_backend(self.configs, backend, option)
 
     @functools.cached_property
+    def discoveries(self) -> dict[str, Discovery]:
+        """What each family found outside the case modules, by family (a notice belongs to its family)."""
+        return discover_each(self.families, self.settings.family_options)
+
+    @functools.cached_property
     def discovered(self) -> Discovery:
         """The cases the families found outside the case modules, and the families not installed."""
-        return discover_all(self.families, self.settings.family_options)
+        return merged(self.discoveries.values())
+
+    @functools.cached_property
+    def module_families(self) -> dict[Path, set[str]]:
+        """The families each case module holds cases of, or declares (`FAMILIES`: a family that is
+        not installed has no cases), resolved: whether a run collects a family is seen from its paths."""
+        return {path.resolve(): {c.family for c in self.module_cases[path]} | set(declared_families(path))
+                for path in self._modules}
 
     @functools.cached_property
     def module_cases(self) -> dict[Path, list[Case]]:

@@ -199,3 +199,12 @@ def test_without_onnx_an_onnx_backend_or_model_gives_one_line(tmp_path):
 def test_outputs_are_compared_as_onnxs_backend_runner_compares(got, want, problem):
     message = compare_values(got, want, names=["out"], rtol=1e-3, atol=1e-7)
     assert (message is None) if problem is None else message.startswith(problem), message
+
+
+def test_a_line_about_onnx_node_is_said_only_to_a_run_that_touches_it(e2e_project):
+    e2e_project.write("pytest.ini", "[pytest]\ntestpaths = cases\ne2e_backends = eager\n")   # the built-in cases in
+    elsewhere = e2e_project.run("-m", "conv_backward")
+    assert elsewhere.ret == 0, elsewhere.output[-3000:]
+    assert "onnx_node cases not collected" not in elsewhere.output
+    asked = e2e_project.run("--pyargs", "harness.cases", "-m", "onnx_node", "--collect-only", "-q", report=None)
+    assert "1,884 onnx_node cases not collected for eager: it takes PyTorch programs only" in asked.output

@@ -60,9 +60,32 @@ def test_write_json_replaces_an_old_report(tmp_path):
 def test_terminal_lines():
     assert terminal_lines([Record.from_json(r) for r in RECORDS]) == [
         "b1: 5 cases  passed=2  compile_error=1  crashed=1  not_run=1",
-        "  UNEXPECTED_PASS: fam/2d/w [passed] ",
-        "  UNEXPECTED_FAILURE: fam/2d/y [crashed in run] worker killed by SIGSEGV during phase run",
         "b2: 1 cases  passed=1",
+        "unexpected failures: 1, by signature",
+        "  1 x crashed in run [b1] worker killed by SIGSEGV during phase run",
+        "      e.g. fam/2d/y on b1",
+        "UNEXPECTED_PASS: fam/2d/w on b1: delete the entry at None (or narrow its id)",
+    ]
+
+
+def test_the_summary_groups_unexpected_failures_by_signature_largest_first():
+    refusal = dict(outcome="compile_error", verdict="unexpected_failure", phase="setup",
+                   message="NotImplementedError: unsupported: dilation", signature="NotImplementedError: unsupported: "
+                                                                                   "dilation")
+    records = [rec("b1", f"conv/{n}") | refusal for n in ("c", "a", "b")]
+    records += [rec("b2", "conv/a") | refusal, rec("b1", "conv/z", "mismatch", "unexpected_failure", "compare",
+                                                   "out: 1 of 4 elements differ") | {"signature": "mismatch: out"}]
+    records += [rec("b1", "conv/m", "compile_error", "unexpected_failure", "lower", "boom")
+                | {"signature": "boom", "expected": "xfail", "expected_phase": "run",
+                   "expectation_source": "xfail/b1.yaml:3"}]
+    assert terminal_lines([Record.from_json(r) for r in records])[2:] == [
+        "unexpected failures: 6, by signature",
+        "  4 x compile_error in setup [b1, b2] NotImplementedError: unsupported: dilation",
+        "      e.g. conv/a on b1 and 3 more",
+        "  1 x compile_error in lower [b1] boom",
+        "      e.g. conv/m on b1; its entry (xfail/b1.yaml:3) expects run",
+        "  1 x mismatch in compare [b1] mismatch: out",
+        "      e.g. conv/z on b1",
     ]
 
 

@@ -11,6 +11,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Callable
 
 from harness import native_stacks
 from harness.bundle_layout import bundle_path
@@ -178,10 +179,12 @@ class Runner:
         kind = self.families[case.family].program
         return [name for name, config in self.configs.items() if config.takes(kind)]
 
-    def uncollected(self) -> list[str]:
-        """One line per (family, backend) whose cases are not collected: no front-end connects them."""
-        counts = collections.Counter((case.family, name) for case in self.all_cases for name, config in
-                                     self.configs.items() if not config.takes(self.families[case.family].program))
+    def uncollected(self, touched: Callable[[str], bool] = lambda family: True) -> list[str]:
+        """One line per (family, backend) whose cases are not collected: no front-end connects them
+        (`touched`: the families the run's selection touches; the others are not its concern)."""
+        counts = collections.Counter((case.family, name) for case in self.all_cases if touched(case.family)
+                                     for name, config in self.configs.items()
+                                     if not config.takes(self.families[case.family].program))
         return [f"{n:,} {family} case{'s' * (n != 1)} not collected for {backend}: it takes "
                 f"{self.configs[backend].takes_only()}" for (family, backend), n in counts.items()]
 
@@ -197,10 +200,15 @@ class Runner:
         return (f"--perf: {processes} workers x {threads} thread{'s' * (threads > 1)} on {cores} cores: timing "
                 f"under contention is noise; run with -n {max(1, cores // threads)} or fewer")
 
-    def notices(self, processes: int = 1) -> list[str]:
+    def notices(self, processes: int = 1, touched: Callable[[str], bool] = lambda family: True) -> list[str]:
         """What this run cannot do or decided for the user, one line each, for the run's summary
-        (`processes`: pytest-xdist's, 1 without it)."""
-        notes = list(self.discovered.notices) + self.uncollected()
+        (`processes`: pytest-xdist's, 1 without it; `touched`: whether the run's selection touches a
+        family). A line about a family, one not installed or not taken by a backend, is said when
+        the run touches it or its expectation files name it, not to every run of the project."""
+        named = {e.missing_family for x in self.expectations.values() for e in x.entries if e.missing_family}
+        notes = [n for name, found in self.project.discoveries.items() if touched(name) or name in named
+                 for n in found.notices]
+        notes += self.uncollected(touched)
         notes += filter(None, [self.perf_contention(processes)])
         notes += [line for expectations in self.expectations.values()
                   for line in expectations.not_installed_lines(self.discovered.missing)]

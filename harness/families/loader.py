@@ -113,16 +113,20 @@ def default_options(families: Mapping[str, Family], root: Path | None = None) ->
     return {o.dest: resolve(o, None, None, root, root) for o in declared_options(families)}
 
 
-def discover_all(families: Mapping[str, Family], options: Mapping[str, Any]) -> Discovery:
-    """What every family's `discover(options)` found, as one Discovery."""
+def discover_each(families: Mapping[str, Family], options: Mapping[str, Any]) -> dict[str, Discovery]:
+    """What each family's `discover(options)` found, by family (those that found nothing left out)."""
+    found = {name: family.discover(options) if family.discover else None for name, family in families.items()}
+    return {name: discovery for name, discovery in found.items() if discovery is not None}
+
+
+def merged(discoveries: Iterable[Discovery]) -> Discovery:
+    """Several families' discoveries as one."""
     found = Discovery(cases={})
-    for family in families.values():
-        mine = family.discover(options) if family.discover else None
-        if mine is not None:
-            found.cases.update(mine.cases)
-            found.notices += mine.notices
-            found.plain_dirs += mine.plain_dirs
-            found.missing.update(mine.missing)
+    for mine in discoveries:
+        found.cases.update(mine.cases)
+        found.notices += mine.notices
+        found.plain_dirs += mine.plain_dirs
+        found.missing.update(mine.missing)
     return found
 
 

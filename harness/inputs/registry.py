@@ -41,6 +41,13 @@ def load_case_module(path: Path, options: Mapping[str, Any] | None = None) -> li
     return list(cases)  # a copy: the module is cached, and runners add --cases-file cases to the list
 
 
+def declared_families(path: Path) -> tuple[str, ...]:
+    """The families a case module declares it holds (its optional `FAMILIES`), which it may not
+    hold cases of here (its family is not installed)."""
+    declared = getattr(_import(path), "FAMILIES", ())
+    return tuple(declared) if isinstance(declared, (list, tuple)) else ()
+
+
 def case_module_ids(path: Path, options: Mapping[str, Any] | None = None) -> list[str]:
     """Every id an expectation entry may name in this module: its `case_ids(options)`, else its cases'."""
     source = getattr(_import(path), "case_ids", None)

@@ -76,8 +76,9 @@ class CaseItem(pytest.Item):
         if record.verdict is Verdict.SKIPPED:
             pytest.skip(record.message)
         if record.verdict is Verdict.UNEXPECTED_PASS:
-            raise CaseFailure(f"unexpectedly passed; the entry at {record.expectation_source} expects it to "
-                              f"fail: delete that line's entry (or narrow its id)")
+            # The entry first: pytest's short summary cuts the message at the terminal's width.
+            raise CaseFailure(f"{record.expectation_source} expects a failure, but it passed: delete that entry "
+                              f"(or narrow its id)")
         if record.verdict is Verdict.UNEXPECTED_FAILURE:
             raise CaseFailure(_failure_text(record))
         if record.verdict is Verdict.FLAKY:

@@ -5,7 +5,6 @@ stopped at unconfigure."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
 from harness.plugin.reporting import ResultReporter
+from harness.plugin.selection import collected_paths
 from harness.plugin.settings import check_history, place_of, settings_from
 from harness.plugin.state import DURATIONS, RUNNER
 from harness.project import Project
@@ -73,26 +73,10 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 
 def _collects_cases(config: pytest.Config, project: Project) -> bool:
     """Whether a path pytest collects holds cases (`pytest tests` in a checkout collects none)."""
-    collected = _collected(config)
+    collected = collected_paths(config)
     homes = [Path(p).resolve() for p in [*project.settings.cases_dirs, *project.settings.cases_files,
                                          *project.discovered.cases, *project.case_dirs]]
     return any(a == h or a in h.parents or h in a.parents for a in collected for h in homes)
-
-
-def _collected(config: pytest.Config) -> list[Path]:
-    """The paths pytest's arguments name, a --pyargs package by its folder (resolved)."""
-    here = Path(config.invocation_params.dir)
-    paths = []
-    for arg in config.args:
-        path = here / arg.split("::")[0]
-        if config.option.pyargs and not path.exists():
-            with contextlib.suppress(ImportError, ValueError):
-                spec = importlib.util.find_spec(arg.split("::")[0])
-                origin = spec and spec.origin and Path(spec.origin)
-                if origin:
-                    path = origin.parent if origin.name == "__init__.py" else origin
-        paths.append(path.resolve())
-    return paths
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -131,7 +115,7 @@ def _durations(config: pytest.Config) -> dict[str, float]:
 def _collect_discovered(config: pytest.Config, runner: Runner) -> None:
     """The folders of the cases a family discovered join the paths pytest collects, so that they
     are collected wherever the run starts (unless a path given already holds them)."""
-    collected = _collected(config)
+    collected = collected_paths(config)
     for folder in dict.fromkeys(path.parent for path in runner.discovered.cases):
         if not any(folder == path or path in folder.parents for path in collected):
             config.args.append(str(folder))

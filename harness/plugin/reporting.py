@@ -16,6 +16,7 @@ from harness.files import write_text_atomically
 from harness.installation.commits import run_identity
 from harness.perf.machine import machine
 from harness.plugin.proposals import write_proposals
+from harness.plugin.selection import touched_families
 from harness.plugin.state import RUNNER
 from harness.record import Record
 from harness.reports import build_report
@@ -29,7 +30,7 @@ class ResultReporter:
         self.config = config
         self.records: list[dict] = []
         self.backend_versions: dict[str, dict] = {}  # what each backend says of itself
-        self.messages = config.stash[RUNNER].notices(worker_processes(config))  # for the summary, after the results
+        self.messages: list[str] = []   # the summary's lines after the results: history, proposals
         self.identity = run_identity(config.rootpath)  # the command line and the commits, at the start
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -70,9 +71,13 @@ class ResultReporter:
                 **({"assumed_versions": runner.settings.assumed_versions} if runner.settings.assumed_versions else {})}
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        if self.records or self.messages:
+        runner = self.config.stash[RUNNER]
+        touched = touched_families(self.config, (r["case"] for r in self.records), runner.families,
+                                   runner.project.module_families)
+        notices = runner.notices(worker_processes(self.config), touched) + self.messages
+        if self.records or notices:
             terminalreporter.section("e2e summary")
-            for line in terminal_lines([Record.from_json(r) for r in self.records]) + self.messages:
+            for line in terminal_lines([Record.from_json(r) for r in self.records]) + notices:
                 terminalreporter.write_line(line)
 
 

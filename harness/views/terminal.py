@@ -1,4 +1,6 @@
-"""The lit-style terminal summary: counts per backend, then each unexpected result on one line."""
+"""The lit-style terminal summary: counts per backend, then the unexpected results grouped by
+signature (one bug, one line, however many cases it fails), and each unexpected pass with the
+expectation entry to delete."""
 from __future__ import annotations
 
 import collections
@@ -7,9 +9,12 @@ from harness.outcomes import Outcome, Verdict
 from harness.record import Record
 from harness.views.speed import backend_speeds, speed_line
 
+MESSAGE_WIDTH = 160   # characters of a failure's first line, when it has no signature
+
 
 def terminal_lines(records: list[Record]) -> list[str]:
-    """Per backend: counts per outcome, then each unexpected result on one line."""
+    """Per backend: counts per outcome and its flaky results; then every unexpected failure, by
+    signature; then every unexpected pass."""
     lines = []
     for backend in sorted({r.backend for r in records}):
         mine = sorted((r for r in records if r.backend == backend), key=lambda r: r.case)
@@ -17,17 +22,39 @@ def terminal_lines(records: list[Record]) -> list[str]:
         counts = "  ".join(f"{o.value}={outcomes[o]}" for o in Outcome if outcomes[o])
         lines.append(f"{backend}: {len(mine)} cases  {counts}")
         lines += [f"  perf: {speed_line(row)}" for row in backend_speeds(mine)]
-        for r in mine:
-            if r.flaky:
-                lines.append(f"  FLAKY: {r.case} [attempts: {', '.join(a.outcome.value for a in r.attempts)}]"
-                             + ("" if r.verdict is Verdict.FLAKY else " (fails the run; --flaky-ok lets it pass)"))
-            elif r.verdict is Verdict.FLAKY:
-                lines.append(f"  FLAKY: {r.case} [{r.outcome.value}] its entry says its outcome is nondeterministic "
-                             f"({r.expectation_source})")
-            elif r.verdict.is_unexpected:
-                where = f" in {r.phase}" if r.phase else ""
-                first = r.message.splitlines()[0][:160] if r.message else ""
-                lines.append(f"  {r.verdict.value.upper()}: {r.case} [{r.outcome.value}{where}] {first}")
+        lines += [_flaky_line(r) for r in mine if r.flaky or r.verdict is Verdict.FLAKY]
+    ordered = sorted(records, key=lambda r: (r.case, r.backend))
+    lines += _failure_groups([r for r in ordered if r.verdict is Verdict.UNEXPECTED_FAILURE and not r.flaky])
+    lines += [f"UNEXPECTED_PASS: {r.case} on {r.backend}: delete the entry at {r.expectation_source} "
+              f"(or narrow its id)" for r in ordered if r.verdict is Verdict.UNEXPECTED_PASS]
     return lines
 
 
+def _flaky_line(r: Record) -> str:
+    if r.flaky:
+        return (f"  FLAKY: {r.case} [attempts: {', '.join(a.outcome.value for a in r.attempts)}]"
+                + ("" if r.verdict is Verdict.FLAKY else " (fails the run; --flaky-ok lets it pass)"))
+    return (f"  FLAKY: {r.case} [{r.outcome.value}] its entry says its outcome is nondeterministic "
+            f"({r.expectation_source})")
+
+
+def _failure_groups(failures: list[Record]) -> list[str]:
+    """One line per (signature, outcome, phase), the largest group first: its count, its backends
+    and one example case; a failure in another phase than its entry's says so."""
+    groups: dict[tuple, list[Record]] = {}
+    for r in failures:
+        first = r.message.splitlines()[0][:MESSAGE_WIDTH] if r.message else ""
+        groups.setdefault((r.signature or first, r.outcome.value, r.phase), []).append(r)
+    if not groups:
+        return []
+    lines = [f"unexpected failures: {len(failures)}, by signature"]
+    for (text, outcome, phase), members in sorted(groups.items(), key=lambda item: -len(item[1])):
+        where = f" in {phase.value}" if phase else ""
+        backends = ", ".join(dict.fromkeys(r.backend for r in members))
+        example = members[0]
+        more = f" and {len(members) - 1} more" if len(members) > 1 else ""
+        moved = (f"; its entry ({example.expectation_source}) expects {example.expected_phase.value}"
+                 if example.expected_phase and example.expected_phase != phase else "")
+        lines.append(f"  {len(members)} x {outcome}{where} [{backends}] {text}")
+        lines.append(f"      e.g. {example.case} on {example.backend}{more}{moved}")
+    return lines
