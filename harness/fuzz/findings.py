@@ -48,7 +48,7 @@ def finding(group: Group, examples: Examples, backend: str, against: str | None)
         kind = Expected.CRASH if Outcome(r["outcome"]).is_crash else Expected.XFAIL
         file = f"{kind.folder}/{name}.yaml"
         files.append(file)
-        new = NewEntry(minimal.case.id, r["phase"], r["signature"], "")
+        new = NewEntry(minimal.case.id, r["phase"], r["signature"], "", signature=r["signature"])
         expectation_texts.append(f"# {file}: the id is the one the cases-file entry gets (name {entry['name']})\n"
                                  + new_entries_text([new]))
     primary = minimal.results[backend]
