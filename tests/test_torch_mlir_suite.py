@@ -71,7 +71,8 @@ def test_the_importer_and_the_adapter_end_to_end(suite_project):
     crash_set = (suite_project.path / "crash_sets" / "linalg-on-tensors.yaml").read_text()
     assert "- id: torch_mlir/NativeHang_basic\n" in crash_set and "- id: torch_mlir/NonzeroCrash_basic\n" in crash_set
     checked = harness_cli(suite_project, "check", "--torch-mlir-suite", "suite")
-    assert checked.stdout == "ok: 5 expectation entries of 9 backends match the 18 cases\n", checked.stderr
+    assert checked.stdout.startswith("ok: 5 expectation entries of 9 backends match the 18 cases; the classes of "), \
+        checked.stderr
 
     result = suite_project.run("--torch-mlir-suite=suite", "--backend=eager,linalg-on-tensors")
     assert result.ret == 0, result.output[-3000:]
