@@ -13,7 +13,6 @@ missing or wrote nothing.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -21,6 +20,8 @@ import tempfile
 import urllib.parse
 from pathlib import Path
 
+from harness.errors import HarnessInputError
+from harness.reports import read_report
 from harness.views.html import render_html
 
 # Flags that work as root in a container: no sandbox or GPU, and nothing that reaches the network
@@ -60,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chromium", help="the browser to run (default: chromium on PATH)")
     args = parser.parse_args(argv)
     try:
-        report = json.loads(args.report.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        print(f"{args.report}: cannot read the report: {exc}", file=sys.stderr)
+        report = read_report(args.report)   # every command reads a report through this, with one error line
+    except HarnessInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     chromium = find_chromium(args.chromium)
     if chromium is None:
