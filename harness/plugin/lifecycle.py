@@ -74,8 +74,7 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 def _collects_cases(config: pytest.Config, project: Project) -> bool:
     """Whether a path pytest collects holds cases (`pytest tests` in a checkout collects none)."""
     collected = collected_paths(config)
-    homes = [Path(p).resolve() for p in [*project.settings.cases_dirs, *project.settings.cases_files,
-                                         *project.discovered.cases, *project.case_dirs]]
+    homes = [Path(p).resolve() for p in [*project.case_dirs, *project.settings.cases_files, *project.discovered.cases]]
     return any(a == h or a in h.parents or h in a.parents for a in collected for h in homes)
 
 

@@ -24,7 +24,7 @@ from typing import Mapping
 
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import Record
-from harness.views.grouping import family_of, subject_families
+from harness.views.grouping import by_signature, family_of, signature_of, subject_families
 from harness.views.markdown_history import history_sections
 from harness.views.markdown_text import bold_if as _bold_if
 from harness.views.markdown_text import code as _code
@@ -150,7 +150,7 @@ def _by_signature_section(title: str, chosen: list[Record], reductions: Mapping)
     if not chosen:
         return []
     out = [f"## {title} ({len(chosen)})", ""]
-    for signature, group in _by_signature(chosen):
+    for signature, group in by_signature(chosen):
         out += _group(signature, group) + _reduced(signature, group, reductions)
     return out
 
@@ -216,7 +216,7 @@ def _stale(records: list[Record]) -> list[str]:
     for r in chosen:
         now = r.outcome.value + (f" in {r.phase}" if r.phase else "")
         out.append(_row([_code(r.expectation_source or "?"), _code(r.case), _code(r.backend),
-                         _escape_text(now), _code(_signature(r))]))
+                         _escape_text(now), _code(signature_of(r))]))
     return out + [""]
 
 
@@ -286,21 +286,6 @@ def _subject_cell(results: list[Record]) -> str:
     phases = collections.Counter(r.phase for r in results if r.outcome.is_failure and r.phase)
     worst = f" ({phases.most_common(1)[0][0]})" if phases else ""
     return f"{passed}/{len(results)}{worst}"
-
-
-def _signature(r: Record) -> str:
-    """A result's signature; without one (older reports), the first line of its message."""
-    if r.signature:
-        return str(r.signature)
-    first = next((line for line in r.message.splitlines() if line.strip()), "")
-    return " ".join(first.split())[:HEADER_LENGTH] or f"{r.outcome.value} (no message)"
-
-
-def _by_signature(records: list[Record]) -> list[tuple[str, list[Record]]]:
-    groups: dict[str, list[Record]] = collections.defaultdict(list)
-    for r in records:
-        groups[_signature(r)].append(r)
-    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
 def _by_source(records: list[Record]) -> list[tuple[str, list[Record]]]:

@@ -7,9 +7,8 @@ import collections
 
 from harness.outcomes import Outcome, Verdict
 from harness.record import Record
+from harness.views.grouping import signature_of
 from harness.views.speed import backend_speeds, speed_line
-
-MESSAGE_WIDTH = 160   # characters of a failure's first line, when it has no signature
 
 
 def terminal_lines(records: list[Record]) -> list[str]:
@@ -43,8 +42,7 @@ def _failure_groups(failures: list[Record]) -> list[str]:
     and one example case; a failure in another phase than its entry's says so."""
     groups: dict[tuple, list[Record]] = {}
     for r in failures:
-        first = r.message.splitlines()[0][:MESSAGE_WIDTH] if r.message else ""
-        groups.setdefault((r.signature or first, r.outcome.value, r.phase), []).append(r)
+        groups.setdefault((signature_of(r), r.outcome.value, r.phase), []).append(r)
     if not groups:
         return []
     lines = [f"unexpected failures: {len(failures)}, by signature"]

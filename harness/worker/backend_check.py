@@ -41,16 +41,21 @@ def class_problem(spec: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     return cls, None
 
 
-def backend_problem(spec: dict[str, Any]) -> dict[str, Any] | None:
-    """The problem of a spec, creating the backend as a worker does (its __init__ may refuse its options)."""
+def checked_backend(spec: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """(the backend, None), or (None, the problem): created as a worker creates it, once its class
+    imported and takes the options (its __init__ may still refuse them)."""
     cls, problem = class_problem(spec)
     if problem is not None:
-        return problem
+        return None, problem
     try:
-        cls(spec["name"], spec.get("options", {}))
-    except Exception as e:  # noqa: BLE001
-        return {"stage": "create", "error": one_line(e)}
-    return None
+        return cls(spec["name"], spec.get("options", {})), None
+    except Exception as e:  # noqa: BLE001 - any failure to create it is the config's problem to report
+        return None, {"stage": "create", "error": one_line(e)}
+
+
+def backend_problem(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The problem of a spec, or None."""
+    return checked_backend(spec)[1]
 
 
 def main() -> None:

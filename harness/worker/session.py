@@ -12,7 +12,7 @@ from typing import Any, Callable
 from harness.backend import case_context, create_backend
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 from harness.protocol import CaseResult, Message, PhaseEvent, RunRequest
-from harness.worker.backend_check import class_problem, one_line
+from harness.worker.backend_check import checked_backend
 from harness.worker.bundle import Bundle
 
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
@@ -42,13 +42,10 @@ class Session:
         raises), by name, for Ready: the controller stops the run before its first case."""
         problems = {}
         for spec in specs:
-            _, problem = class_problem(spec)
+            backend, problem = checked_backend(spec)
             if problem is None:
-                try:
-                    self.backend(spec)
-                except Exception as e:  # noqa: BLE001 - any failure is the config's problem to report
-                    problem = {"stage": "create", "error": one_line(e)}
-            if problem is not None:
+                self.backends[spec["name"]] = backend
+            else:
                 problems[spec["name"]] = problem
         return problems
 
