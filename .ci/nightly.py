@@ -122,7 +122,7 @@ def plan() -> None:
 
 def install() -> None:
     """What the backend's config asks for beyond the README's install (`extras:` or `install:`)."""
-    from harness.inputs.configs import load_configs
+    from harness.project_files.configs import load_configs
 
     command = load_configs([Path("configs")])[env("BACKEND")].install
     print(command, flush=True)

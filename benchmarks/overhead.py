@@ -42,11 +42,11 @@ BARE_LOOP = """
 import fnmatch, sys, time
 import yaml
 from pathlib import Path
-from harness.backend import case_context, create_backend
-from harness.inputs.configs import load_configs
+from harness.backend_interface import case_context, create_backend
+from harness.project_files.configs import load_configs
 from harness.families.loader import default_options, load_families
 from harness.worker.execute import execute
-from harness.inputs.registry import case_modules, load_case_module
+from harness.project_files.registry import case_modules, load_case_module
 root = Path(sys.argv[1]); config = load_configs([root / "configs"])[sys.argv[2]]
 backend = create_backend(config.name, config.class_path, config.options)
 families = load_families([], root)

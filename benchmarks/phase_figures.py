@@ -26,11 +26,11 @@ from pathlib import Path
 import yaml
 
 import harness.backends.mlir as mlir_backend
-from harness.backend import case_context, create_backend
+from harness.backend_interface import case_context, create_backend
 from harness.families.loader import default_options, load_families
-from harness.inputs.configs import load_configs
-from harness.inputs.registry import case_modules, load_case_module
 from harness.outcomes import Phase
+from harness.project_files.configs import load_configs
+from harness.project_files.registry import case_modules, load_case_module
 from harness.worker.execute import execute
 from harness.worker.session import PhaseClock
 

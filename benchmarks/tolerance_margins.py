@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.backend import case_context, create_backend
+from harness.backend_interface import case_context, create_backend
 from harness.families.interface import load_builder
 from harness.families.loader import load_families
-from harness.inputs.configs import load_configs
-from harness.inputs.registry import case_modules, load_case_module
+from harness.project_files.configs import load_configs
+from harness.project_files.registry import case_modules, load_case_module
 from harness.worker.compare import normalised_error
 from harness.worker.execute import as_outputs, golden
 

@@ -25,11 +25,11 @@ A family is registered through the entry-point group `torch_backend_e2e.families
 the ini key `e2e_families`), as the built-in families are; a backend through a config file's
 `class: package.module:Name`.
 """
-from harness.backend import Backend, CaseContext, OnnxProgram, Program, Standalone, export_program
+from harness.backend_interface import Backend, CaseContext, OnnxProgram, Program, Standalone, export_program
+from harness.case_data import DTYPES, Case, check_keys
 from harness.families.interface import Built, Discovery, Family, FuzzSpace, Golden, Option, no_reductions, no_tags
 from harness.families.loader import family
 from harness.outcomes import Phase
-from harness.spec import DTYPES, Case, check_keys
 
 __all__ = ["Backend", "Built", "Case", "CaseContext", "DTYPES", "Discovery", "Family", "FuzzSpace", "Golden",
            "OnnxProgram", "Option", "Phase", "Program", "Standalone", "check_keys", "export_program", "family",

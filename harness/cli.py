@@ -33,17 +33,17 @@ from pathlib import Path
 
 from harness import reports
 from harness.bisect.command import add_bisect_command
-from harness.controller.backend_check import check_backends
+from harness.controller.backend_probe import check_backends
 from harness.controller.schedule import write_durations
 from harness.errors import HarnessInputError
+from harness.expectations import proposals_for_report
 from harness.families.loader import entry_point_families
 from harness.files import display_path, write_text_atomically, writing
 from harness.fuzz.command import add_fuzz_command
-from harness.inputs.configs import missing_requirement
 from harness.project import Project, add_tool_arguments, tool_arguments
+from harness.project_files.configs import missing_requirement
 from harness.record import Record
 from harness.reduce.command import add_reduce_command
-from harness.tools.expectation_update import proposals_for_report
 from harness.tools.history_commands import add_history_commands
 from harness.tools.perf_commands import add_perf_commands
 from harness.tools.report_diff import diff_markdown, diff_reports, diff_text

@@ -17,7 +17,7 @@ def display_path(path: Path) -> str:
 
 
 def where(path: Path, node: Any) -> str:
-    """'file:line' for a mapping loaded by harness.inputs.yamlio.load_yaml, else just the file."""
+    """'file:line' for a mapping loaded by harness.project_files.yamlio.load_yaml, else just the file."""
     line = getattr(node, "line", 0)
     return f"{display_path(path)}:{line}" if line else display_path(path)
 

@@ -16,7 +16,9 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from harness.case_data import Case
 from harness.errors import HarnessInputError
+from harness.expectations import Expectations, load_expectations
 from harness.families.interface import Discovery, Family
 from harness.families.loader import (
     declared_options,
@@ -27,10 +29,10 @@ from harness.families.loader import (
     resolve,
 )
 from harness.files import display_path
-from harness.inputs.configs import BackendConfig, load_configs, select_backend
-from harness.inputs.expectations import Expectations, load_expectations
-from harness.inputs.ini import find_ini
-from harness.inputs.registry import (
+from harness.installation.packages import version_text
+from harness.project_files.configs import BackendConfig, load_configs, select_backend
+from harness.project_files.ini import find_ini
+from harness.project_files.registry import (
     BUILT_IN_CASES,
     case_module_ids,
     case_modules,
@@ -39,11 +41,9 @@ from harness.inputs.registry import (
     load_case_module,
     load_cases_file,
 )
-from harness.installation.packages import version_text
 from harness.reports import read_report
 from harness.settings import Settings, add_arguments
 from harness.settings import resolve as resolve_settings
-from harness.spec import Case
 
 
 class Project:

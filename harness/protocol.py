@@ -43,8 +43,8 @@ class PerfRequest:
 
 @dataclasses.dataclass(frozen=True)
 class RunRequest:
-    case: dict[str, Any]                 # harness.spec.Case.to_json()
-    backend: dict[str, Any]              # harness.inputs.configs.BackendConfig.to_json()
+    case: dict[str, Any]                 # harness.case_data.Case.to_json()
+    backend: dict[str, Any]              # harness.project_files.configs.BackendConfig.to_json()
     family: dict[str, Any] = dataclasses.field(default_factory=dict)   # Family.worker_request(params)
     bundle: BundleRequest | None = None
     perf: PerfRequest | None = None      # with --perf

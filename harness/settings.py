@@ -3,7 +3,7 @@ its ini key, its default, its check, and how a command line and an ini combine.
 
 pytest (harness.plugin) and the `python -m harness` tools read the same declarations: pytest from
 its Config, the tools from their argparse namespace plus the project's ini, found as pytest finds
-it (harness.inputs.ini). Precedence: the command line, then the ini, then the default; a
+it (harness.project_files.ini). Precedence: the command line, then the ini, then the default; a
 repeatable setting marked `extend` adds its command-line values to the ini's (or the default's).
 A path typed on the command line is relative to where the command started; one in the ini, or a
 default, to the rootdir. Bad values are one HarnessInputError line naming the flag or the ini key.
@@ -18,8 +18,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 from packaging.version import InvalidVersion, Version
 
+from harness.case_data import is_positive_finite
 from harness.errors import HarnessInputError
-from harness.spec import is_positive_finite
 
 DEFAULT_MEMORY_LIMIT_MB = 8192.0  # a runaway case becomes a crashed result, not a machine out of memory
 

@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from harness.backend import Backend
+from harness.backend_interface import Backend
 from harness.outcomes import Phase
 
 _libc = ctypes.CDLL(None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from harness.backend import Backend
+from harness.backend_interface import Backend
 from harness.outcomes import Phase
 
 

@@ -369,7 +369,7 @@ BAD = [
             "padding [0, 0], dilation [1, 1] gives output spatial size [-4, -4]: the dilated kernel does not fit "
             "in the padded input, so change them so every output size is >= 1."),
     Bad("case-module-without-cases", "a case module without CASES", {"cases/broken.py": "X = 1\n"}, (),
-        "cases/broken.py: a case module must define CASES, a list of harness.spec.Case, or a function "
+        "cases/broken.py: a case module must define CASES, a list of harness.api.Case, or a function "
         "cases(options) that returns one"),
     # ---------------------------------------------------------------- report and artifact paths
     Bad("report-json-missing-dir", "`--report-json` in a missing directory", {},
@@ -440,7 +440,7 @@ BAD = [
         "fix the module or move it out of the cases directory"),
     Bad("case-module-family-not-installed", "a case module whose cases name a family no entry point declares "
         "(an editable install older than the family: it was an INTERNALERROR)",
-        {"cases/ghost.py": "from harness.spec import Case\nCASES = [Case('ghost/a', 'ghost', {})]\n"}, (),
+        {"cases/ghost.py": "from harness.case_data import Case\nCASES = [Case('ghost/a', 'ghost', {})]\n"}, (),
         "cases/ghost.py: its cases are of family 'ghost', which no installed entry point declares (an install "
         "older than the family?); pip install -e . again in the checkout, or install the package that declares "
         "the family"),

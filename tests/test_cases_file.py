@@ -7,12 +7,12 @@ import textwrap
 import pytest
 from e2e_support import REPO, TINY_IDS
 
+from harness.case_data import Case
 from harness.errors import HarnessInputError
 from harness.families.conv import conv_backward_case
 from harness.families.conv.params import validate_backward, validate_forward
 from harness.families.loader import load_families
-from harness.inputs.registry import case_modules, check_unique, load_case_module, load_cases_file
-from harness.spec import Case
+from harness.project_files.registry import case_modules, check_unique, load_case_module, load_cases_file
 
 FAMILY_TABLE = load_families([], REPO)
 
@@ -54,7 +54,7 @@ def test_case_module_without_cases_list(tmp_path):
     path = write(tmp_path, "nocases.py", "X = 1\n")
     with pytest.raises(HarnessInputError) as info:
         load_case_module(path)
-    assert str(info.value) == (f"{path}: a case module must define CASES, a list of harness.spec.Case, "
+    assert str(info.value) == (f"{path}: a case module must define CASES, a list of harness.api.Case, "
                                "or a function cases(options) that returns one")
 
 

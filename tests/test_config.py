@@ -1,4 +1,4 @@
-"""Backend configs (harness.inputs.configs) and backend selection (harness.controller.runner)."""
+"""Backend configs (harness.project_files.configs) and backend selection (harness.controller.runner)."""
 from __future__ import annotations
 
 import textwrap
@@ -10,8 +10,8 @@ from e2e_support import REPO, TINY_CASES
 from harness.controller.runner import Runner
 from harness.errors import HarnessInputError
 from harness.families.loader import load_families
-from harness.inputs.configs import BackendConfig, Tolerance, load_configs
 from harness.project import Project
+from harness.project_files.configs import BackendConfig, Tolerance, load_configs
 from harness.settings import Settings
 
 FAMILY_TABLE = load_families([], Path(__file__).resolve().parents[1])
@@ -133,7 +133,7 @@ def test_options_and_class_are_placed_where_they_are_written_through_extends(tmp
 
 
 def test_a_class_problem_is_one_line_at_the_line_of_the_class_or_the_option(tmp_path):
-    from harness.inputs.configs import backend_problem
+    from harness.project_files.configs import backend_problem
 
     path = write(tmp_path, "mine", "name: mine\nclass: a:B\noptions:\n  levl: 1\n  other: 2\n")
     config = load_configs([tmp_path])["mine"]
@@ -150,7 +150,7 @@ def test_the_worker_side_check_reads_the_classes_options(tmp_path, monkeypatch):
     from harness.worker.backend_check import backend_problem
 
     (tmp_path / "declared.py").write_text(
-        "from harness.backend import Backend\n"
+        "from harness.backend_interface import Backend\n"
         "class Declared(Backend):\n    OPTIONS = {'level': 'how much'}\n"
         "class Old(Backend):\n    pass\n"
         "class Refuses(Backend):\n    def __init__(self, name, options):\n        raise ValueError('no level')\n")

@@ -11,13 +11,13 @@ import pytest
 from e2e_support import REPO, TINY_CASES, python_path_env
 from extras import installed, needs
 
+from harness.case_data import Case
 from harness.controller.run_case import DEFAULT_TIMEOUT, case_timeout
 from harness.controller.runner import Runner
-from harness.inputs.expectations import Entry
+from harness.expectations import Entry
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.project import Project
 from harness.settings import Settings
-from harness.spec import Case
 
 
 def clean_env(pythonpath: str) -> dict:
@@ -30,8 +30,9 @@ def test_controller_modules_do_not_import_torch():
         import json, sys
         from pathlib import Path
         import harness.plugin, harness.controller.runner, harness.controller.pool, harness.reports
-        import harness.inputs.expectations, harness.inputs.configs, harness.inputs.registry, harness.families
-        from harness.inputs.registry import case_modules, load_case_module
+        import harness.expectations.read, harness.project_files.configs, harness.project_files.registry
+        import harness.families
+        from harness.project_files.registry import case_modules, load_case_module
         from harness.controller.runner import Runner
         from harness.project import Project
         from harness.settings import Settings

@@ -299,6 +299,7 @@ def test_the_vocabulary_pages_name_every_member_the_code_has():
 
 
 def test_the_key_tables_name_every_key_the_code_accepts():
+    from harness.expectations import ENTRY_KEYS
     from harness.families.conv.params import BACKWARD_KEYS, FORWARD_KEYS
     from harness.families.model.params import PARAM_KEYS as TRANSFORMERS_KEYS
     from harness.families.module.params import PARAM_KEYS as MODULE_KEYS
@@ -306,8 +307,7 @@ def test_the_key_tables_name_every_key_the_code_accepts():
     from harness.families.onnx.params import PARAM_KEYS as NODE_KEYS
     from harness.families.opinfo.params import PARAM_KEYS as OPINFO_KEYS
     from harness.families.torch_mlir.params import PARAM_KEYS as SUITE_KEYS
-    from harness.inputs.configs import CONFIG_KEYS
-    from harness.inputs.expectations import ENTRY_KEYS
+    from harness.project_files.configs import CONFIG_KEYS
 
     table = re.compile(r"^\| `(\w+)` \|", re.M)
     assert set(table.findall((DOCS / "reference/configs.md").read_text(encoding="utf-8"))) == CONFIG_KEYS

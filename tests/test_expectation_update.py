@@ -1,4 +1,4 @@
-"""harness.tools.expectation_update: proposed xfail / crash-set edits that make a run match.
+"""harness.expectations.update: proposed xfail / crash-set edits that make a run match.
 
 Records are produced by `simulate`, which judges a "world" (case -> outcome and phase) against the
 expectation files with the harness's own loader and `decide`, as the runner does. `settle` applies
@@ -14,10 +14,9 @@ import pytest
 import yaml
 
 from harness.errors import HarnessInputError
-from harness.inputs.expectations import load_expectations
+from harness.expectations import apply, load_expectations, propose
 from harness.outcomes import Expected, Outcome, Phase, decide
 from harness.record import Record
-from harness.tools.expectation_update import apply, propose
 
 BACKEND = "be"
 VERSIONS = {"python": "3.11.7", "torch": "2.13.0+cpu", "torch-mlir": "20261001"}

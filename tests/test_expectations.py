@@ -8,7 +8,7 @@ import pytest
 from e2e_support import TINY_IDS
 
 from harness.errors import HarnessInputError
-from harness.inputs.expectations import Entry, Expectations, load_expectations
+from harness.expectations import Entry, Expectations, load_expectations
 from harness.outcomes import Expected, Phase
 
 IDS = ["conv_backward/2d/basic", "conv_backward/2d/transposed", "conv_backward/3d/basic", "conv_forward/2d/basic"]

@@ -15,9 +15,10 @@ import pytest
 from e2e_support import REPO, python_path_env
 from hypothesis import HealthCheck, given, settings
 
-from harness.backend import load_object
+from harness.backend_interface import load_object
 from harness.cli import main
 from harness.controller.pool import WorkerPool
+from harness.expectations import load_expectations
 from harness.families.conv import fuzz_space
 from harness.families.conv.fuzz_space import FUZZ_FAMILIES as FAMILIES
 from harness.families.conv.params import out_channels, output_spatial
@@ -25,10 +26,9 @@ from harness.families.loader import load_families
 from harness.fuzz import engine as fuzz
 from harness.fuzz import text as fuzz_text
 from harness.fuzz.examples import Examples
-from harness.inputs.configs import load_configs
-from harness.inputs.expectations import load_expectations
-from harness.inputs.registry import load_cases_file
 from harness.project import Project
+from harness.project_files.configs import load_configs
+from harness.project_files.registry import load_cases_file
 from harness.settings import Settings
 
 FAMILY_TABLE = load_families([], REPO)

@@ -6,8 +6,8 @@ import re
 
 import yaml
 
+from harness.expectations import proposals_for_report
 from harness.installation.executables import python_command
-from harness.tools.expectation_update import proposals_for_report
 from harness.views.markdown import render_markdown
 
 ENVIRONMENT = {"python": "3.11.7", "torch": "2.13.0+cpu", "torch_mlir": "20261001", "platform": "Linux",

@@ -13,10 +13,10 @@ import pytest
 import torch
 from e2e_support import Project
 
+from harness.case_data import Case
 from harness.families.module import module_case
 from harness.families.module.build import build
 from harness.families.module.params import validate
-from harness.spec import Case
 
 MODELS = '''\
 import torch

@@ -16,12 +16,12 @@ import pytest
 import yaml
 from extras import needs
 
-from harness.backend import case_context, create_backend
+from harness.backend_interface import case_context, create_backend
+from harness.case_data import Case
 from harness.families.opinfo import OPINFO, OPINFO_GRAD
 from harness.families.opinfo import params as opinfo_params
 from harness.families.opinfo.params import case_id, exclusions, load_manifests, samples
 from harness.outcomes import Outcome
-from harness.spec import Case
 from harness.worker.compare import Output, compare
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ def opinfo_case(op: str, variant: str = "", index: int = 0, dtype: str = "float3
 
 def run(case: Case, backend: str) -> tuple[Outcome, str, dict]:
     """One case through the worker's execute(), in this process, on a real backend (its tests: e2e)."""
-    from harness.inputs.configs import load_configs
+    from harness.project_files.configs import load_configs
     from harness.worker.execute import execute
 
     config = load_configs([REPO / "configs"])[backend].to_json()

@@ -13,7 +13,7 @@ import pytest
 from harness.cli import main
 from harness.errors import HarnessInputError
 from harness.perf import stats
-from harness.perf.compare import Side, compare
+from harness.perf.ratios import Side, compare
 from harness.perf.rounds import merge as merge_rounds
 from harness.protocol import PerfRequest, RunRequest, decode, encode
 from harness.views.html import render_html

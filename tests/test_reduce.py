@@ -93,7 +93,7 @@ def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_p
 
     import torch
 
-    from harness.backend import Program
+    from harness.backend_interface import Program
     from harness.families.interface import Built
     from harness.families.reduced import REDUCED
     from harness.reduce.torch_graph import TorchGraph

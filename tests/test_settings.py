@@ -13,8 +13,8 @@ import pytest
 from e2e_support import REPO, python_path_env
 
 from harness.errors import HarnessInputError
-from harness.inputs.ini import find_ini
 from harness.project import settings_from_args, tool_arguments
+from harness.project_files.ini import find_ini
 from harness.settings import Settings, declarations, resolve
 
 # ------------------------------------------------------------------------------------- resolution

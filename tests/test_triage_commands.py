@@ -12,8 +12,8 @@ import pytest
 from e2e_support import REPO, python_path_env
 
 from harness.cli import main
-from harness.inputs.configs import load_configs
 from harness.installation.executables import python_command
+from harness.project_files.configs import load_configs
 
 RAISE = "conv_backward/2d/tiny"     # fake-raise fails this case in phase lower
 CRASH = "conv_forward/2d/tiny"      # fake-segfault crashes on this one in phase run

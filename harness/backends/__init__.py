@@ -1,1 +1,1 @@
-"""Backends: each a small class implementing harness.backend.Backend, named by a configs/*.yaml."""
+"""Backends: each a small class implementing harness.backend_interface.Backend, named by a configs/*.yaml."""

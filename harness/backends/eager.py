@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from harness.backend import STANDALONE_SCRIPTS, Backend, Program, Standalone
+from harness.backend_interface import STANDALONE_SCRIPTS, Backend, Program, Standalone
 from harness.outcomes import Phase
 
 

@@ -50,7 +50,7 @@ import torch._inductor.config
 from torch._inductor import cpp_builder
 from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
-from harness.backend import STANDALONE_SCRIPTS, Backend, CaseContext, Program, Standalone
+from harness.backend_interface import STANDALONE_SCRIPTS, Backend, CaseContext, Program, Standalone
 from harness.outcomes import Phase
 
 

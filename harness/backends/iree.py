@@ -43,7 +43,7 @@ import torch
 from iree.compiler import CompilerToolError, compile_str, ir
 from iree.compiler.extras.fx_importer import FxImporter
 
-from harness.backend import (
+from harness.backend_interface import (
     STANDALONE_SCRIPTS,
     Backend,
     CaseContext,

@@ -39,7 +39,7 @@ import torch_mlir.fx
 from torch_mlir import ir
 from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
-from harness.backend import (
+from harness.backend_interface import (
     STANDALONE_SCRIPTS,
     Backend,
     CaseContext,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.backend import CaseContext, Program, signature_shapes
+from harness.backend_interface import CaseContext, Program, signature_shapes
 from harness.outcomes import Phase
 
 

@@ -25,7 +25,15 @@ import onnx
 import onnxruntime as ort
 from onnx import helper
 
-from harness.backend import STANDALONE_SCRIPTS, Backend, CaseContext, OnnxProgram, Program, Standalone, graph_inputs
+from harness.backend_interface import (
+    STANDALONE_SCRIPTS,
+    Backend,
+    CaseContext,
+    OnnxProgram,
+    Program,
+    Standalone,
+    graph_inputs,
+)
 from harness.backends.onnx_front import as_declared, declared_dtype, export_to_onnx
 from harness.outcomes import Phase
 

@@ -7,13 +7,13 @@ import time
 from pathlib import Path
 
 from harness.bisect.environments import NotInstallable, Probe
+from harness.case_data import Case
 from harness.controller.pool import WorkerPool
 from harness.controller.run_case import case_timeout, run_case
 from harness.controller.signature import Failure
 from harness.errors import HarnessInputError
 from harness.families.loader import worker_env
-from harness.inputs.configs import BackendConfig
-from harness.spec import Case
+from harness.project_files.configs import BackendConfig
 
 
 class Bisection:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.case_data import Case
 from harness.controller.pool import WorkerPool
-from harness.inputs.configs import BackendConfig
-from harness.inputs.expectations import Entry
+from harness.expectations import Entry
+from harness.project_files.configs import BackendConfig
 from harness.protocol import BundleRequest, CaseResult, PerfRequest, RunRequest
 from harness.settings import DEFAULT_MEMORY_LIMIT_MB
-from harness.spec import Case
 
 DEFAULT_TIMEOUT = 60.0
 

@@ -15,24 +15,24 @@ from typing import Callable
 
 from harness import native_stacks
 from harness.bundle_layout import bundle_path
+from harness.case_data import Case
 from harness.controller.bundles import write_readme
 from harness.controller.pool import WorkerPool
 from harness.controller.run_case import case_timeout, run_case
 from harness.controller.signature import signature
+from harness.expectations import Entry
 from harness.families.loader import worker_env
 from harness.files import display_path
-from harness.inputs.configs import BackendConfig, backend_problem
-from harness.inputs.expectations import Entry
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate
 from harness.outcomes import Expected, Outcome, decide
 from harness.perf.rounds import is_timed
 from harness.perf.rounds import merge as merge_rounds
 from harness.project import Project
+from harness.project_files.configs import BackendConfig, backend_problem
 from harness.protocol import CaseResult, PerfRequest
 from harness.record import Attempt, Record
 from harness.rerun import Place
-from harness.spec import Case
 
 
 class Runner:

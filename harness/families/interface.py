@@ -10,7 +10,7 @@ Each extension point below says when it is called and on which side:
 * the worker side is a worker process (harness.worker): only `builder` is imported there.
 
 Case params are JSON-able. Whatever else a family puts in them, the harness reads one key:
-`dtype`, the case's floating dtype (one of harness.spec.DTYPES), which picks the backend's
+`dtype`, the case's floating dtype (one of harness.case_data.DTYPES), which picks the backend's
 tolerance; `case()` checks that `validate` returns it (a family whose outputs have dtypes of
 their own names the dtype their tolerance is at, float32 when nominal).
 """
@@ -21,8 +21,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from harness.backend import PROGRAM_KINDS, OnnxProgram, Program, load_object
-from harness.spec import DTYPES, Case
+from harness.backend_interface import PROGRAM_KINDS, OnnxProgram, Program, load_object
+from harness.case_data import DTYPES, Case
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,14 +10,14 @@ One input is a mapping (every key but `shape` optional):
     dynamic dims that are dynamic, e.g. [0]: exported with torch.export.Dim.DYNAMIC
 
 `input_sets` gives more shapes to run on: per set, one shape per input, differing in dynamic dims
-only. harness.torch_inputs draws the tensors, in a worker.
+only. harness.draw_tensors draws the tensors, in a worker.
 """
 from __future__ import annotations
 
 import math
 from typing import Any, Mapping
 
-from harness.spec import DTYPES, check_keys
+from harness.case_data import DTYPES, check_keys
 
 FLOAT_DTYPES = DTYPES
 INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8")

@@ -6,7 +6,7 @@
 The configurations come from the family's FuzzSpace (Family.fuzz_space; the convolution
 families': harness.families.conv.fuzz_space).
 
-Every example is a `harness.spec.Case` built from the cases-file entry it is reported as (id
+Every example is a `harness.case_data.Case` built from the cases-file entry it is reported as (id
 `<family>/cases_file/fuzz_<hash of its params>`, the id a pasted entry gets, so the inputs are
 the same too), run through a `harness.controller.pool.WorkerPool` like a test-suite case: the same worker
 protocol, timeouts, crash handling and golden comparison. A configuration runs at most once per
@@ -49,7 +49,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.backend import load_object
+from harness.backend_interface import load_object
 from harness.controller.pool import WorkerPool
 from harness.controller.run_case import run_case
 from harness.controller.signature import signature

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.case_data import Case
 from harness.families.interface import Family, FuzzSpace
-from harness.inputs.registry import case_from_entry
-from harness.inputs.yamlio import flow_text, scalar_text
-from harness.spec import Case
+from harness.project_files.registry import case_from_entry
+from harness.project_files.yamlio import flow_text, scalar_text
 
 
 def canonical(params: Mapping[str, Any]) -> str:

@@ -4,12 +4,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from harness.case_data import Case
+from harness.expectations import NewEntry, new_entries_text
 from harness.fuzz.examples import Examples, entry_text
 from harness.fuzz.text import outcome_text
 from harness.outcomes import Expected, Outcome
-from harness.spec import Case
-from harness.tools.expectation_file import new_entries_text
-from harness.tools.expectation_policy import NewEntry
 
 MESSAGE_CHARS = 600               # of a finding's first failing message kept in the JSON output
 

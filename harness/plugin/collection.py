@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.case_data import Case
 from harness.outcomes import Expected, Verdict
 from harness.plugin.state import RUNNER
-from harness.spec import Case
 
 OUTER_GUARD_SLACK = 360.0  # pytest-timeout's limit over a case's own timeout: worker start-up and reporting
 

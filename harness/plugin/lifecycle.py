@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.controller.backend_check import BackendCheck
+from harness.controller.backend_probe import BackendCheck
 from harness.controller.runner import Runner
 from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
+from harness.plugin.options import check_history, place_of, settings_from
 from harness.plugin.reporting import ResultReporter
 from harness.plugin.selection import collected_paths
-from harness.plugin.settings import check_history, place_of, settings_from
 from harness.plugin.state import DURATIONS, RUNNER
 from harness.project import Project
 

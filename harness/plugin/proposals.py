@@ -41,7 +41,7 @@ def write_proposals(config: pytest.Config, report: dict, complete: bool) -> list
     elif not proposals:
         messages.append("--update-expectations: the expectation files already match this run")
     else:
-        from harness.tools.expectation_update import apply
+        from harness.expectations import apply
         apply(proposals)
         messages += [f"--update-expectations: rewrote {display_path(p)} (review the '# review:' entries)"
                      for p in proposals]
@@ -50,7 +50,7 @@ def write_proposals(config: pytest.Config, report: dict, complete: bool) -> list
 
 def proposals_for(config: pytest.Config, records: list[dict]) -> dict[Path, str]:
     """Per selected backend, the expectation files' new texts that make this run's records match."""
-    from harness.tools.expectation_update import propose
+    from harness.expectations import propose
     runner = config.stash[RUNNER]
     ids = runner.known_ids
     found: dict[Path, str] = {}

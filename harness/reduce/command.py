@@ -14,8 +14,8 @@ from pathlib import Path
 
 from harness.errors import HarnessInputError
 from harness.families.loader import declared_options, entry_point_families
-from harness.inputs.ini import ini_file
 from harness.project import tool_arguments
+from harness.project_files.ini import ini_file
 from harness.reduce.all_failures import reduce_all
 from harness.reduce.engine import Reduction, output_folder
 from harness.rerun import Place, typed_flags

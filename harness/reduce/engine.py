@@ -30,7 +30,8 @@ from typing import TextIO
 
 import yaml
 
-from harness.backend import load_object
+from harness.backend_interface import load_object
+from harness.case_data import Case
 from harness.controller.bundles import write_readme
 from harness.controller.pool import WorkerPool
 from harness.controller.run_case import case_timeout, run_case
@@ -38,12 +39,11 @@ from harness.controller.signature import Failure
 from harness.errors import HarnessInputError
 from harness.families.loader import worker_env
 from harness.files import display_path, write_text_atomically
-from harness.inputs.configs import BackendConfig
-from harness.inputs.ini import ini_file
 from harness.outcomes import Expected, Phase, decide
 from harness.project import Project
+from harness.project_files.configs import BackendConfig
+from harness.project_files.ini import ini_file
 from harness.rerun import Place
-from harness.spec import Case
 
 REDUCED_FAMILY = "reduced"
 

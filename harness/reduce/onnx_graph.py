@@ -20,7 +20,7 @@ import onnx
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from harness.backend import graph_inputs
+from harness.backend_interface import graph_inputs
 from harness.families.interface import Built
 
 FAMILY = "onnx_model"

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch.export.graph_signature import InputKind, OutputKind
 
-from harness.backend import export_program
+from harness.backend_interface import export_program
 from harness.families.interface import Built
 from harness.families.reduced import model_source
 from harness.reduce import NotReducible

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessInputError
-from harness.perf import compare as comparison
+from harness.perf import ratios as comparison
 
 
 def add_perf_commands(commands: argparse._SubParsersAction) -> None:

@@ -1,6 +1,6 @@
 """A triage report of one JSON report in GitHub-flavoured Markdown (job summaries, PR comments).
 
-    text = render_markdown(report, proposals)   # proposals: harness.tools.expectation_update
+    text = render_markdown(report, proposals)   # proposals: harness.expectations.update
 
 Order: what is worst first. A title and the environment (marked PARTIAL when the run was
 interrupted), a summary table per backend, then
@@ -224,7 +224,7 @@ def _proposals(proposals: Mapping[str, str], originals: Mapping[str, str]) -> li
     out = ["## Expectation files that would make this run match", ""]
     if not proposals:
         return out + ["The expectation files need no change.", ""]
-    out += ["Proposed by `harness.tools.expectation_update` from this run's results. New entries carry a "
+    out += ["Proposed by `harness.expectations.update` from this run's results. New entries carry a "
             "`# review:` comment: check their reasons before committing.", ""]
     for path, text in sorted(proposals.items()):
         lines = text.count("\n")

@@ -4,7 +4,7 @@ check every run makes before its first case (a worker's preload, harness.worker.
 harness.worker.backend_check`, one process for all of them).
 
 It runs where a backend may be imported, never in the pytest process. A problem is reported as
-data, {"stage": "import" | "options" | "create", ...}; harness.inputs.configs.backend_problem turns
+data, {"stage": "import" | "options" | "create", ...}; harness.project_files.configs.backend_problem turns
 it into the error line with the config's file and line.
 
 As a program: the backend specs (BackendConfig.to_json()) as a JSON list on stdin; on stdout, per
@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Any
 
-from harness.backend import load_object
+from harness.backend_interface import load_object
 
 
 def one_line(error: BaseException) -> str:

@@ -8,11 +8,11 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from harness.backend import CaseContext, Program
+from harness.backend_interface import CaseContext, Program
+from harness.case_data import Case
 from harness.families.interface import Built, load_builder
 from harness.outcomes import Outcome, Phase
 from harness.protocol import PerfRequest
-from harness.spec import Case
 from harness.worker.compare import DEFAULT_TOLERANCES, FLOATING, Output, compare, looser, rms_errors
 from harness.worker.repro import versions_of, write_repro
 from harness.worker.timing import time_case

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.backend import STANDALONE_SCRIPTS, OnnxProgram, Program, Standalone
+from harness.backend_interface import STANDALONE_SCRIPTS, OnnxProgram, Program, Standalone
 from harness.families.interface import Built
 from harness.worker.bundle import Bundle
 

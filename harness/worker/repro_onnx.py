@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness.backend import STANDALONE_SCRIPTS, Standalone
+from harness.backend_interface import STANDALONE_SCRIPTS, Standalone
 from harness.backends.onnx_front import as_declared, declared_dtype
 from harness.families.interface import Built
 from harness.worker.bundle import Bundle

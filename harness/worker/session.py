@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.backend import case_context, create_backend
+from harness.backend_interface import case_context, create_backend
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 from harness.protocol import CaseResult, Message, PhaseEvent, RunRequest
 from harness.worker.backend_check import checked_backend

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import torch
 
-from harness.backend import CaseContext, Program
+from harness.backend_interface import CaseContext, Program
 from harness.families.interface import Built
 from harness.perf.stats import relative_half_width, speedup, summary
 from harness.protocol import PerfRequest

@@ -1,6 +1,6 @@
 """The backend half of a repro bundle's repro.py, one real Python file per backend.
 
-A backend's `standalone(program)` (harness.backend) names one of these files and the JSON-able
+A backend's `standalone(program)` (harness.backend_interface) names one of these files and the JSON-able
 constants it needs; the worker copies the file into the bundle as backend_repro.py and writes the
 constants into repro.json. Each file defines
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Iterable
 
+from harness.case_data import Case
 from harness.families.conv import params
 from harness.families.interface import Family
-from harness.spec import Case
 
 CONV_BACKWARD = Family(
     name="conv_backward", validate=params.validate_backward, builder="harness.families.conv.build:build_backward",

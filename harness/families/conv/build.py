@@ -17,10 +17,10 @@ from typing import Any
 
 import torch
 
-from harness.backend import Program
+from harness.backend_interface import Program
+from harness.case_data import Case
 from harness.families.conv import params as conv_params
 from harness.families.interface import Built
-from harness.spec import Case
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64,
           "float16": torch.float16, "bfloat16": torch.bfloat16}

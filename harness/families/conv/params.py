@@ -31,7 +31,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any, Iterable, Mapping
 
-from harness.spec import DTYPES, check_keys
+from harness.case_data import DTYPES, check_keys
 
 BACKWARD_OUTPUTS = ("grad_input", "grad_weight", "grad_bias")
 FORWARD_OUTPUTS = ("output",)

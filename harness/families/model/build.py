@@ -14,11 +14,11 @@ import re
 
 import torch
 
-from harness.backend import Program
+from harness.backend_interface import Program
+from harness.case_data import Case
+from harness.draw_tensors import draw_sets
 from harness.families.interface import Built, Golden
 from harness.installation.extras import install_command
-from harness.spec import Case
-from harness.torch_inputs import draw_sets
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from harness.case_data import check_keys
 from harness.families.tensor_inputs import (
     FLOAT_DTYPES,
     flag,
@@ -45,7 +46,6 @@ from harness.families.tensor_inputs import (
     seed_of,
     tolerance,
 )
-from harness.spec import check_keys
 
 FAMILY = "model"
 PARAM_KEYS = ("transformers", "config", "inputs", "input_sets", "seed", "dtype", "train", "attn_implementation",

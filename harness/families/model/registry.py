@@ -23,12 +23,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from harness.case_data import Case, check_keys
 from harness.errors import HarnessInputError
 from harness.families.interface import Family
 from harness.families.model.params import PARAM_KEYS, TIERS
 from harness.files import display_path, where
-from harness.inputs.yamlio import load_yaml
-from harness.spec import Case, check_keys
+from harness.project_files.yamlio import load_yaml
 
 OWN_KEYS = ("name", "kind", "tiers", "variants", "tags", "timeout")   # the entry's, not its cases' params
 SHARED_KEYS = tuple(k for k in PARAM_KEYS if k != "tier")             # params every tier and variant patches

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from harness.case_data import Case
 from harness.families.interface import Family
 from harness.families.module import params
-from harness.spec import Case
 
 MODULE = Family(name="module", validate=params.validate, builder="harness.families.module.build:build",
                 derive_tags=params.derive_tags)

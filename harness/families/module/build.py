@@ -16,10 +16,10 @@ import os
 
 import torch
 
-from harness.backend import Program, load_object
+from harness.backend_interface import Program, load_object
+from harness.case_data import Case
+from harness.draw_tensors import draw_sets
 from harness.families.interface import Built, Golden
-from harness.spec import Case
-from harness.torch_inputs import draw_sets
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from harness.case_data import check_keys
 from harness.families.tensor_inputs import (
     FLOAT_DTYPES,
     SPECIALS,
@@ -34,7 +35,6 @@ from harness.families.tensor_inputs import (
     seed_of,
     tolerance,
 )
-from harness.spec import check_keys
 
 PARAM_KEYS = ("module", "init", "train", "seed", "inputs", "input_sets", "tolerance", "dtype")
 

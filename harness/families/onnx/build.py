@@ -7,11 +7,11 @@ from pathlib import Path
 
 import onnx
 
-from harness.backend import OnnxProgram, graph_inputs
+from harness.backend_interface import OnnxProgram, graph_inputs
+from harness.case_data import Case
 from harness.families.interface import Built, Golden
 from harness.families.onnx import params
 from harness.families.onnx.values import compare_values, read_data_set, read_value_file
-from harness.spec import Case
 
 
 def build_node(case: Case) -> Built:

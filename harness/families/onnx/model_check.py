@@ -17,7 +17,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import helper
 
-from harness.backend import graph_inputs
+from harness.backend_interface import graph_inputs
 from harness.families.onnx.values import read_value_file
 from harness.files import display_path
 from harness.installation.extras import install_command

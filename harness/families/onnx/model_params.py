@@ -22,10 +22,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.case_data import check_keys
 from harness.families.manifest_cache import ManifestError, cache_dir, run_worker_module
 from harness.families.onnx.params import not_installed, onnx_installed
 from harness.files import display_path, write_text_atomically
-from harness.spec import check_keys
 
 FAMILY = "onnx_model"
 PARAM_KEYS = {"model", "inputs", "outputs", "rtol", "atol", "dtype"}

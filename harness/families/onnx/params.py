@@ -19,11 +19,11 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.case_data import Case, check_keys
 from harness.errors import HarnessInputError
 from harness.families.interface import Discovery
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
 from harness.installation.extras import install_command
-from harness.spec import Case, check_keys
 
 FAMILY = "onnx_node"
 MANIFEST_FORMAT = 1

@@ -21,10 +21,10 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from harness.backend import Program
+from harness.backend_interface import Program
+from harness.case_data import Case
 from harness.families.interface import Built, Golden
 from harness.families.opinfo.manifest import cpu_dtypes, fingerprint, is_random, leaves_of, op_table, samples
-from harness.spec import Case
 from harness.torch_outputs import output_names
 
 # ------------------------------------------------------------------------------------- builders

@@ -21,10 +21,10 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from harness import spec
+from harness import case_data
 from harness.families.opinfo import params as opinfo_params
 
-DTYPES = {name: getattr(torch, name) for name in spec.DTYPES}
+DTYPES = {name: getattr(torch, name) for name in case_data.DTYPES}
 SIZE_CAP = opinfo_params.SIZE_CAP
 
 

@@ -21,9 +21,9 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from harness.case_data import DTYPES, Case, check_keys
 from harness.errors import HarnessInputError
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
-from harness.spec import DTYPES, Case, check_keys
 
 MANIFEST_FORMAT = 4
 SIZE_CAP = 1_000_000     # elements over a sample's tensors; only grid_sampler_3d's 5 M sample is above it

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from harness.case_data import DTYPES, check_keys
 from harness.families.interface import Family
-from harness.spec import DTYPES, check_keys
 
 PARAM_KEYS = ("module", "inputs", "dtype", "output_names", "dynamic", "tolerance", "reductions")
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import torch
 
-from harness.backend import Program
+from harness.backend_interface import Program
+from harness.case_data import Case
 from harness.families.interface import Built, Golden
 from harness.families.reduced.model_source import standalone_source
-from harness.spec import Case
 
 
 def build(case: Case) -> Built:

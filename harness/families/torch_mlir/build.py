@@ -21,10 +21,10 @@ import inspect
 import torch
 from torch.utils import _pytree as pytree
 
-from harness.backend import Program
+from harness.backend_interface import Program
+from harness.case_data import Case
 from harness.families.interface import Built, Golden
 from harness.families.torch_mlir.manifest import import_registry, import_test_module
-from harness.spec import Case
 from harness.torch_outputs import output_leaves, output_names
 
 UPSTREAM_TOLERANCE = (1e-3, 1e-7)   # reporting.py's allclose(rtol=1e-3, atol=1e-7)

@@ -20,11 +20,11 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.case_data import check_keys
 from harness.errors import HarnessInputError
 from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
 from harness.families.torch_mlir.manifest import PACKAGE
 from harness.files import display_path
-from harness.spec import check_keys
 
 FAMILY = "torch_mlir"
 MANIFEST_FORMAT = 3

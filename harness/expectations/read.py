@@ -32,11 +32,11 @@ from typing import Any, Iterable, Mapping
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from harness.case_data import is_positive_finite
 from harness.errors import HarnessInputError
 from harness.files import display_path, where
-from harness.inputs.yamlio import check_node_keys, load_yaml
 from harness.outcomes import Expected, Phase
-from harness.spec import is_positive_finite
+from harness.project_files.yamlio import check_node_keys, load_yaml
 
 ENTRY_KEYS = {"id", "reason", "issue", "phase", "when", "timeout", "nondeterministic", "signature"}
 GLOB_CHARS = frozenset("*?[")

@@ -4,7 +4,7 @@
     file.entries                                  # what the policy reads (the harness loader's view)
     text = file.render(changes, added, origins)   # origins: the file that moved entries come from
 
-Whole-line comments and blank lines are placed by position (harness.tools.yaml_comments says why
+Whole-line comments and blank lines are placed by position (harness.expectations.yaml_roundtrip says why
 ruamel needs that help):
   - the comment lines directly above an entry's `- ` line (no blank line between) belong to it and go
     when it goes, except a comment block that starts on the file's first line: the file's header;
@@ -34,11 +34,8 @@ from ruamel.yaml.scalarstring import (
 from ruamel.yaml.tokens import CommentToken
 
 from harness.errors import HarnessInputError
-from harness.files import display_path
-from harness.inputs.yamlio import parse_yaml, scalar_text
-from harness.outcomes import Expected
-from harness.tools.expectation_policy import Drop, MarkNondeterministic, Narrow, NewEntry, Operation, Rewrite, exact
-from harness.tools.yaml_comments import (
+from harness.expectations.policy import Drop, MarkNondeterministic, Narrow, NewEntry, Operation, Rewrite, exact
+from harness.expectations.yaml_roundtrip import (
     Layout,
     ListItem,
     Span,
@@ -47,6 +44,9 @@ from harness.tools.yaml_comments import (
     keep_end_of_line_comments,
     round_trip_yaml,
 )
+from harness.files import display_path
+from harness.outcomes import Expected
+from harness.project_files.yamlio import parse_yaml, scalar_text
 
 LINE_WIDTH = 100   # reasons longer than this become folded `>-` blocks
 FILE_HEADERS = {

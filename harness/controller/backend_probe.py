@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable
 
 from harness.errors import HarnessInputError
-from harness.inputs.configs import BackendConfig, backend_problem
+from harness.project_files.configs import BackendConfig, backend_problem
 
 TAIL_LINES = 5   # of a check process that died, the last lines of its output shown
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from harness import spec
+from harness import case_data
 from harness.errors import HarnessInputError
 from harness.files import display_path, where
 
@@ -68,7 +68,7 @@ def check_node_keys(path: Path, node: dict, allowed: set[str], required: set[str
         if unknown:
             raise unknown_key_error(path, node, min(unknown, key=lambda k: key_line(node, k)), allowed)
     try:
-        spec.check_keys(node, allowed)
+        case_data.check_keys(node, allowed)
     except ValueError as e:
         raise HarnessInputError(where(path, node), str(e)) from None
     missing = sorted(set(required) - set(node))

@@ -15,13 +15,13 @@ import difflib
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from harness.backend import DEFAULT_PROGRAMS, PROGRAM_KINDS
+from harness.backend_interface import DEFAULT_PROGRAMS, PROGRAM_KINDS
+from harness.case_data import DTYPES, is_positive_finite
 from harness.errors import HarnessInputError
 from harness.files import display_path
-from harness.inputs.yamlio import check_node_keys, key_line, load_yaml
 from harness.installation.extras import install_command
 from harness.installation.packages import default_module, locate
-from harness.spec import DTYPES, is_positive_finite
+from harness.project_files.yamlio import check_node_keys, key_line, load_yaml
 
 CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "memory_limit_mb",
                "requires", "install", "extras", "programs"}
@@ -49,7 +49,7 @@ class BackendConfig:
     source: Path
     modules: Mapping[str, str] = dataclasses.field(default_factory=dict)  # import names that differ from
     # the distribution's (iree-base-compiler: iree.compiler): what is imported counts, metadata or not
-    # The kinds of program it takes (harness.backend.PROGRAM_KINDS), each with its front-end
+    # The kinds of program it takes (harness.backend_interface.PROGRAM_KINDS), each with its front-end
     programs: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(DEFAULT_PROGRAMS))
     # Where "class" and each "options.KEY" were written (file, line): a config that extends another
     # takes them from that file, so an error names the file that has the line.

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from harness.case_data import Case
 from harness.errors import HarnessInputError
 from harness.files import display_path, where
-from harness.inputs.yamlio import load_yaml
-from harness.spec import Case
+from harness.project_files.yamlio import load_yaml
 
 # The harness's own cases, the package harness.cases (in a checkout, a link to the top-level cases/).
 BUILT_IN_CASES = Path(__file__).parents[1] / "cases"
@@ -36,7 +36,7 @@ def load_case_module(path: Path, options: Mapping[str, Any] | None = None) -> li
     source = getattr(module, "cases", None)
     cases = source(options or {}) if callable(source) else getattr(module, "CASES", None)
     if not isinstance(cases, list) or not all(isinstance(c, Case) for c in cases):
-        raise HarnessInputError(display_path(path), "a case module must define CASES, a list of harness.spec.Case, "
+        raise HarnessInputError(display_path(path), "a case module must define CASES, a list of harness.api.Case, "
                                 "or a function cases(options) that returns one")
     return list(cases)  # a copy: the module is cached, and runners add --cases-file cases to the list
 

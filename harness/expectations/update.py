@@ -6,16 +6,16 @@
 Goal: after applying, rerunning the same selection gives no unexpected result, and a second update
 from that rerun changes nothing (the edits are idempotent: no dates, no counters).
 
-Two parts: harness.tools.expectation_policy decides, from the records and the entries, what changes
+Two parts: harness.expectations.policy decides, from the records and the entries, what changes
 (drop an entry, rewrite its failure, narrow a glob, add an entry, move a case to the other file),
-and harness.tools.expectation_file makes those changes in the YAML with ruamel.yaml's round-trip
+and harness.expectations.edit makes those changes in the YAML with ruamel.yaml's round-trip
 mode, so hand-written comments, anchors, folded reasons, `when` conditions and order survive. New
 entries go at the end of the file, each under a review comment, with `id` (exact), `phase` (the
 failing phase), `reason` (the record's signature, else the first line of its message) and
 `signature` (the record's, so that a later update sees the failure change: then it rewrites phase,
 reason and signature, see the policy); nothing invents globs. A file that is `[]` gets its `[]`
 replaced by the entries (comments kept); a file left with no entry becomes `[]`. The result is
-loaded with harness.inputs.expectations.load_expectations before it is returned.
+loaded with harness.expectations.read.load_expectations before it is returned.
 """
 from __future__ import annotations
 
@@ -28,12 +28,12 @@ from typing import Iterable, Mapping
 import yaml
 
 from harness.errors import HarnessInputError
+from harness.expectations.edit import ExpectationFile
+from harness.expectations.policy import make_plan
+from harness.expectations.read import load_expectations
 from harness.files import display_path, write_text_atomically
-from harness.inputs.expectations import load_expectations
 from harness.outcomes import Expected
 from harness.record import Record
-from harness.tools.expectation_file import ExpectationFile
-from harness.tools.expectation_policy import make_plan
 
 
 def propose(records: Iterable[Record], xfail_path: Path | str, crash_path: Path | str, *,

@@ -3,7 +3,7 @@
     plan = make_plan(records, {Expected.XFAIL: xfail_file, Expected.CRASH: crash_file}, backend, case_ids)
 
 No YAML here: each file is seen through its `path` and its `entries` (the harness loader's
-mappings, which know their line); harness.tools.expectation_file carries the plan out.
+mappings, which know their line); harness.expectations.edit carries the plan out.
 
 An entry is judged only by the records whose `expectation_source` names it (the file and the line
 of its first key). Entries with no such record (their cases were deselected, their `when` does not
@@ -53,8 +53,8 @@ from typing import Iterable, Protocol, Sequence
 
 from harness.errors import HarnessInputError
 from harness.files import display_path
-from harness.inputs.yamlio import flow_text
 from harness.outcomes import Expected, Outcome
+from harness.project_files.yamlio import flow_text
 from harness.record import Record
 
 GLOB_CHARS = frozenset("*?[")
