@@ -1,10 +1,15 @@
-"""`python -m harness table`: the README's backend and lowering-path tables, from JSON reports."""
+"""The generated tables of the docs, from JSON reports: `python -m harness table` (the backend and
+lowering-path tables of docs/reference/backends.md) and the model family's `python -m harness
+model-table` (docs/results/models.md)."""
 from __future__ import annotations
 
+from e2e_support import REPO
+
 from harness.cli import TABLE_MARKERS, main
+from harness.families.model.table import BEGIN, END, model_table
 from harness.record import Record
 from harness.reports import write_report
-from harness.views.tables import backend_table, lowering_table, model_table
+from harness.views.tables import backend_table, lowering_table
 
 TABLE_BEGIN, TABLE_END = TABLE_MARKERS["backends"]
 
@@ -66,3 +71,37 @@ def test_the_model_table_gives_each_failure_s_phase_and_a_numbered_signature():
                                       "| `llama/tiny` | compile_error in import [1] |  |",
                                       "| `vit/tiny` | pass | crashed [2] |"]
     assert table.splitlines()[-2:] == [f"1. import: {state}", "2. crashed: SIGSEGV in x\\|y"]
+
+
+def test_model_table_rewrites_only_between_the_page_s_markers(tmp_path, monkeypatch):
+    report = tmp_path / "r.json"
+    records = [record("a", "model/vit/tiny"), record("a", "model/bert/tiny", "compile_error", phase="import",
+                                                     signature="no state")]
+    write_report(report, {}, [r.to_json() for r in records], complete=True)
+    page = tmp_path / "models.md"
+    page.write_text(f"before\n{BEGIN}\nold table\n{END}\nafter\n")
+    (tmp_path / "configs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["model-table", str(report), "--page", str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith(f"before\n{BEGIN}\n| model | `a` |") and text.endswith(f"{END}\nafter\n")
+    assert "old table" not in text and "| `bert/tiny` | compile_error in import [1] |" in text
+
+
+def test_a_page_without_the_model_table_s_markers_is_one_error_line(tmp_path, monkeypatch, capsys):
+    report = tmp_path / "r.json"
+    write_report(report, {}, [record("a", "model/vit/tiny").to_json()], complete=True)
+    (tmp_path / "page.md").write_text("no markers here\n")
+    (tmp_path / "configs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for page, problem in (("page.md", "has no model-table markers"), ("missing.md", "no such page")):
+        assert main(["model-table", str(report), "--page", page]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {page}: {problem}") and err.count("\n") == 1
+    assert (tmp_path / "page.md").read_text() == "no markers here\n"
+
+
+def test_the_results_page_holds_the_model_table_between_its_markers():
+    text = (REPO / "docs" / "results" / "models.md").read_text(encoding="utf-8")
+    table = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    assert table.startswith("\n| model | `eager` |") and "\n1. " in table

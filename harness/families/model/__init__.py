@@ -1,6 +1,7 @@
 """The `model` family: transformers' architectures built from their config classes with random
 weights, offline, their inputs described as data (harness.families.model.params), and the
-registry of built-in architectures (harness.families.model.registry, cases/models/transformers.yaml).
+registry of built-in architectures (harness.families.model.registry, cases/models/transformers.yaml),
+and `python -m harness model-table`, the matrix of models and backends (harness.families.model.table).
 
 Pure Python (the pytest process imports it, never torch or transformers); the builder lives in
 .build, imported in workers.
@@ -12,6 +13,7 @@ from typing import Any, Mapping
 
 from harness.families.interface import Discovery, Family, Option
 from harness.families.model import params
+from harness.families.model.commands import add_commands
 from harness.installation.extras import install_command
 
 OPTIONS = (
@@ -44,5 +46,5 @@ def discover(options: Mapping[str, Any]) -> Discovery | None:
 
 MODEL = Family(name=params.FAMILY, validate=params.validate, builder="harness.families.model.build:build",
                derive_tags=params.derive_tags, subject=params.subject, markers=(params.FAMILY,), options=OPTIONS,
-               discover=discover, worker_env=WORKER_ENV)
+               discover=discover, worker_env=WORKER_ENV, commands=add_commands)
 FAMILIES = [MODEL]
