@@ -282,6 +282,15 @@ def test_every_link_of_the_readme_reaches_a_file():
     assert targets and not [t for t in targets if not (REPO / t).exists()]
 
 
+def test_the_readme_is_one_screen_or_two_and_its_dated_tables_live_in_the_results_pages():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250, "README.md: at most 250 lines; a dated table goes to docs/results/"
+    for page in sorted((DOCS / "results").glob("*.md")):
+        assert f"(docs/results/{page.name})" in readme, f"README.md does not link {_name(page)}"
+        text = page.read_text(encoding="utf-8")   # each table says when it was measured, and how again
+        assert re.search(r"\b20\d\d-\d\d-\d\d\b", text) and "```bash\n" in text, _name(page)
+
+
 def _codes(page: str, section: str | None = None) -> set[str]:
     text = (DOCS / page).read_text(encoding="utf-8")
     if section is not None:
