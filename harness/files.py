@@ -50,3 +50,15 @@ def writing(path: Path):
     except OSError as e:
         raise HarnessInputError(str(path), f"cannot be written ({e.strerror or e})",
                                 "check that its directory exists and is writable") from None
+
+
+def write_between_markers(page: Path, begin: str, end: str, body: str) -> None:
+    """Replace what lies between the page's two marker lines by `body`; the rest of the page stays
+    (the generated tables of the docs: `python -m harness table --readme`, `model-table --page`)."""
+    if not page.is_file():
+        raise HarnessInputError(display_path(page), "no such page", "name the page that holds the table")
+    text = page.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        raise HarnessInputError(display_path(page), "has no table markers", f"add the lines {begin!r} and {end!r}")
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    write_text_atomically(page, text[:start] + "\n" + body + text[stop:])

@@ -94,7 +94,7 @@ def test_a_page_without_the_model_table_s_markers_is_one_error_line(tmp_path, mo
     (tmp_path / "page.md").write_text("no markers here\n")
     (tmp_path / "configs").mkdir()
     monkeypatch.chdir(tmp_path)
-    for page, problem in (("page.md", "has no model-table markers"), ("missing.md", "no such page")):
+    for page, problem in (("page.md", "has no table markers"), ("missing.md", "no such page")):
         assert main(["model-table", str(report), "--page", page]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"error: {page}: {problem}") and err.count("\n") == 1

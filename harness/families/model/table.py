@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.errors import HarnessInputError
 from harness.families.model.params import FAMILY
-from harness.files import display_path, write_text_atomically
+from harness.files import write_between_markers
 from harness.outcomes import Outcome
 from harness.record import Record
 
@@ -46,11 +45,4 @@ def _cell(record: Record | None, notes: dict[tuple[str, str], int]) -> str:
 
 def write_into_page(page: Path, table: str) -> None:
     """Replace what lies between the page's marker lines by `table`; the rest of the page stays."""
-    if not page.is_file():
-        raise HarnessInputError(display_path(page), "no such page", "name the page that holds the model table")
-    text = page.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        raise HarnessInputError(display_path(page), "has no model-table markers",
-                                f"add the lines {BEGIN!r} and {END!r}")
-    start, stop = text.index(BEGIN) + len(BEGIN), text.index(END)
-    write_text_atomically(page, text[:start] + "\n" + table + text[stop:])
+    write_between_markers(page, BEGIN, END, table)
