@@ -237,8 +237,8 @@ def test_an_interrupted_run_reports_what_it_found(project, pool, tmp_path):
 def test_the_command_writes_text_and_json_and_exits_1_on_findings(project, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(project)
     monkeypatch.setenv("PYTHONPATH", python_path_env())
-    status = main(["fuzz", f"--backend={PLANTED}", "--max-examples=25", "--seed=3", f"--out={tmp_path}/f.json",
-                   f"--database-dir={tmp_path}/db"])
+    status = main(["fuzz", "conv_backward", f"--backend={PLANTED}", "--max-examples=25", "--seed=3",
+                   f"--out={tmp_path}/f.json", f"--database-dir={tmp_path}/db"])
     out, err = capsys.readouterr()
     assert status == 1
     data = json.loads((tmp_path / "f.json").read_text())
@@ -249,15 +249,20 @@ def test_the_command_writes_text_and_json_and_exits_1_on_findings(project, tmp_p
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--backend=nope"], f"error: --backend=nope: unknown backend (known: {KNOWN}); "),
-    (["--backend=eager", "--against=nope"], f"error: --against=nope: unknown backend (known: {KNOWN})"),
-    (["--backend=eager", "--against=eager"], "error: --against=eager: is the backend under test"),
-    (["--backend=needs-missing"], "error: --backend=needs-missing: needs the package 'no-such-distribution-x', "
-                                  "which is not installed; install it with: pip install no-such-distribution-x"),
-    (["--backend=eager", "--family=conv_sideways"], "error: --family=conv_sideways: no fuzz strategy"),
-    (["--backend=eager", "--time-budget=0"], "error: --time-budget=0: must be a positive, finite number"),
-    (["--backend=eager", "--max-examples=0"], "error: --max-examples=0: must be at least 1"),
-    (["--backend=eager", "--out=no/such/dir/f.json"], "error: no/such/dir/f.json: cannot be written"),
+    (["conv_backward", "--backend=nope"], f"error: --backend=nope: unknown backend (known: {KNOWN}); "),
+    (["conv_backward", "--backend=eager", "--against=nope"], f"error: --against=nope: unknown backend (known: "
+                                                             f"{KNOWN})"),
+    (["conv_backward", "--backend=eager", "--against=eager"], "error: --against=eager: is the backend under test"),
+    (["conv_backward", "--backend=needs-missing"], "error: --backend=needs-missing: needs the package "
+     "'no-such-distribution-x', which is not installed; install it with: pip install no-such-distribution-x"),
+    # The families that offer a fuzz space come from the registry (FAMILIES: those of the conv package).
+    (["conv_sideways", "--backend=eager"], f"error: conv_sideways: is not an installed family; name one of: "
+                                           f"{', '.join(FAMILIES)}"),
+    (["opinfo", "--backend=eager"], "error: opinfo: offers no fuzz space; name one of: "),
+    (["--backend=eager"], "error: python -m harness fuzz: several families offer a fuzz space; name one of: "),
+    (["conv_backward", "--backend=eager", "--time-budget=0"], "error: --time-budget=0: must be a positive, finite"),
+    (["conv_backward", "--backend=eager", "--max-examples=0"], "error: --max-examples=0: must be at least 1"),
+    (["conv_backward", "--backend=eager", "--out=no/such/dir/f.json"], "error: no/such/dir/f.json: cannot be written"),
 ])
 def test_bad_input_is_one_error_line_and_exit_status_2(project, tmp_path, monkeypatch, capsys, args, message):
     monkeypatch.chdir(tmp_path)
