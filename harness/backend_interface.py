@@ -31,8 +31,8 @@ class CaseContext:
     the bundle."""
 
     enter: PhaseSetter   # enter(Phase.LOWER): the case is in that phase now (a crash or hang is blamed on it)
-    id: str = ""         # the case id, e.g. "conv_backward/2d/dil2"
-    family: str = ""     # the family that built it, e.g. "conv_backward"
+    id: str = ""         # the case id, "<family>/<name>", e.g. "myfamily/2d/dil2"
+    family: str = ""     # the family that built it, the id's first part ("myfamily")
     # Its parameters, read-only, in its family's schema (docs/reference/case-params.md).
     params: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
     tags: tuple[str, ...] = ()   # its tags, derived (rank2, dilated, grouped, ...) and written

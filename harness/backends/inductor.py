@@ -16,7 +16,7 @@ would make Dynamo recompile (the dynamic dim was specialised after all), the cas
 run with Dynamo's guard-failure reason instead of silently compiling a second graph.
 
 What it exercises (torch 2.13 CPU): Inductor keeps aten.convolution_backward as an extern call of
-ATen's own kernel, so conv_backward cases test capture, AOT Autograd and Inductor's wrapper code
+ATen's own kernel, so convolution-gradient cases test capture, AOT Autograd and Inductor's wrapper code
 but generate no C++. So do 1-D and 3-D forward cases (extern convolution); only the 2-D forward
 cases add generated C++ kernels (channels-last layout conversions around the extern convolution).
 

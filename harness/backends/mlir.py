@@ -107,7 +107,7 @@ def _generic_asm(module: ir.Module) -> str:
 
 
 def symbol_name(case_name: str) -> str:
-    """A case id ("conv_backward/2d/x") as an MLIR/C symbol name ("conv_backward_2d_x")."""
+    """A case id ("myfamily/2d/x") as an MLIR/C symbol name ("myfamily_2d_x")."""
     name = re.sub(r"\W", "_", case_name) or "main"
     return name if not name[0].isdigit() else "f_" + name
 

@@ -34,8 +34,8 @@ or runtime_error goes to the xfail file, an unexpected crash or hang to the cras
 Narrowing: fnmatch has no "all but these". The cases that must stay are the still-failing cases
 of the run, plus, when `case_ids` (every case id of the registry) is given, the glob's cases the
 run did not exercise: they keep the glob's failure, because the run says nothing about them. Where
-such cases share a directory (`conv_backward/3d/...`), the glob's last path segment under that
-directory (`conv_backward/3d/*transposed*`) replaces their exact ids when the registry shows that
+such cases share a directory (`myfamily/3d/...`), the glob's last path segment under that
+directory (`myfamily/3d/*transposed*`) replaces their exact ids when the registry shows that
 it matches only cases that stay (and at least two). Without `case_ids` the copies are exact ids of
 the exercised cases only: right after a full run, but after a `-k` selection a glob's unselected
 cases lose their expectation, so pass `case_ids` then. A glob all of whose exercised cases changed

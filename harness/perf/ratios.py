@@ -24,7 +24,7 @@ from harness.reports import read_report
 
 # A difference within this fraction either way is not called significant. One run's samples show
 # the noise within a worker, not between two: the same code, compiled in another process, times
-# differently (its memory layout), and two quiet runs of the conv-backward family here differed by
+# differently (its memory layout), and two quiet runs of the convolution-gradient cases here differed by
 # a median 6% and a 95th percentile of 25% per case. At 0.25, 97% of the cases of an A/A come out
 # not significant (the worst of 7 pairs of runs 93%); at 0, 52% (benchmarks/RESULTS.md, 2026-12-03).
 MIN_CHANGE = 0.25

@@ -53,7 +53,7 @@ def _place(args: argparse.Namespace, rootdir: Path) -> Place:
 def add_reduce_command(commands: argparse._SubParsersAction) -> None:
     sub = commands.add_parser("reduce", parents=[tool_arguments()],
                               help="the smallest program that fails as a case does (same signature)")
-    sub.add_argument("case", nargs="?", help="the case id, e.g. module/conv_bn_relu")
+    sub.add_argument("case", nargs="?", help="the case id, <family>/<name>")
     sub.add_argument("--backend", help="the backend it fails on")
     sub.add_argument("--report", type=Path, help="a JSON report holding the case (its params are read there)")
     sub.add_argument("--all", type=Path, metavar="REPORT",

@@ -1,8 +1,9 @@
 """Which cases a view shows together. A family whose ids say nothing of what the cases test (flat
-ids: `onnx_node/test_abs`) but whose records name it (Record.subject: the op type `Abs`) is shown
-by subject, so that one row reads "this op passes on one backend and fails in another's importer".
-Other families are grouped by the id up to its last "/" (an OpInfo op's samples). Failures are
-shown by signature, one bug a group, in every view that groups them (Markdown, the terminal)."""
+ids, `<family>/<test name>`) but whose records name it (Record.subject, from Family.subject: an op
+type, say) is shown by subject, so that one row reads "this op passes on one backend and fails in
+another's importer". Other families are grouped by the id up to its last "/" (one op's samples,
+say). The rule reads the records only: no family is named here. Failures are shown by signature,
+one bug a group, in every view that groups them (Markdown, the terminal)."""
 from __future__ import annotations
 
 import collections
