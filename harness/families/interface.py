@@ -135,6 +135,10 @@ class Family:
         (Built, case params) and returning the program as a graph to cut (see
         harness.reduce.torch_graph for what it offers). None: the default of the program kind (a
         PyTorch program: its exported FX graph; an ONNX model: its graph).
+      `reruns`: for `python -m harness reduce`: a program kind ("torch" or "onnx") whose cut-down
+        programs this family runs as cases: the reducer writes each candidate of a program of that
+        kind as a case of this family, with the params the kind's default graph writes (at most one
+        installed family per kind). None: the family runs no reducer's candidates.
       `fuzz_space`: for `python -m harness fuzz`: "package.module:NAME" of the family's FuzzSpace.
         None: the family is not fuzzed.
     """
@@ -155,10 +159,13 @@ class Family:
     path_params: tuple[str, ...] = ()
     graph: str | None = None
     fuzz_space: str | None = None
+    reruns: str | None = None
 
     def __post_init__(self) -> None:
-        if self.program not in PROGRAM_KINDS:
-            raise ValueError(f"family {self.name}: program {self.program!r} is not one of {', '.join(PROGRAM_KINDS)}")
+        kinds = {"program": self.program, **({"reruns": self.reruns} if self.reruns is not None else {})}
+        for field, kind in kinds.items():
+            if kind not in PROGRAM_KINDS:
+                raise ValueError(f"family {self.name}: {field} {kind!r} is not one of {', '.join(PROGRAM_KINDS)}")
 
     def graph_cutter(self) -> str | None:
         return self.graph or DEFAULT_GRAPHS.get(self.program)

@@ -3,7 +3,7 @@
 The units are the graph's nodes. The model is run once on its first input set by ONNX's
 reference evaluator, which keeps every intermediate value; a candidate is a set of kept nodes,
 written as a model of its own (model.onnx, and model.onnx.txt in ONNX's text format to read)
-and run as an `onnx_model` case:
+and run as a case of the family that reruns ONNX models (Family.reruns):
 
 * a tensor a kept node reads from a cut node becomes a graph input, fed the value the whole model
   computed there (a sequence or an optional cannot be fed: such a candidate is no program);
@@ -22,8 +22,7 @@ from onnx.reference import ReferenceEvaluator
 
 from harness.backend_interface import graph_inputs
 from harness.families.interface import Built
-
-FAMILY = "onnx_model"
+from harness.reduce import candidate_family
 
 
 def program_graph(built: Built, case_params: dict) -> "OnnxGraph":
@@ -32,10 +31,10 @@ def program_graph(built: Built, case_params: dict) -> "OnnxGraph":
 
 
 class OnnxGraph:
-    family = FAMILY
     program_file = "model.onnx.txt"   # what a report links to: the model as ONNX's text format
 
     def __init__(self, built: Built):
+        self.family = candidate_family("onnx")   # the candidates'
         self.model: onnx.ModelProto = built.program.model
         graph = self.model.graph
         self.units = list(graph.node)
@@ -56,7 +55,7 @@ class OnnxGraph:
 
     def write(self, kept: frozenset[int], folder: Path) -> dict | None:
         """Write model.onnx, its inputs and its outputs' goldens (.npy) into `folder`; return the
-        candidate's onnx_model params, or None when it is no program."""
+        candidate's params (a model file, input and output files, tolerance), or None when it is no program."""
         nodes = [self.units[i] for i in sorted(kept)]
         made = {name for node in nodes for name in node.output if name}
         read = [name for i in sorted(kept) for name in self.reads[i]]

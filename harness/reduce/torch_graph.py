@@ -27,7 +27,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from harness.backend_interface import export_program
 from harness.families.interface import Built
 from harness.families.reduced import model_source
-from harness.reduce import NotReducible
+from harness.reduce import NotReducible, candidate_family
 
 EXPORTER_CHECKS = {"_assert_scalar", "_assert_tensor_metadata", "_assert_async", "sym_constrain_range",
                    "sym_constrain_range_for_size"}
@@ -40,10 +40,10 @@ def program_graph(built: Built, case_params: dict) -> "TorchGraph":
 
 
 class TorchGraph:
-    family = "reduced"        # the candidates' family
     program_file = "model.py"   # what a report links to
 
     def __init__(self, built: Built, case_params: dict):
+        self.family = candidate_family("torch")   # the candidates'
         program = built.program
         self.params = case_params
         self.tolerance = built.tolerance
@@ -99,7 +99,7 @@ class TorchGraph:
 
     def write(self, kept: frozenset[int], folder: Path) -> dict | None:
         """Write the candidate's module, inputs and constants into `folder`; return its params in
-        the `reduced` family, or None when it has no tensor output (nothing would be compiled)."""
+        the candidates' family, or None when it has no tensor output (nothing would be compiled)."""
         graph, inputs, constants, outputs = self._candidate(kept)
         if not outputs:
             return None

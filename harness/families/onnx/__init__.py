@@ -16,5 +16,5 @@ ONNX_NODE = Family(name=params.FAMILY, validate=params.validate, builder="harnes
 ONNX_MODEL = Family(name=model_params.FAMILY, validate=model_params.validate,
                     builder="harness.families.onnx.build:build_model", derive_tags=model_params.derive_tags,
                     subject=model_params.subject, markers=(model_params.FAMILY,), program="onnx",
-                    path_params=model_params.PATH_PARAMS)
+                    path_params=model_params.PATH_PARAMS, reruns="onnx")   # and the reducer's candidates
 FAMILIES = [ONNX_NODE, ONNX_MODEL]

@@ -50,5 +50,5 @@ def validate(params: Mapping[str, Any]) -> dict:
 
 REDUCED = Family(name="reduced", validate=validate, builder="harness.families.reduced.build:build",
                  reduction_sizes=lambda params: dict(params["reductions"]),
-                 path_params=("module", "inputs"))
+                 path_params=("module", "inputs"), reruns="torch")   # python -m harness reduce's candidates
 FAMILIES = [REDUCED]
