@@ -2,8 +2,8 @@
 in pyproject.toml hold (the controller side never imports torch, numpy, a backend or the worker;
 views import no controller, worker or tool; the worker imports no view, controller or tool; each
 floor imports only the floors below it) with no exception but one explained, no two modules import
-each other (even through a chain or inside a function), no module is over 400 lines, and no core
-module names a family (they plug in through harness.families.interface)."""
+each other (even through a chain or inside a function), no module is over 400 lines, and no module
+outside harness/families/ names a built-in family (they plug in through harness.families.interface)."""
 from __future__ import annotations
 
 import re
@@ -49,22 +49,76 @@ def test_no_import_cycles():
     assert not cycles, cycles
 
 
-CORE = ["harness/plugin", "harness/case_data.py", "harness/controller", "harness/project.py", "harness/settings.py",
-        "harness/project_files", "harness/worker", "harness/installation"]
-FAMILY_WORDS = ("opinfo", "conv_backward", "conv_forward", "module_case", "torch_mlir_e2e_test", "torch-mlir-suite",
-                "torch_mlir_suite", "harness.families.conv", "harness.families.module", "harness.families.opinfo",
-                "harness.families.torch_mlir")
-FAMILY_WORD = re.compile("|".join(rf"\b{re.escape(word)}\b" for word in FAMILY_WORDS))
+# Names that are also ordinary words, or the names of what the core rightly names: "module" and
+# "model" (prose, and the keys of a program's files), "reduced" (a reduction's status), torch_mlir
+# (torch-mlir's own import name). Such a family name counts only where it is plainly the family's.
+ORDINARY_NAMES = {"module", "model", "reduced", "torch_mlir"}
+# What the registry cannot give: the package of torch-mlir's e2e suite, which the torch_mlir family runs.
+UNREGISTERED_WORDS = ("torch_mlir_e2e_test",)
+# TEMPORARY, to be emptied: the mentions left in modules that other changes of issue 43 are moving
+# (the model table into the model family, the family subcommands listed from the registry, the
+# fuzz engine's default family, the reduced family's model_source moved out of the family).
+NOT_YET_NEUTRAL = {
+    ("harness/cli.py", "opinfo"), ("harness/cli.py", "torch-mlir-suite"),
+    ("harness/fuzz/engine.py", "conv_backward"), ("harness/fuzz/engine.py", "conv_forward"),
+    ("harness/fuzz/engine.py", "harness.families.conv"),
+    ("harness/reduce/engine.py", "reduced"), ("harness/reduce/torch_graph.py", "harness.families.reduced"),
+    ("harness/views/html.py", "opinfo"), ("harness/views/tables.py", "model"),
+}
 
 
-def test_no_core_module_names_a_family():
-    """The built-in families plug in through the seam: the plugin, the spec, the controller, the
-    inputs, the worker and the installation code name none of them (nor their options)."""
-    paths = [p for entry in CORE for p in ([REPO / entry] if entry.endswith(".py") else (REPO / entry).rglob("*.py"))]
-    named = [f"{path.relative_to(REPO)}:{number}: {line.strip()}" for path in paths
+def _built_in_families() -> tuple[list, list]:
+    """The built-in entry points of group torch_backend_e2e.families and the families they load."""
+    from importlib.metadata import entry_points
+
+    from harness.families.loader import DISTRIBUTION, ENTRY_POINT_GROUP
+
+    points = [p for p in entry_points(group=ENTRY_POINT_GROUP) if p.dist.name == DISTRIBUTION]
+    loaded = [p.load() for p in points]
+    return points, [f for each in loaded for f in (each if isinstance(each, list) else [each])]
+
+
+def family_words() -> list[tuple[str, re.Pattern]]:
+    """(word, pattern) for every way a module can name a built-in family, from the registry: the
+    family's name (as a case id's prefix `name/`, a marker `-m name`, a constructor `name_case`, a
+    quoted string on a line that speaks of a family; anywhere, any case, and with `-` for `_`, when
+    it is no ordinary name), its package `harness.families.<entry point>` (or its path), and its
+    options (`--opinfo-samples`, its dest and its ini key)."""
+    points, families = _built_in_families()
+    words = []
+    for name in sorted({f.name for f in families}):
+        word = re.escape(name)
+        if name in ORDINARY_NAMES:
+            plain = [rf"(?<![\w./-]){word}/", rf"-m {word}\b", rf"\b{word}_case\b", rf"(?i:family).*[\"']{word}[\"']"]
+        else:
+            plain = [rf"(?i:(?<![\w.]){re.escape(spelt)}(?![a-z0-9]))" for spelt in {name, name.replace("_", "-")}]
+        words.append((name, re.compile("|".join(plain))))
+    for point in points:
+        package = point.value.split(":")[0]
+        words.append((package, re.compile(rf"\b({re.escape(package)}|{re.escape(package.replace('.', '/'))})\b")))
+    for option in {o for f in families for o in f.options}:
+        words.append((option.name, re.compile(rf"{re.escape(option.name)}|\b({option.dest}|{option.ini})\b")))
+    words += [(word, re.compile(rf"\b{re.escape(word)}\b")) for word in UNREGISTERED_WORDS]
+    return words
+
+
+def test_no_module_outside_the_families_names_one():
+    """The built-in families plug in through the seam (harness.families.interface), so no module
+    under harness/ outside harness/families/ names one, in code, strings, docstrings or comments
+    (harness/cases and harness/configs are the built-in cases and configs, data, not modules here).
+    The words come from the registry (family_words says which forms count), so a new built-in
+    family is covered without an edit here. A family name that is an ordinary word counts only in
+    the forms that mean the family ("model/..." as a case id, `family == "model"`), so prose about a
+    module or a model is left alone; a name of a new family that is one needs ORDINARY_NAMES."""
+    words = family_words()
+    paths = [p for p in sorted((REPO / "harness").rglob("*.py"))
+             if p.relative_to(REPO).parts[1] not in ("families", "cases", "configs")]
+    named = [f"{where}:{number}: names {word}: {line.strip()}" for path in paths
+             for where in [str(path.relative_to(REPO))]
              for number, line in enumerate(path.read_text().splitlines(), 1)
-             if FAMILY_WORD.search(line)]
-    assert len(paths) > 20 and not named, "\n".join(named)
+             for word, pattern in words if pattern.search(line) and (where, word) not in NOT_YET_NEUTRAL]
+    assert len(paths) > 100 and len(words) > 15, (len(paths), len(words))
+    assert not named, "\n".join(named)
 
 
 def test_no_module_is_over_400_lines():
