@@ -27,7 +27,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from harness.errors import HarnessInputError  # noqa: E402
-from harness.families.loader import worker_env  # noqa: E402
 from harness.project import Project, settings_from_args  # noqa: E402
 from harness.reduce.engine import Reduction, Workers  # noqa: E402
 
@@ -56,7 +55,7 @@ def main() -> int:
     config = project.config(args.backend)
     wanted = [i for i in failing_ids(args.backend, args.opinfo) if i in cases]
     out = args.out or Path(tempfile.mkdtemp(prefix="reduce-bench-"))
-    workers = Workers(config, args.parallel, worker_env(project.families))
+    workers = Workers(project, config, args.parallel)
     rows = []
     try:
         for index, case_id in enumerate(wanted, 1):

@@ -128,7 +128,7 @@ def test_timeout_precedence(runner):
 def test_crash_set_case_is_not_run_and_no_worker_is_started(runner):
     (forward,) = [c for c in runner.all_cases if c.id == "conv_forward/2d/tiny"]
     record = runner.run(forward, "plain", "cases/tiny.py::conv_forward/2d/tiny[plain]")
-    assert runner._pool is None  # nothing was started
+    assert runner.pool.worker is None  # nothing was started
     assert (record.outcome, record.verdict, record.expected, record.phase) == \
         (Outcome.NOT_RUN, Verdict.SKIPPED, Expected.CRASH, None)
     assert record.expectation_source.endswith("crash_sets/plain.yaml:1")

@@ -27,7 +27,6 @@ from harness.project import tool_arguments
 
 def bisect_command(args: argparse.Namespace) -> int:
     project = args.project   # harness.cli gives every command that takes the project its Project
-    families = project.families
     if args.case is None or args.backend is None:
         raise HarnessInputError("bisect", "needs a CASE and --backend=NAME")
     config = project.config(args.backend)
@@ -41,17 +40,17 @@ def bisect_command(args: argparse.Namespace) -> int:
         folders = [_source_build(Path(d), modules) for d in args.pythonpath]
         if len(folders) < 2:
             raise HarnessInputError("--pythonpath", "needs at least two source builds, good first and bad last")
-        bisection = Bisection(case, config, families, [str(f) for f in folders],
-                              lambda i: source_probe(folders[i]), project.settings.case_timeout, "source build")
+        bisection = Bisection(case, project, config, [str(f) for f in folders],
+                              lambda i: source_probe(folders[i]), "source build")
     else:
         if not (dists and args.good and args.bad):
             raise HarnessInputError("bisect", "needs --package DIST --good V --bad V, or --pythonpath DIR DIR ...")
         versions = between(dists, args.good, args.bad, args.index_url, args.find_links)
         print(f"{' and '.join(dists)}: {len(versions)} versions from {args.good} to {args.bad}: "
               f"{', '.join(str(v) for v in versions)}", file=sys.stderr, flush=True)
-        bisection = Bisection(case, config, families, [str(v) for v in versions],
+        bisection = Bisection(case, project, config, [str(v) for v in versions],
                               lambda i: venv_probe(dists, versions[i], args.venvs, args.index_url, args.find_links),
-                              project.settings.case_timeout, "version")
+                              "version")
     print(bisection.run())
     return 0
 

@@ -4,24 +4,23 @@ environment, and halves the range towards the first version with the bad failure
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from harness.bisect.environments import NotInstallable, Probe
 from harness.case_data import Case
-from harness.controller.pool import WorkerPool
-from harness.controller.run_case import case_timeout, run_case
 from harness.controller.signature import Failure
+from harness.controller.workers import Role, case_workers
 from harness.errors import HarnessInputError
-from harness.families.loader import worker_env
+from harness.project import Project
 from harness.project_files.configs import BackendConfig
 
 
 class Bisection:
-    def __init__(self, case: Case, config: BackendConfig, families: dict, labels: list[str], make_probe,
-                 timeout: float | None, what: str):
-        self.case, self.config, self.families = case, config, families
+    def __init__(self, case: Case, project: Project, config: BackendConfig, labels: list[str], make_probe,
+                 what: str):
+        """make_probe(index): the Probe of labels[index] (its environment's Python); what: "version"
+        or "source build", for the lines printed."""
+        self.case, self.project, self.config = case, project, config
         self.labels, self.make_probe, self.what = labels, make_probe, what
-        self.timeout = case_timeout(case, config, given=timeout)
         self.results: dict[int, Failure | bool | None] = {}   # index -> failure, False (passed), None (skipped)
 
     def probe(self, index: int) -> Failure | bool | None:
@@ -34,13 +33,11 @@ class Bisection:
             print(f"{self.what} {label}: skipped, it does not install here ({e})", flush=True)
             self.results[index] = None
             return None
-        pool = WorkerPool(Path.cwd(), preload=[self.config.to_json()], env=worker_env(self.families),
-                          interpreter=probe.interpreter)
+        workers = case_workers(self.project, [self.config], Role.BISECT, probe.interpreter)
         try:
-            result = run_case(pool, self.case, self.families[self.case.family], self.config,
-                              given_timeout=self.timeout)
+            result = workers.run(self.case, self.config)
         finally:
-            pool.close()
+            workers.close()
         failure = Failure.of(result)
         told = f"{result.outcome.value} in phase {failure.phase}: {failure.signature}" if failure else "passed"
         ran = ", ".join(f"{k} {v}" for k, v in sorted((result.versions or {}).items()))

@@ -1,5 +1,5 @@
 """One case on one backend through the worker pool: the one place that sets a case's timeout and
-memory limit, used by the pytest plugin's runner and by the fuzzer alike."""
+memory limit, used through harness.controller.workers by the pytest plugin's runner and every tool."""
 from __future__ import annotations
 
 from pathlib import Path

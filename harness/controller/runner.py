@@ -18,10 +18,8 @@ from harness.bundle_layout import bundle_path
 from harness.case_data import Case
 from harness.controller.bundles import write_readme
 from harness.controller.pool import WorkerPool
-from harness.controller.run_case import case_timeout, run_case
 from harness.controller.signature import signature
-from harness.expectations import Entry
-from harness.families.loader import worker_env
+from harness.controller.workers import CaseWorkers, Role, case_workers
 from harness.files import display_path
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate
@@ -42,11 +40,11 @@ class Runner:
         place: where the run happened, for the rerun commands (default: the rootdir alone)."""
         self.project, self.settings = project, project.settings
         self.place = place or Place(project.settings.rootdir)
-        self._pool: WorkerPool | None = None
+        self._workers: CaseWorkers | None = None
         self.families = project.families
         self.configs = {name: project.config(name) for name in self.settings.backends}
         if start_worker:
-            self.pool.start()
+            self.workers.pool.start()
         try:
             self.expectations = {name: project.expectations(name) for name in self.configs}
         except BaseException:  # a bad cases or expectations file: the worker must not outlive the error
@@ -64,7 +62,7 @@ class Runner:
 
     def run(self, case: Case, backend: str, nodeid: str) -> Record:
         config = self.configs[backend]
-        entry = self.expectations[backend].lookup(case.id)
+        entry = self.workers.entry(case, config)
         expected = entry.kind if entry else Expected.PASS
         rerun = self.place.case(backend, nodeid, expected)
         bundle = None
@@ -75,13 +73,13 @@ class Runner:
         else:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
-            result = self._attempt(case, config, entry, bundle, rerun, timed=expected is Expected.PASS)
+            result = self._attempt(case, config, bundle, rerun, timed=expected is Expected.PASS)
             if self.settings.perf_rounds > 1 and is_timed(result.perf):
-                result = dataclasses.replace(result, perf=self._timed_rounds(case, config, entry, result.perf, rerun))
+                result = dataclasses.replace(result, perf=self._timed_rounds(case, config, result.perf, rerun))
         phase = result.phase and result.phase.value
         judged = functools.partial(decide, result.outcome, expected, result.phase, entry and entry.phase,
                                    nondeterministic=bool(entry and entry.nondeterministic))
-        attempts = self._reruns(case, config, entry, result, rerun) if judged().is_unexpected else []
+        attempts = self._reruns(case, config, result, rerun) if judged().is_unexpected else []
         flaky = len({a.outcome for a in attempts}) > 1
         verdict = judged(reruns_disagree=flaky, flaky_ok=self.settings.flaky_ok)
         record = Record(case=case.id, backend=backend, nodeid=nodeid, params=dict(case.params),
@@ -99,30 +97,26 @@ class Runner:
             self._keep_or_drop(bundle, record, rerun)
         return record
 
-    def _attempt(self, case: Case, config: BackendConfig, entry: Entry | None, bundle: Path | None,
-                 rerun: str, timed: bool = False) -> CaseResult:
+    def _attempt(self, case: Case, config: BackendConfig, bundle: Path | None, rerun: str,
+                 timed: bool = False) -> CaseResult:
         """One run of the case; with --perf, its threads are fixed, and a pass is timed when `timed`
         (a case expected to pass)."""
         s = self.settings
         perf = PerfRequest(s.perf_threads, s.perf_budget_s, s.perf_target, timed) if s.perf else None
-        return run_case(self.pool, case, self.families[case.family], config, entry=entry,
-                        given_timeout=s.case_timeout, memory_limit_mb=s.memory_limit_mb, bundle=bundle, rerun=rerun,
-                        perf=perf)
+        return self.workers.run(case, config, bundle=bundle, rerun=rerun, perf=perf)
 
-    def _timed_rounds(self, case: Case, config: BackendConfig, entry: Entry | None, first: dict,
-                      rerun: str) -> dict:
+    def _timed_rounds(self, case: Case, config: BackendConfig, first: dict, rerun: str) -> dict:
         """--perf-rounds: the first round's figures, and each further round's from a worker that has
         run no case (harness.perf.rounds). A round whose case fails or is not timed is left out."""
         rounds = [first]
         for _ in range(self.settings.perf_rounds - 1):
             self.pool.fresh_worker()
-            again = self._attempt(case, config, entry, None, rerun, timed=True)
+            again = self._attempt(case, config, None, rerun, timed=True)
             if again.outcome is Outcome.PASSED and is_timed(again.perf):
                 rounds.append(again.perf)
         return merge_rounds(rounds, self.settings.perf_rounds)
 
-    def _reruns(self, case: Case, config: BackendConfig, entry: Entry | None, first: CaseResult,
-                rerun: str) -> list[Attempt]:
+    def _reruns(self, case: Case, config: BackendConfig, first: CaseResult, rerun: str) -> list[Attempt]:
         """Every attempt of an unexpected result (the first, then up to --rerun-failures more, until
         one's outcome differs), each rerun in a worker that has run no case: a pass in the process
         that failed would prove little. An unexpected pass is rerun too: a failure on a rerun
@@ -133,7 +127,7 @@ class Runner:
         for _ in range(self.settings.rerun_failures):
             self.pool.fresh_worker()
             started = time.monotonic()
-            again = self._attempt(case, config, entry, None, rerun)   # the first attempt's bundle stays
+            again = self._attempt(case, config, None, rerun)   # the first attempt's bundle stays
             attempts.append(_attempt_of(again, time.monotonic() - started))
             if again.outcome is not first.outcome:
                 break
@@ -150,8 +144,7 @@ class Runner:
 
     def timeout(self, case: Case, backend: str) -> float:
         """The case's timeout on the backend (harness.controller.run_case.case_timeout)."""
-        return case_timeout(case, self.configs[backend], self.expectations[backend].lookup(case.id),
-                            self.settings.case_timeout)
+        return self.workers.timeout(case, self.configs[backend])
 
     @property
     def most_attempts(self) -> int:
@@ -159,12 +152,16 @@ class Runner:
         return max(self.settings.perf_rounds if self.settings.perf else 1, 1 + self.settings.rerun_failures)
 
     @property
+    def workers(self) -> CaseWorkers:
+        """The run's workers (harness.controller.workers); none starts until a case or `start_worker`
+        asks."""
+        if self._workers is None:
+            self._workers = case_workers(self.project, list(self.configs.values()), Role.RUN)
+        return self._workers
+
+    @property
     def pool(self) -> WorkerPool:
-        if self._pool is None:
-            self._pool = WorkerPool(self.settings.rootdir, self.settings.recycle_after, self.settings.recycle_rss,
-                                    preload=[config.to_json() for config in self.configs.values()],
-                                    env={**worker_env(self.families), **self._thread_env()})
-        return self._pool
+        return self.workers.pool
 
     def backend_environment(self) -> dict:
         """Per selected backend: its config file, the versions of what it requires and where each is
@@ -187,10 +184,6 @@ class Runner:
                                      if not config.takes(self.families[case.family].program))
         return [f"{n:,} {family} case{'s' * (n != 1)} not collected for {backend}: it takes "
                 f"{self.configs[backend].takes_only()}" for (family, backend), n in counts.items()]
-
-    def _thread_env(self) -> dict[str, str]:
-        """With --perf, every worker's OpenMP pool has --perf-threads threads (not a share of the cores)."""
-        return {"OMP_NUM_THREADS": str(self.settings.perf_threads)} if self.settings.perf else {}
 
     def perf_contention(self, processes: int) -> str | None:
         """A warning when --perf's workers, each with --perf-threads threads, need more cores than there are."""
@@ -235,13 +228,13 @@ class Runner:
     def check_backends(self) -> None:
         """Before the first case: a selected backend the first worker could not create (its class
         does not import, takes no such option, raises) as one error line (HarnessInputError)."""
-        if self._pool is not None:
-            for name, problem in self._pool.preload_problems().items():
+        if self._workers is not None:
+            for name, problem in self._workers.pool.preload_problems().items():
                 raise backend_problem(self.configs[name], problem)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
+        if self._workers is not None:
+            self._workers.close()
 
 
 def _required_packages(config: BackendConfig) -> dict:

@@ -8,8 +8,8 @@ families': harness.families.conv.fuzz_space).
 
 Every example is a `harness.case_data.Case` built from the cases-file entry it is reported as (id
 `<family>/cases_file/fuzz_<hash of its params>`, the id a pasted entry gets, so the inputs are
-the same too), run through a `harness.controller.pool.WorkerPool` like a test-suite case: the same worker
-protocol, timeouts, crash handling and golden comparison. A configuration runs at most once per
+the same too), run on the project's workers (`harness.controller.workers`) like a test-suite case: the
+same worker protocol, timeouts, crash handling and golden comparison. A configuration runs at most once per
 fuzz run: results are cached by the normalised params. A failure's group is its signature
 (`harness.controller.signature.signature`, the triage reports' normalisation).
 
@@ -51,8 +51,8 @@ from typing import Any, TextIO
 
 from harness.backend_interface import load_object
 from harness.controller.pool import WorkerPool
-from harness.controller.run_case import run_case
 from harness.controller.signature import signature
+from harness.controller.workers import CaseWorkers, Role, case_workers
 from harness.errors import HarnessInputError
 from harness.fuzz.examples import Examples, canonical
 from harness.fuzz.findings import Evaluation, Group, finding
@@ -117,7 +117,7 @@ class Fuzzer:
     def __init__(self, options: FuzzPlan, project: Project, pool: WorkerPool | None = None,
                  log: TextIO | None = None):
         options.check()
-        self.options, self.case_timeout = options, project.settings.case_timeout
+        self.options = options
         self.space = fuzz_examples(project, options.family)
         self.backends = {options.backend: project.config(options.backend, "--backend")}
         if options.against is not None:
@@ -125,9 +125,9 @@ class Fuzzer:
         self.family = options.family
         self.strategy = self.space.strategy()
         self.database = self._open_database()
-        self._own_pool = pool is None
-        self.pool = pool if pool is not None else WorkerPool(  # workers, spares too, load the backends up front
-            project.settings.rootdir, preload=[config.to_json() for config in self.backends.values()])
+        self._own_pool = pool is None   # a caller's pool (the self-tests share one) is the caller's to close
+        self.workers = case_workers(project, list(self.backends.values()), Role.FUZZ) if pool is None else \
+            CaseWorkers(project, pool)
         self.log_stream = log if log is not None else sys.stderr
         self.cache: dict[str, Evaluation] = {}
         self.groups: dict[str, Group] = {}
@@ -187,7 +187,7 @@ class Fuzzer:
         case = self.space.case(params)
         results = {}
         for name, config in self.backends.items():
-            result = run_case(self.pool, case, self.space.family, config, given_timeout=self.case_timeout)
+            result = self.workers.run(case, config)
             phase = result.phase and result.phase.value
             results[name] = {"outcome": result.outcome.value, "phase": phase, "message": result.message,
                              "signature": signature(result.outcome.value, phase, result.message, result.frame)}
@@ -239,7 +239,7 @@ class Fuzzer:
             self.remember()
         finally:
             if self._own_pool:
-                self.pool.close()
+                self.workers.close()
         return self.report()
 
     def replay(self) -> None:

@@ -33,11 +33,9 @@ import yaml
 from harness.backend_interface import load_object
 from harness.case_data import Case
 from harness.controller.bundles import write_readme
-from harness.controller.pool import WorkerPool
-from harness.controller.run_case import case_timeout, run_case
 from harness.controller.signature import Failure
+from harness.controller.workers import CaseWorkers, Role, case_workers, worker_environment
 from harness.errors import HarnessInputError
-from harness.families.loader import worker_env
 from harness.files import display_path, write_text_atomically
 from harness.outcomes import Expected, Phase, decide
 from harness.project import Project
@@ -49,12 +47,12 @@ REDUCED_FAMILY = "reduced"
 
 
 class Workers:
-    """One worker pool per candidate run at once, and the threads that drive them. The threads live
-    as long as the pools: a worker dies with the thread that started it (its parent-death signal)."""
+    """The project's workers for one backend (harness.controller.workers), one pool per candidate run
+    at once, and the threads that drive them. The threads live as long as the pools: a worker dies
+    with the thread that started it (its parent-death signal)."""
 
-    def __init__(self, backend: BackendConfig, count: int, env: dict[str, str], rootdir: Path | None = None):
-        """rootdir: the project's, on the workers' import path (a backend class in a local module)."""
-        self.pools = [WorkerPool(rootdir or Path.cwd(), preload=[backend.to_json()], env=env) for _ in range(count)]
+    def __init__(self, project: Project, backend: BackendConfig, count: int):
+        self.pools = [case_workers(project, [backend], Role.REDUCE) for _ in range(count)]
         self.executor = ThreadPoolExecutor(max_workers=count)
 
     def close(self) -> None:
@@ -76,10 +74,9 @@ class Reduction:
         self.place = place or Place(root, ini_file(root))
         self.project, self.families = project, project.families
         self.family = self.families[case.family]
-        self.env = worker_env(self.families)
-        self.workers = workers or Workers(backend, parallel, self.env, root)
+        self.workers = workers or Workers(project, backend, parallel)
         self.pools = self.workers.pools
-        self.timeout = case_timeout(case, backend, given=project.settings.case_timeout)
+        self.timeout = self.pools[0].timeout(case, backend)   # the candidates' too: the expectation entry's first
         self.started = time.monotonic()
 
     def log(self, message: str) -> None:
@@ -102,8 +99,7 @@ class Reduction:
         return self._write_result(graph, kept, failure, search)
 
     def _original_failure(self) -> Failure | None:
-        failure = Failure.of(run_case(self.pools[0], self.case, self.family, self.backend,
-                                      given_timeout=self.timeout))
+        failure = Failure.of(self.pools[0].run(self.case, self.backend))
         if failure is not None:
             self.log(f"{self.case.id} fails on {self.backend.name}: {failure.signature} "
                      f"(phase {failure.phase})")
@@ -139,7 +135,7 @@ class Reduction:
         if path is None:
             raise HarnessInputError(f"family {self.family.name}", "does not say how its programs are cut",
                                     "reduce a case of a family with a graph (Family.graph)")
-        os.environ.update(self.env)
+        os.environ.update(worker_environment(self.project))
         from harness.families.interface import load_builder
         from harness.reduce import NotReducible
 
@@ -165,12 +161,11 @@ class Reduction:
         """The reduced case's name, as case.yaml's entry gives it (a cases file's cases are cases_file/...)."""
         return "cases_file/" + re.sub(r"[^A-Za-z0-9_.\-]", "_", self.case.id)
 
-    def _candidate_failure(self, pool: WorkerPool, params: dict | None) -> Failure | bool | None:
+    def _candidate_failure(self, pool: CaseWorkers, params: dict | None) -> Failure | bool | None:
         """The candidate's failure; False when it passes, None when it is no program."""
         if params is None:
             return None
-        result = run_case(pool, self._candidate(params), self.candidates, self.backend,
-                          given_timeout=self.timeout)
+        result = pool.run(self._candidate(params), self.backend)
         return Failure.of(result) or False
 
     def _write_result(self, graph, kept: frozenset, failure: Failure, search) -> dict:
@@ -216,8 +211,8 @@ class Reduction:
 
     def _rerun_with_bundle(self, params: dict, rerun: str) -> Failure | None:
         bundle = self.out / "bundle"
-        result = run_case(self.pools[0], self._candidate(params), self.candidates, self.backend,
-                          given_timeout=self.timeout, bundle=bundle, rerun=rerun)   # repro.py's command too
+        result = self.pools[0].run(self._candidate(params), self.backend, bundle=bundle,
+                                   rerun=rerun)   # repro.py's command too
         final = Failure.of(result)
         if bundle.is_dir():
             write_readme(bundle, {"case": f"{self.candidates.name}/{self.name}", "backend": self.backend.name,
