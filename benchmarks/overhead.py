@@ -35,27 +35,25 @@ from pathlib import Path
 
 from harness.controller.pool import WATCH_INTERVAL
 from harness.controller.process_tree import ProcessTree
+from harness.controller.workers import worker_environment
+from harness.project import Project, settings_from_args
 
 ROOT = Path(__file__).resolve().parent.parent
 
 BARE_LOOP = """
-import fnmatch, sys, time
-import yaml
+import argparse, sys
 from pathlib import Path
 from harness.backend_interface import case_context, create_backend
-from harness.project_files.configs import load_configs
-from harness.families.loader import default_options, load_families
+from harness.outcomes import Expected
+from harness.project import Project, settings_from_args
 from harness.worker.execute import execute
-from harness.project_files.registry import case_modules, load_case_module
-root = Path(sys.argv[1]); config = load_configs([root / "configs"])[sys.argv[2]]
+project = Project(settings_from_args(argparse.Namespace(), Path(sys.argv[1])))   # as pytest sees it there
+config, families = project.config(sys.argv[2]), project.families
 backend = create_backend(config.name, config.class_path, config.options)
-families = load_families([], root)
-cases = [c for p in case_modules([root / "cases"]) for c in load_case_module(p, default_options(families))
-         if sys.argv[3] in c.id]
 # The crash set's cases would kill this loop; the harness does not attempt them either.
-crash_file = root / "crash_sets" / f"{sys.argv[2]}.yaml"   # a backend may have none (onnxruntime)
-crash_set = [e["id"] for e in (yaml.safe_load(crash_file.read_text()) if crash_file.exists() else None) or []]
-cases = [c for c in cases if not any(fnmatch.fnmatchcase(c.id, pattern) for pattern in crash_set)]
+expectations = project.expectations(config.name)
+cases = [c for c in project.cases if sys.argv[3] in c.id
+         and not ((entry := expectations.lookup(c.id)) and entry.kind is Expected.CRASH)]
 failed = 0
 for case in cases:
     try:
@@ -79,7 +77,10 @@ def wall(command: list[str], env: dict[str, str] | None = None) -> tuple[float, 
 
 
 def bare_loop(args: argparse.Namespace) -> float:
-    seconds, done = wall([sys.executable, "-c", BARE_LOOP, str(ROOT), args.backend, args.filter])
+    """The loop, in a process with a worker's environment (the families' variables: PYTHONHASHSEED
+    is read at start-up)."""
+    env = worker_environment(Project(settings_from_args(argparse.Namespace(), ROOT)))
+    seconds, done = wall([sys.executable, "-c", BARE_LOOP, str(ROOT), args.backend, args.filter], env=env)
     if len(done.stdout.split()) != 2:  # the loop itself broke (exit 1 is also an uncaught exception)
         sys.exit(f"the bare loop printed no counts:\n{done.stderr[-2000:]}")
     return seconds

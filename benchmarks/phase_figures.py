@@ -17,20 +17,15 @@ median and the range.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import yaml
-
 import harness.backends.mlir as mlir_backend
 from harness.backend_interface import case_context, create_backend
-from harness.families.loader import default_options, load_families
-from harness.outcomes import Phase
-from harness.project_files.configs import load_configs
-from harness.project_files.registry import case_modules, load_case_module
+from harness.outcomes import Expected, Phase
+from harness.project import Project, settings_from_args
 from harness.worker.execute import execute
 from harness.worker.session import PhaseClock
 
@@ -105,13 +100,12 @@ def main() -> int:
     parser.add_argument("--filter", default="conv_backward")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    config = load_configs([ROOT / "configs"])[args.backend]
+    project = Project(settings_from_args(argparse.Namespace(), ROOT))   # as pytest sees the repository
+    config, families = project.config(args.backend), project.families
     backend = create_backend(config.name, config.class_path, config.options)
-    families = load_families([], ROOT)
-    crash_file = ROOT / "crash_sets" / f"{args.backend}.yaml"
-    crash_set = [e["id"] for e in (yaml.safe_load(crash_file.read_text()) if crash_file.exists() else None) or []]
-    cases = [c for p in case_modules([ROOT / "cases"]) for c in load_case_module(p, default_options(families))
-             if args.filter in c.id and not any(fnmatch.fnmatchcase(c.id, pattern) for pattern in crash_set)]
+    expectations = project.expectations(config.name)   # the crash set's cases are not attempted
+    cases = [c for c in project.cases if args.filter in c.id
+             and not ((entry := expectations.lookup(c.id)) and entry.kind is Expected.CRASH)]
     print(f"{len(cases)} cases of {args.filter!r} on {args.backend}, {args.repeat} passes")
     ratios = []
     for index in range(args.repeat):

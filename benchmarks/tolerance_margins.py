@@ -13,21 +13,18 @@ from pathlib import Path
 
 from harness.backend_interface import case_context, create_backend
 from harness.families.interface import load_builder
-from harness.families.loader import load_families
-from harness.project_files.configs import load_configs
-from harness.project_files.registry import case_modules, load_case_module
+from harness.project import Project, settings_from_args
 from harness.worker.compare import normalised_error
 from harness.worker.execute import as_outputs, golden
 
 ROOT = Path(__file__).resolve().parent.parent
-FAMILIES = load_families([], ROOT)
 
 
-def worst_errors(config, cases) -> dict[str, tuple[float, str]]:
+def worst_errors(project: Project, config, cases) -> dict[str, tuple[float, str]]:
     backend = create_backend(config.name, config.class_path, config.options)
     worst: dict[str, tuple[float, str]] = {}
     for case in cases:
-        family = FAMILIES[case.family]
+        family = project.families[case.family]
         built = load_builder(family.worker_request(case.params))(case)
         try:
             context = case_context(case.to_json(), lambda phase: None)
@@ -50,12 +47,12 @@ def main() -> None:
     parser.add_argument("backends", nargs="+")
     parser.add_argument("--skip-slow", action="store_true", help="leave out cases tagged slow")
     args = parser.parse_args()
-    configs = load_configs([ROOT / "configs"])
-    cases = [c for path in case_modules([ROOT / "cases"]) for c in load_case_module(path)
-             if not (args.skip_slow and "slow" in c.tags)]
+    project = Project(settings_from_args(argparse.Namespace(), ROOT))   # as pytest sees the repository
+    cases = [c for c in project.cases if not (args.skip_slow and "slow" in c.tags)]
     for name in args.backends:
-        for dtype, (error, where) in sorted(worst_errors(configs[name], cases).items()):
-            tolerance = configs[name].tolerances[dtype].rtol
+        config = project.config(name)
+        for dtype, (error, where) in sorted(worst_errors(project, config, cases).items()):
+            tolerance = config.tolerances[dtype].rtol
             margin = f"{tolerance / error:.0f}x" if error else "exact"
             print(f"{name:20} {dtype:9} worst {error:.2e} at {where}; tolerance {tolerance:.0e}; margin {margin}")
 

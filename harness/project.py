@@ -179,7 +179,7 @@ class Project:
         # Named by where the user pointed: the report, else the cases files, else the cases dirs.
         sources = [report] if report else self.settings.cases_files or self.settings.cases_dirs
         if not report and self.settings.cases_files:
-            cases = self._from_cases_files
+            cases = [c for file_cases in self._cases_files.values() for c in file_cases]
         where = ", ".join(display_path(p) for p in sources)
         close = difflib.get_close_matches(case_id, [c.id for c in cases], n=1)
         raise HarnessInputError(case_id, f"no such case in {where} ({len(cases)} cases)",
@@ -219,14 +219,17 @@ class Project:
             for case in cases:
                 homes.setdefault(case.family, cases)
         first = next(iter(own), None)
-        self._from_cases_files: list[Case] = []
-        for path in self.settings.cases_files:
-            for case in load_cases_file(path, self.families):
-                self._from_cases_files.append(case)
+        for path, cases in self._cases_files.items():
+            for case in cases:
                 home = homes.get(case.family, first)
                 if home is None:
-                    home = found.setdefault(Path(path).resolve(), [])
+                    home = found.setdefault(path.resolve(), [])
                 home.append(case)
+
+    @functools.cached_property
+    def _cases_files(self) -> dict[Path, list[Case]]:
+        """The --cases-file cases, by file (read once, whichever asks first)."""
+        return {Path(path): load_cases_file(path, self.families) for path in self.settings.cases_files}
 
 
 def settings_from_args(args: argparse.Namespace, here: Path | None = None) -> Settings:
