@@ -20,17 +20,22 @@ under `harness.` is internal and may change.
   handed per case), `Phase` (the stage a case is in: `case.enter(Phase.LOWER)`), `Standalone` (a
   backend's half of a bundle's repro.py), `export_program` (torch.export with the program's
   dynamic shapes).
+* Report formats: `ReportFormat` (a name, what it writes, and `render(report, context)` from the
+  JSON report to the file's text), `ReportContext` (the file's path and, on demand, the
+  expectation `Proposals`, the run's history and its reduced programs).
 
 A family is registered through the entry-point group `torch_backend_e2e.families` (or a line of
 the ini key `e2e_families`), as the built-in families are; a backend through a config file's
-`class: package.module:Name`.
+`class: package.module:Name`; a report format through the entry-point group
+`torch_backend_e2e.report_formats`, as the built-in formats are (docs/how-to/add-a-report-format.md).
 """
 from harness.backend_interface import Backend, CaseContext, OnnxProgram, Program, Standalone, export_program
 from harness.case_data import DTYPES, Case, check_keys
 from harness.families.interface import Built, Discovery, Family, FuzzSpace, Golden, Option, no_reductions, no_tags
 from harness.families.loader import family
 from harness.outcomes import Phase
+from harness.views.formats import Proposals, ReportContext, ReportFormat
 
 __all__ = ["Backend", "Built", "Case", "CaseContext", "DTYPES", "Discovery", "Family", "FuzzSpace", "Golden",
-           "OnnxProgram", "Option", "Phase", "Program", "Standalone", "check_keys", "export_program", "family",
-           "no_reductions", "no_tags"]
+           "OnnxProgram", "Option", "Phase", "Program", "Proposals", "ReportContext", "ReportFormat", "Standalone",
+           "check_keys", "export_program", "family", "no_reductions", "no_tags"]

@@ -1,17 +1,13 @@
 """`python -m harness`: the command-line tools (reports, expectations, history, reduce, bisect, fuzz, and
-the families' own).
+the installed families' own, which `python -m harness --help` lists).
 
     python -m harness table REPORT.json ... [--readme docs/reference/backends.md]
     python -m harness diff OLD.json NEW.json [--markdown] [-o PATH]
     python -m harness merge SHARD.json ... -o ALL.json
     python -m harness durations REPORT.json ... -o .test_durations
-    python -m harness report REPORT.json [--md PATH] [--html PATH] [--history DB] [--reductions FILE]
+    python -m harness report REPORT.json [--FORMAT PATH ...] [--history DB] [--reductions FILE]
     python -m harness check [--cases-dir DIR] [--configs-dir DIR] [--xfail-dir DIR] [--crash-sets-dir DIR]
-                            [--family package.module:NAME] [--torch-mlir-suite DIR]
-    python -m harness import-xfail-sets XFAIL_SETS_PY --suite DIR --set NAME [--crash-set NAME] --backend NAME
-    python -m harness check-xfail-sets XFAIL_SETS_PY --suite DIR --set NAME [--crash-set NAME] REPORT.json
-                                       [--backend NAME] [--markdown] [-o PATH]
-    python -m harness opinfo-stats [--dtypes float32,float64]
+                            [--add-family ENTRY] [the families' options]
     python -m harness history ingest DB REPORT.json ...
     python -m harness history show DB [--format text|json] [--all] [--html PATH]
     python -m harness perf compare A.json B.json [--backends A[,B]] [--format text|json]
@@ -21,6 +17,7 @@ the families' own).
     python -m harness bisect CASE --backend NAME --package DIST[,DIST] --good V --bad V [--find-links DIR]
     python -m harness bisect CASE --backend NAME --pythonpath DIR DIR ...
 
+`report` writes each installed report format it is given a path for (harness.views.formats).
 Each subcommand is a function taking the parsed arguments and returning the exit status (None: 0);
 bad input is a HarnessInputError, printed as one `error: ...` line with exit status 2 (`check`'s bad
 backend config: 4, as pytest gives it).
@@ -28,6 +25,7 @@ backend config: 4, as pytest gives it).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
@@ -38,7 +36,7 @@ from harness.controller.schedule import write_durations
 from harness.errors import HarnessInputError
 from harness.expectations import proposals_for_report
 from harness.families.loader import entry_point_families
-from harness.files import display_path, write_text_atomically, writing
+from harness.files import display_path, writing
 from harness.fuzz.command import add_fuzz_command
 from harness.project import Project, add_tool_arguments, tool_arguments
 from harness.project_files.configs import missing_requirement
@@ -47,8 +45,7 @@ from harness.reduce.command import add_reduce_command
 from harness.tools.history_commands import add_history_commands
 from harness.tools.perf_commands import add_perf_commands
 from harness.tools.report_diff import diff_markdown, diff_reports, diff_text
-from harness.views.html import render_html
-from harness.views.markdown import render_markdown
+from harness.views.formats import Proposals, ReportContext, report_formats, write_reports
 from harness.views.tables import backend_table, lowering_table, model_table, replace_between
 
 TABLE_MARKERS = {   # which table -> the marker lines it is written between (--readme)
@@ -109,10 +106,21 @@ def durations(args: argparse.Namespace) -> None:
 
 
 def report(args: argparse.Namespace) -> None:
-    """The Markdown and HTML views of a JSON report (a merged nightly report, say)."""
+    """The report formats asked for, of a saved JSON report (a merged nightly report, say)."""
     data = reports.read_report(args.report)
-    if args.md is None and args.html is None:
-        raise HarnessInputError(str(args.report), "nothing to write", "pass --md=PATH and/or --html=PATH")
+    formats = report_formats()
+    paths = {name: getattr(args, f.dest) for name, f in formats.items() if getattr(args, f.dest) is not None}
+    if not paths:
+        raise HarnessInputError(str(args.report), "nothing to write",
+                                f"pass one or more of {', '.join(f'--{name}=PATH' for name in formats)}")
+
+    def history() -> list[dict] | None:
+        if args.history is None:
+            return None
+        from harness.history.status import run_statuses  # DuckDB loads only when a history is asked for
+
+        return run_statuses(args.history, data)
+
     def links(page: Path) -> dict | None:
         if args.reductions is None:
             return None
@@ -120,19 +128,9 @@ def report(args: argparse.Namespace) -> None:
 
         return reduction_links(args.reductions, page)
 
-    if args.md is not None:
-        history = None
-        if args.history is not None:
-            from harness.history.status import run_statuses  # DuckDB loads only when a history is asked for
-
-            history = run_statuses(args.history, data)
-        with writing(args.md):
-            proposals = proposals_for_report(data, Path.cwd(), _known_ids(args))
-            write_text_atomically(args.md, render_markdown(data, proposals,
-                                                           history=history, reductions=links(args.md)))
-    if args.html is not None:
-        with writing(args.html):
-            write_text_atomically(args.html, render_html(data, links(args.html)))
+    proposals = functools.cache(lambda: Proposals(proposals_for_report(data, Path.cwd(), _known_ids(args))))
+    write_reports(data, paths, ReportContext(find_proposals=proposals, find_history=functools.cache(history),
+                                             find_reductions=links), formats)
 
 
 def _known_ids(args: argparse.Namespace) -> list[str] | None:
@@ -225,10 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.set_defaults(run=durations)
 
     sub = commands.add_parser("report", parents=[tool_arguments()],
-                              help="the Markdown triage report and the HTML matrix of a JSON report")
+                              help="the report formats of a JSON report: the Markdown triage report, the HTML "
+                                   "matrix, ...")
     sub.add_argument("report", type=Path)
-    sub.add_argument("--md", type=Path, help="write the Markdown report here")
-    sub.add_argument("--html", type=Path, help="write the HTML matrix here")
+    for name, one in report_formats().items():
+        sub.add_argument(f"--{name}", dest=one.dest, type=Path, metavar="PATH", help=f"write {one.help} here")
     sub.add_argument("--history", type=Path, metavar="DB",
                      help="the run history holding this report's run: sections on new failures, fixed, flaky cases")
     sub.add_argument("--reductions", type=Path, metavar="FILE",
@@ -245,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_reduce_command(commands)
     add_bisect_command(commands)
     add_fuzz_command(commands)
-    for family in families.values():   # their subcommands: opinfo-stats, import-xfail-sets, ...
+    for family in families.values():   # their own subcommands
         if family.commands is not None:
             before = set(commands.choices)
             family.commands(commands)

@@ -61,8 +61,12 @@ def build_report(environment: dict, records: list[dict], complete: bool, run_id:
 
 def write_report(path: Path, environment: dict, records: list[dict], complete: bool, run_id: str | None = None,
                created: float | None = None) -> None:
-    report = build_report(environment, records, complete, run_id, created)
-    write_text_atomically(path, json.dumps(report, indent=1) + "\n")
+    write_text_atomically(path, report_text(build_report(environment, records, complete, run_id, created)))
+
+
+def report_text(report: dict) -> str:
+    """The report as its file holds it (the `json` format writes this too)."""
+    return json.dumps(report, indent=1) + "\n"
 
 
 def merged_run_id(run_ids: list[str]) -> str:

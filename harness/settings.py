@@ -52,6 +52,12 @@ def setting(default: Any, flag: str | None, help: str, *, ini: str | None = None
     return dataclasses.field(default_factory=lambda: _default(declared, Path.cwd()), metadata={"declared": declared})
 
 
+def output_file(flag: str, help: str, ini: str) -> Declared:
+    """The declaration of a file a run writes (a report format's): a path checked writable, none by default."""
+    return Declared(None, flag, help, ini, "string", False, False, True, str, _writable_file, None, False,
+                    {"metavar": "PATH"})
+
+
 def _default(declared: Declared, root: Path) -> Any:
     if declared.many:
         value = [_one(declared, text, root, None) for text in declared.default]
@@ -186,12 +192,6 @@ class Settings:
         "that disagree make the case flaky (default 0)", type=int, check=_not_negative, metavar="N")
     flaky_ok: bool = setting(False, "--flaky-ok", "a flaky case (its reruns disagreed) does not fail the run",
                              action="store_true")
-    report_json: Path | None = setting(None, "--report-json", "write the JSON result report here", path=True,
-                                       check=_writable_file, metavar="PATH")
-    report_md: Path | None = setting(None, "--report-md", "write a Markdown triage report here", path=True,
-                                     check=_writable_file, metavar="PATH")
-    report_html: Path | None = setting(None, "--report-html", "write a self-contained HTML result matrix here",
-                                       path=True, check=_writable_file, metavar="PATH")
     history: Path | None = setting(
         None, "--history", "record this run in a history database (created when missing; python -m harness "
         "history show DB)", path=True, check=_history_file, metavar="DB")
@@ -230,6 +230,8 @@ class Settings:
     # The families' own options by dest name (harness.families.loader.resolve): what case modules'
     # cases(options) and the families' discover(options) see.
     family_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The report formats asked for (harness.views.formats), by name: the file each is written to.
+    reports: dict[str, Path] = dataclasses.field(default_factory=dict)
 
     @property
     def recycle_rss(self) -> float:
@@ -258,13 +260,23 @@ def default_of(name: str) -> Any:
 # --------------------------------------------------------------------------- resolution
 
 def resolve(typed: Mapping[str, Any], ini: Mapping[str, Any], here: Path, root: Path,
-            family_options: dict[str, Any] | None = None, shared_only: bool = False) -> Settings:
+            family_options: dict[str, Any] | None = None, shared_only: bool = False,
+            reports: dict[str, Path] | None = None) -> Settings:
     """Settings from the command line's values by field name (None or [] where not typed) and the
-    ini's (text, or a list of texts, where set), each checked."""
+    ini's (text, or a list of texts, where set), each checked. `family_options` and `reports` come
+    resolved (harness.families.loader.resolve, resolve_outputs)."""
     values = {name: _value(declared, typed.get(name), ini.get(declared.ini) if declared.ini else None,
                            here, root)
               for name, declared in declarations(shared_only)}
-    return Settings(**values, rootdir=root, family_options=family_options or {})
+    return Settings(**values, rootdir=root, family_options=family_options or {}, reports=reports or {})
+
+
+def resolve_outputs(declared: Mapping[str, Declared], typed: Mapping[str, Any], ini: Mapping[str, Any],
+                    here: Path, root: Path) -> dict[str, Path]:
+    """The files asked for, by name, of settings declared outside Settings (`output_file`): typed
+    and ini values as `resolve` takes them, keyed by the same names and ini keys."""
+    values = {name: _value(one, typed.get(name), ini.get(one.ini), here, root) for name, one in declared.items()}
+    return {name: path for name, path in values.items() if path is not None}
 
 
 def _value(declared: Declared, typed: Any, ini: Any, here: Path, root: Path) -> Any:

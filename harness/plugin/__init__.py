@@ -1,8 +1,8 @@
 """The pytest plugin, by concern as pytest splits its own: `options` (the command line and the
 ini), `lifecycle` (the runner's life: families, settings, workers, the run order), `collection`
 (case modules and discovered cases as items, each run in a worker), `reporting` (the records
-and the reports), `proposals` (the expectation files a run proposes, or rewrites) and `progress`
-(pytest's progress with the time left).
+and the report formats asked for), `update_expectations` (the expectation files a run proposes, or
+rewrites) and `progress` (pytest's progress with the time left).
 
 Loaded by the rootdir conftest.py, by `-p harness.plugin` and by the `pytest11` entry point of
 the installed package; pytest loads the modules below through `pytest_plugins`, in an order where

@@ -14,11 +14,14 @@ from harness.controller.runner import Runner
 from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
+from harness.files import display_path
 from harness.plugin.options import check_history, place_of, settings_from
 from harness.plugin.reporting import ResultReporter
 from harness.plugin.selection import collected_paths
 from harness.plugin.state import DURATIONS, RUNNER
 from harness.project import Project
+from harness.settings import Settings
+from harness.views import json_report
 
 BACKEND_CHECK = pytest.StashKey[BackendCheck]()   # xdist's controller: the classes checked in a process
 
@@ -39,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUNNER] = runner
     if _xdist_controller_runs_cases(config, project):   # its workers' workers would find a problem too late
         config.stash[BACKEND_CHECK] = BackendCheck(runner.configs.values(), project.settings.rootdir)
-    config.stash[DURATIONS] = _durations(config)   # before this run's report replaces the last one
+    config.stash[DURATIONS] = _durations(config, runner.settings)   # before this run's report replaces the last one
     config.pluginmanager.register(ResultReporter(config), "e2e-reporter")
     if runner.settings.history and not hasattr(config, "workerinput"):
         check_history(runner.settings.history)
@@ -94,20 +97,19 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         items[:] = longest_first(items, durations)
 
 
-def _durations(config: pytest.Config) -> dict[str, float]:
-    """An explicit --durations-from file; under xdist, else the report the last run wrote (its
+def _durations(config: pytest.Config, settings: Settings) -> dict[str, float]:
+    """An explicit --durations-from file; under xdist, else the JSON report the last run wrote (its
     workers read it at start-up, before the controller writes this run's)."""
-    here = Path(config.invocation_params.dir)
-    explicit = config.getoption("durations_from")
+    explicit = settings.durations_from
     if explicit:
         try:
-            return read_durations(here / explicit, f"--durations-from={explicit}")
+            return read_durations(explicit, f"--durations-from={display_path(explicit)}")
         except HarnessInputError as e:
             raise pytest.UsageError(str(e)) from None
-    last = config.getoption("report_json")
-    if hasattr(config, "workerinput") and last and (here / last).is_file():
+    last = settings.reports.get(json_report.FORMAT.name)
+    if hasattr(config, "workerinput") and last and last.is_file():
         with contextlib.suppress(HarnessInputError):   # not a report (yet): the collection order
-            return read_durations(here / last)
+            return read_durations(last)
     return {}
 
 

@@ -1,12 +1,13 @@
-"""The plugin's command-line options and ini keys (declared in harness.settings; the families add
-their own), every core by default, and the settings read back from a pytest Config, each checked
-(one error line per bad value); and where the run happened, for its rerun commands (harness.rerun)."""
+"""The plugin's command-line options and ini keys (declared in harness.settings; the families and
+the report formats add their own), every core by default, and the settings read back from a pytest
+Config, each checked (one error line per bad value); and where the run happened, for its rerun
+commands (harness.rerun)."""
 from __future__ import annotations
 
 import contextlib
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pytest
 
@@ -15,14 +16,17 @@ from harness.families.interface import Family, Option
 from harness.families.loader import declared_options, entry_point_families, resolve
 from harness.files import display_path
 from harness.rerun import Place, plugin_flags, typed_flags
-from harness.settings import Settings, add_arguments, declarations, default_of
+from harness.settings import Settings, add_arguments, declarations, default_of, resolve_outputs
 from harness.settings import resolve as resolve_settings
+from harness.views.formats import ReportFormat, report_formats
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_settings(parser)
     with contextlib.suppress(HarnessInputError):   # a broken entry point is one error line, in pytest_configure
         add_family_options(parser, entry_point_families())
+    with contextlib.suppress(HarnessInputError):
+        add_format_options(parser, report_formats().values())
 
 
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
@@ -61,6 +65,15 @@ def add_family_options(parser: pytest.Parser, families: Mapping[str, Family]) ->
         parser.addini(option.ini, f"{option.help} (as --{option.name})", default="")
 
 
+def add_format_options(parser: pytest.Parser, formats: Iterable[ReportFormat]) -> None:
+    """Each report format's file, as a flag and an ini key."""
+    group = parser.getgroup("e2e")
+    for one in formats:
+        declared = one.declared
+        group.addoption(declared.flag, dest=one.dest, help=declared.help, **declared.kind)
+        parser.addini(declared.ini, declared.help, default="")
+
+
 def settings_from(config: pytest.Config, families: Mapping[str, Family]) -> Settings:
     """The run's settings: the command line, else the ini, else the defaults."""
     here, root = Path(config.invocation_params.dir), Path(config.rootpath)   # CLI paths vs ini paths
@@ -68,7 +81,11 @@ def settings_from(config: pytest.Config, families: Mapping[str, Family]) -> Sett
     ini = {declared.ini: config.getini(declared.ini) for _, declared in declarations() if declared.ini}
     options = {option.dest: resolve(option, config.getoption(option.dest), _ini(config, option), here, root)
                for option in declared_options(families)}
-    settings = resolve_settings(typed, ini, here, root, options)
+    formats = report_formats()
+    reports = resolve_outputs({name: f.declared for name, f in formats.items()},
+                              {name: config.getoption(f.dest) for name, f in formats.items()},
+                              {f.declared.ini: config.getini(f.declared.ini) for f in formats.values()}, here, root)
+    settings = resolve_settings(typed, ini, here, root, options, reports=reports)
     if not settings.backends:
         raise HarnessInputError("--backend", "no backend named", "give one or more names, e.g. "
                                 "--backend=linalg-on-tensors")

@@ -1,8 +1,10 @@
-"""Reporting: the records of every case (from xdist workers too), the JSON, HTML and Markdown
-reports, and the run's summary in the terminal."""
+"""Reporting: the records of every case (from xdist workers too), the report formats asked for
+(harness.views.formats: each one's file, and the terminal's summary), the run recorded in the
+history, and the expectation files rewritten with --update-expectations."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -12,15 +14,17 @@ from pathlib import Path
 import pytest
 
 from harness.controller.bundles import remove_empty_folders
-from harness.files import write_text_atomically
+from harness.controller.runner import Runner
+from harness.errors import HarnessInputError
+from harness.files import display_path
 from harness.installation.commits import run_identity
 from harness.perf.machine import machine
-from harness.plugin.proposals import write_proposals
 from harness.plugin.selection import touched_families
 from harness.plugin.state import RUNNER
-from harness.record import Record
+from harness.plugin.update_expectations import proposals_for, update_expectations
 from harness.reports import build_report
-from harness.views.terminal import terminal_lines
+from harness.views import json_report
+from harness.views.formats import Proposals, ReportContext, report_formats, terminal_lines_of, write_reports
 
 
 class ResultReporter:
@@ -31,6 +35,7 @@ class ResultReporter:
         self.records: list[dict] = []
         self.backend_versions: dict[str, dict] = {}  # what each backend says of itself
         self.messages: list[str] = []   # the summary's lines after the results: history, proposals
+        self.report: dict | None = None  # the run's report, once it is over
         self.identity = run_identity(config.rootpath)  # the command line and the commits, at the start
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -49,17 +54,27 @@ class ResultReporter:
         if runner.settings.artifacts_dir is not None:
             remove_empty_folders(runner.settings.artifacts_dir)
         complete = exitstatus != pytest.ExitCode.INTERRUPTED and not (session.shouldstop or session.shouldfail)
-        report = build_report(self.environment(), self.records, complete)
-        option = self.config.getoption
-        if option("report_json"):
-            write_text_atomically(Path(option("report_json")), json.dumps(report, indent=1) + "\n")
-        if option("history"):
-            self.messages.append(record_history(Path(option("history")), report, option("report_json")))
-        if option("report_html"):
-            from harness.views.html import render_html  # the views load only when asked for
-            write_text_atomically(Path(option("report_html")), render_html(report))
-        if option("report_md") or option("update_expectations"):
-            self.messages += write_proposals(self.config, report, complete)
+        self.report = report = build_report(self.environment(), self.records, complete)
+        settings = runner.settings
+        proposals = functools.cache(lambda: self.proposals(runner, report))
+        context = ReportContext(find_proposals=lambda: shown(proposals()),
+                                find_history=lambda: history_of(settings.history, report))
+        record = {name: path for name, path in settings.reports.items() if name == json_report.FORMAT.name}
+        write_reports(report, record, context)   # first: the history ingests that file
+        if settings.history:
+            self.messages.append(record_history(settings.history, report, record.get(json_report.FORMAT.name)))
+        write_reports(report, {name: path for name, path in settings.reports.items() if name not in record}, context)
+        if settings.update_expectations:
+            self.messages += update_expectations(runner, proposals(), complete)
+
+    def proposals(self, runner: Runner, report: dict) -> dict[Path, str]:
+        """The expectation files that would make this run match (none, said in the summary, when
+        an expectation file changed during the run)."""
+        try:
+            return proposals_for(runner, report["results"])
+        except HarnessInputError as e:
+            self.messages.append(f"no expectation proposals: {e}")
+            return {}
 
     def environment(self) -> dict:
         runner = self.config.stash[RUNNER]
@@ -75,9 +90,10 @@ class ResultReporter:
         touched = touched_families(self.config, (r["case"] for r in self.records), runner.families,
                                    runner.project.module_families)
         notices = runner.notices(worker_processes(self.config), touched) + self.messages
-        if self.records or notices:
+        lines = terminal_lines_of(self.report, report_formats().values()) if self.report else []
+        if lines or notices:
             terminalreporter.section("e2e summary")
-            for line in terminal_lines([Record.from_json(r) for r in self.records]) + notices:
+            for line in lines + notices:
                 terminalreporter.write_line(line)
 
 
@@ -94,15 +110,32 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"WARNING: {contention}"] if contention else []
 
 
-def record_history(database: Path, report: dict, report_json: str | None) -> str:
+def shown(proposals: dict[Path, str]) -> Proposals:
+    """Proposals as a report shows them: by the path as the user would type it, beside the text now."""
+    return Proposals({display_path(p): text for p, text in proposals.items()},
+                     {display_path(p): p.read_text(encoding="utf-8") if p.exists() else "" for p in proposals})
+
+
+def history_of(database: Path | None, report: dict) -> list[dict] | None:
+    """This run's cases' statuses, when it was recorded in a history (--history)."""
+    if database is None:
+        return None
+    from harness.history.status import run_statuses
+
+    try:
+        return run_statuses(database, report)
+    except HarnessInputError:
+        return None   # the summary says why the run was not recorded
+
+
+def record_history(database: Path, report: dict, report_json: Path | None) -> str:
     """Ingest the run into the history (from its JSON report, written to a temporary file when
     --report-json was not given); the line the summary says."""
-    from harness.errors import HarnessInputError
     from harness.history.store import open_history
 
     with contextlib.ExitStack() as stack:
         if report_json:
-            path = Path(report_json)
+            path = report_json
         else:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="e2e-history-")))
             path = folder / "report.json"
@@ -112,4 +145,4 @@ def record_history(database: Path, report: dict, report_json: str | None) -> str
                 number, _ = store.ingest(path)
         except HarnessInputError as e:
             return f"history: not recorded: {e}"
-    return f"history: recorded as run {number} in {database}"
+    return f"history: recorded as run {number} in {display_path(database)}"

@@ -19,12 +19,14 @@ harness/views/assets (package data): `report.html.j2`, rendered with Jinja's aut
 To stay small for large matrices, per-case values (params, tags) are stored once per case and
 identical messages once in a string table; `decode_payload` rebuilds the full records.
 
-Command line: `python -m harness.views.html report.json [-o report.html]`.
+The `html` report format (`--report-html=PATH`, harness.views.formats); command line: `python -m
+harness.views.html report.json [-o report.html]`, or `python -m harness report report.json --html=PATH`.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import importlib.resources
 import json
 import sys
@@ -32,11 +34,13 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Mapping
 
-import jinja2
 import markupsafe
 
+from harness.errors import HarnessInputError
 from harness.outcomes import Expected, Outcome, Phase, Verdict
 from harness.record import Record
+from harness.reports import read_report
+from harness.views.formats import ReportContext, ReportFormat
 from harness.views.grouping import family_of, subject_families
 from harness.views.phase_times import phase_rows
 from harness.views.speed import backend_speeds
@@ -46,9 +50,15 @@ DATA_ELEMENT_ID = "report-data"
 _ASSETS = importlib.resources.files("harness.views") / "assets"
 _CSS = markupsafe.Markup((_ASSETS / "report.css").read_text(encoding="utf-8"))
 _JS = markupsafe.Markup((_ASSETS / "report.js").read_text(encoding="utf-8"))   # no `</script>` in it
-_TEMPLATE = jinja2.Environment(autoescape=True, keep_trailing_newline=True,
-                               undefined=jinja2.StrictUndefined).from_string(
-    (_ASSETS / "report.html.j2").read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _template() -> Any:
+    """The page's template (Jinja loads when a page is written, not with the format registry)."""
+    import jinja2
+
+    return jinja2.Environment(autoescape=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined
+                              ).from_string((_ASSETS / "report.html.j2").read_text(encoding="utf-8"))
 
 
 def render_html(report: dict, reductions: Mapping[tuple[str, str], tuple[str, str]] | None = None) -> str:
@@ -57,7 +67,7 @@ def render_html(report: dict, reductions: Mapping[tuple[str, str], tuple[str, st
     model = _Model(report, reductions or {})
     iso, created = _created(report)
     n_unexpected = sum(_is_unexpected(r) for r in model.records)
-    return _TEMPLATE.render(
+    return _template().render(
         title="torch-backend-e2e report", complete=model.complete, created_iso=iso, created=created,
         badge=_badge(n_unexpected), signatures=_signatures(model),
         n_cases=len(model.cases), n_records=len(model.records), schema=report.get("schema_version", "?"),
@@ -65,11 +75,15 @@ def render_html(report: dict, reductions: Mapping[tuple[str, str], tuple[str, st
         families=_families(model), phases=phase_rows(model.records), speeds=backend_speeds(model.records),
         n_unexpected=n_unexpected, n_unexpected_passes=sum(r.verdict is Verdict.UNEXPECTED_PASS for r in model.records),
         n_timed=sum(bool(r.perf and "speedup" in r.perf) for r in model.records),
-        css=_CSS, js=_JS, data_id=DATA_ELEMENT_ID, data=markupsafe.Markup(_json_for_script(model.payload())))
+        css=_CSS, js=_JS, data_id=DATA_ELEMENT_ID,
+        data=markupsafe.Markup(_json_for_script(model.payload())))
 
 
-def write_html(path: Path | str, report: dict) -> None:
-    Path(path).write_text(render_html(report), encoding="utf-8")
+def _render(report: dict, context: ReportContext) -> str:
+    return render_html(report, context.reductions())
+
+
+FORMAT = ReportFormat("html", "a self-contained HTML result matrix", _render)
 
 
 def decode_payload(payload: dict) -> list[dict]:
@@ -353,16 +367,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, help="where to write the page (default: REPORT with .html)")
     args = parser.parse_args(argv)
     try:
-        report = json.loads(args.report.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        print(f"{args.report}: cannot read the report: {exc}", file=sys.stderr)
+        report = read_report(args.report)
+    except HarnessInputError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
     out = args.output or args.report.with_suffix(".html")
-    try:
-        write_html(out, report)
-    except ValueError as exc:   # a damaged result (harness.record.Record.from_json)
-        print(f"{args.report}: {exc}; write the report again with --report-json", file=sys.stderr)
-        return 2
+    out.write_text(render_html(report), encoding="utf-8")
     print(out)
     return 0
 

@@ -1,4 +1,5 @@
-"""A triage report of one JSON report in GitHub-flavoured Markdown (job summaries, PR comments).
+"""A triage report of one JSON report in GitHub-flavoured Markdown (job summaries, PR comments):
+the `md` report format (`--report-md=PATH`, harness.views.formats).
 
     text = render_markdown(report, proposals)   # proposals: harness.expectations.update
 
@@ -24,6 +25,7 @@ from typing import Mapping
 
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import Record
+from harness.views.formats import ReportContext, ReportFormat
 from harness.views.grouping import by_signature, family_of, signature_of, subject_families
 from harness.views.markdown_history import history_sections
 from harness.views.markdown_text import bold_if as _bold_if
@@ -68,6 +70,16 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
     if proposals is not None:
         out += _proposals(proposals, originals or {})
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _render(report: dict, context: ReportContext) -> str:
+    proposals = context.proposals()
+    return render_markdown(report, proposals.files if proposals else None,
+                           originals=proposals.originals if proposals else None,
+                           history=context.history(), reductions=context.reductions())
+
+
+FORMAT = ReportFormat("md", "a Markdown triage report", _render)
 
 
 # ------------------------------------------------------------------------------------ sections

@@ -1,12 +1,14 @@
 """The lit-style terminal summary: counts per backend, then the unexpected results grouped by
 signature (one bug, one line, however many cases it fails), and each unexpected pass with the
-expectation entry to delete."""
+expectation entry to delete. The `summary` report format: pytest's "e2e summary", and a file
+with `--report-summary=PATH`."""
 from __future__ import annotations
 
 import collections
 
 from harness.outcomes import Outcome, Verdict
 from harness.record import Record
+from harness.views.formats import ReportContext, ReportFormat
 from harness.views.grouping import signature_of
 from harness.views.speed import backend_speeds, speed_line
 
@@ -56,3 +58,11 @@ def _failure_groups(failures: list[Record]) -> list[str]:
         lines.append(f"  {len(members)} x {outcome}{where} [{backends}] {text}")
         lines.append(f"      e.g. {example.case} on {example.backend}{more}{moved}")
     return lines
+
+
+def _render(report: dict, context: ReportContext) -> str:
+    lines = terminal_lines([Record.from_json(r) for r in report.get("results", [])])
+    return "".join(line + "\n" for line in lines)
+
+
+FORMAT = ReportFormat("summary", "the run's summary as the terminal shows it", _render, terminal=True)
