@@ -70,10 +70,11 @@ def pool(project):   # workers: the tests that take it are e2e
         workers.close()
 
 
-def fuzzed(project, pool, tmp_path, *, database: Path | None = None, **options) -> dict:
+def fuzzed(project, pool, tmp_path, *, database: Path | None = None, family: str = "conv_backward", **options) -> dict:
     options.setdefault("seed", 0)
     where = Project(Settings(configs_dirs=[project / "configs"], rootdir=project))
-    result = fuzz.run(fuzz.FuzzPlan(database_dir=database or tmp_path / "db", **options), where, pool=pool)
+    plan = fuzz.FuzzPlan(family=family, database_dir=database or tmp_path / "db", **options)
+    result = fuzz.run(plan, where, pool=pool)
     json.dumps(result)  # what --out writes
     return result
 

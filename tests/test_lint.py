@@ -60,9 +60,7 @@ UNREGISTERED_WORDS = ("torch_mlir_e2e_test",)
 # fuzz engine's default family, the reduced family's model_source moved out of the family).
 NOT_YET_NEUTRAL = {
     ("harness/cli.py", "opinfo"), ("harness/cli.py", "torch-mlir-suite"),
-    ("harness/fuzz/engine.py", "conv_backward"), ("harness/fuzz/engine.py", "conv_forward"),
-    ("harness/fuzz/engine.py", "harness.families.conv"),
-    ("harness/reduce/engine.py", "reduced"), ("harness/reduce/torch_graph.py", "harness.families.reduced"),
+    ("harness/reduce/torch_graph.py", "harness.families.reduced"),
     ("harness/views/html.py", "opinfo"), ("harness/views/tables.py", "model"),
 }
 

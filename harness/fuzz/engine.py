@@ -1,10 +1,9 @@
 """Fuzzing the lowering: generated configurations of a family, each distinct failure shrunk.
 
-    python -m harness fuzz --backend=NAME [--family=conv_backward|conv_forward] [--max-examples=N]
-                           [--time-budget=SECONDS] [--seed=S] [--out=findings.json] [--against=OTHER]
+    python -m harness fuzz FAMILY --backend=NAME [--max-examples=N] [--time-budget=SECONDS] [--seed=S]
+                           [--out=findings.json] [--against=OTHER]
 
-The configurations come from the family's FuzzSpace (Family.fuzz_space; the convolution
-families': harness.families.conv.fuzz_space).
+The configurations come from the family's FuzzSpace (Family.fuzz_space).
 
 Every example is a `harness.case_data.Case` built from the cases-file entry it is reported as (id
 `<family>/cases_file/fuzz_<hash of its params>`, the id a pasted entry gets, so the inputs are
@@ -72,7 +71,7 @@ class FuzzPlan:
     """What one fuzz run searches and for how long (the project's settings give the rest)."""
 
     backend: str
-    family: str = "conv_backward"
+    family: str
     max_examples: int | None = None
     time_budget: float | None = None       # seconds for the whole run (replay, search, shrinking)
     seed: int = 0

@@ -43,8 +43,6 @@ from harness.project_files.configs import BackendConfig
 from harness.project_files.ini import ini_file
 from harness.rerun import Place
 
-REDUCED_FAMILY = "reduced"
-
 
 class Workers:
     """The project's workers for one backend (harness.controller.workers), one pool per candidate run
@@ -151,7 +149,7 @@ class Reduction:
                                     f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
 
     def _candidate(self, params: dict) -> Case:
-        if self.candidates.name == REDUCED_FAMILY:   # the original's reductions, for the outputs it keeps
+        if self.candidates.reruns == "torch":   # the original's reductions, for the outputs it keeps
             reductions = self.family.reduction_sizes(self.case.params)
             params = {**params, "reductions": {n: reductions[n] for n in params["output_names"] if n in reductions}}
         return self.candidates.case(self.name, params, timeout=self.timeout)
