@@ -59,9 +59,7 @@ UNREGISTERED_WORDS = ("torch_mlir_e2e_test",)
 # (the model table into the model family, the family subcommands listed from the registry, the
 # fuzz engine's default family, the reduced family's model_source moved out of the family).
 NOT_YET_NEUTRAL = {
-    ("harness/cli.py", "opinfo"), ("harness/cli.py", "torch-mlir-suite"),
     ("harness/reduce/torch_graph.py", "harness.families.reduced"),
-    ("harness/views/html.py", "opinfo"), ("harness/views/tables.py", "model"),
 }
 
 

@@ -11,7 +11,7 @@ from harness.record import Record
 from harness.reports import write_report
 from harness.views.tables import backend_table, lowering_table
 
-TABLE_BEGIN, TABLE_END = TABLE_MARKERS["backends"]
+TABLE_BEGIN, TABLE_END = TABLE_MARKERS
 
 
 def record(backend, case, outcome="passed", expected="pass", notes=None, **more):

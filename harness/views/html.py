@@ -285,12 +285,12 @@ def _families(model: _Model) -> list[dict]:
     return families
 
 
-# A family with more cases than this starts with its groups collapsed (an OpInfo run of every sample).
+# A family with more cases than this starts with its groups collapsed (a run of every sample of every op).
 COLLAPSE_GROUPS_OVER = 500
 
 
 def _group(case: str) -> str:
-    """Cases are grouped by the id up to its last "/": an OpInfo op, variant and dtype's samples,
+    """Cases are grouped by the id up to its last "/": one op, variant and dtype's samples,
     a convolution family's dimension. A group of one case is shown as its row alone."""
     return case.rsplit("/", 1)[0]
 

@@ -1,4 +1,5 @@
-"""The README's tables, from a report: backends with their counts per family, lowering paths."""
+"""The backend table of docs/reference/backends.md, from a report: backends with their counts per family,
+lowering paths."""
 from __future__ import annotations
 
 import collections
@@ -40,40 +41,6 @@ def lowering_table(records: list[Record]) -> str:
         rows.append([f"`{backend}`", f"`{op}`", f"{c['decomposed']} ({c['decomposed passed']})",
                      f"{c['direct']} ({c['direct passed']})"])
     return _markdown(rows)
-
-
-def model_table(records: list[Record]) -> str:
-    """Markdown: per model case (`model/<name>/<tier>[/<variant>]`) and backend, passed or the phase
-    it failed in with a numbered note; the notes list each distinct failure's signature."""
-    mine = [r for r in records if r.case.startswith("model/")]
-    backends = sorted({r.backend for r in mine})
-    notes: dict[tuple[str, str], int] = {}
-    rows = [["model", *(f"`{b}`" for b in backends)], ["---"] * (len(backends) + 1)]
-    by_case: dict[str, dict[str, Record]] = {}
-    for r in mine:
-        by_case.setdefault(r.case.removeprefix("model/"), {})[r.backend] = r
-    for case, results in sorted(by_case.items()):
-        rows.append([f"`{case}`", *(_model_cell(results.get(b), notes) for b in backends)])
-    listed = [f"{n}. {phase}: {signature}" for (phase, signature), n in notes.items()]
-    return _markdown(rows) + ("\n" + "\n".join(listed) + "\n" if listed else "")
-
-
-def _model_cell(record: Record | None, notes: dict[tuple[str, str], int]) -> str:
-    if record is None:
-        return ""
-    if record.outcome is Outcome.PASSED:
-        return "pass"
-    phase = record.phase.value if record.phase else record.outcome.value
-    signature = record.signature or (record.message.splitlines() or [""])[0]
-    key = (phase, signature.replace("|", "\\|"))
-    number = notes.setdefault(key, len(notes) + 1)
-    return f"{record.outcome.value} in {phase} [{number}]" if record.phase else f"{record.outcome.value} [{number}]"
-
-
-def replace_between(text: str, begin: str, end: str, body: str) -> str:
-    """`text` with everything between the two marker lines replaced by `body`."""
-    start, stop = text.index(begin) + len(begin), text.index(end)
-    return text[:start] + "\n" + body + text[stop:]
 
 
 def _markdown(rows: list[list[str]]) -> str:
