@@ -121,3 +121,21 @@ def test_no_module_is_over_400_lines():
     long = {str(p.relative_to(REPO)): n for p in (REPO / "harness").rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 400}
     assert not long, long
+
+
+# Role names a tool folder repeats on purpose (harness/fuzz/command.py beside harness/reduce/command.py).
+ROLE_NAMES = {"__init__.py", "__main__.py", "command.py", "engine.py"}
+
+
+def test_no_two_modules_outside_the_families_share_a_name():
+    """A name says where a thing lives: outside the families (each a package of its own) no two
+    modules share a file name, but for the tool folders' role names and the backends' standalone
+    twins (harness/backends/standalone/<backend>.py is the script of harness/backends/<backend>.py)."""
+    owners: dict[str, list[str]] = {}
+    for path in (REPO / "harness").rglob("*.py"):
+        parts = path.relative_to(REPO / "harness").parts
+        if parts[0] in ("families", "cases", "configs") or path.name in ROLE_NAMES or "standalone" in parts:
+            continue
+        owners.setdefault(path.name, []).append(str(path.relative_to(REPO)))
+    shared = {name: paths for name, paths in owners.items() if len(paths) > 1}
+    assert len(owners) > 80 and not shared, shared
