@@ -14,8 +14,11 @@ under `harness.` is internal and may change.
 * Families: `Family` and its extension points (each field's docstring says when it is called and
   on which side); `Option` (a command-line option and ini key a family declares); `Discovery`
   (cases a family finds outside the case modules); `FuzzSpace` (its parameter space for `python -m
-  harness fuzz`); `Built`, `Golden`, `Program` and `OnnxProgram` (what its builder returns, in a
-  worker); the validation helpers `check_keys`, `no_reductions`, `no_tags`.
+  harness fuzz`); `Built`, `Program` and `OnnxProgram` (what its builder returns, in a worker);
+  the validation helpers `check_keys`, `no_reductions`, `no_tags`.
+* Goldens (what a case's outputs are compared with, and how): `Golden`, whose subclasses are the
+  kinds, `Float64Golden` (the default), `GivenGolden`, `EagerGolden`, `FamilyGolden`,
+  `RatioGolden`, and a family's own; `GoldenContext` (what a golden is handed in a worker).
 * Backends: `Backend` (compile, run, versions, standalone), `CaseContext` (what a backend is
   handed per case), `Phase` (the stage a case is in: `case.enter(Phase.LOWER)`), `Standalone` (a
   backend's half of a bundle's repro.py), `export_program` (torch.export with the program's
@@ -31,11 +34,22 @@ the ini key `e2e_families`), as the built-in families are; a backend through a c
 """
 from harness.backend_interface import Backend, CaseContext, OnnxProgram, Program, Standalone, export_program
 from harness.case_data import DTYPES, Case, check_keys
-from harness.families.interface import Built, Discovery, Family, FuzzSpace, Golden, Option, no_reductions, no_tags
+from harness.families.built import (
+    Built,
+    EagerGolden,
+    FamilyGolden,
+    Float64Golden,
+    GivenGolden,
+    Golden,
+    GoldenContext,
+    RatioGolden,
+)
+from harness.families.interface import Discovery, Family, FuzzSpace, Option, no_reductions, no_tags
 from harness.families.loader import family
 from harness.outcomes import Phase
 from harness.views.formats import Proposals, ReportContext, ReportFormat
 
-__all__ = ["Backend", "Built", "Case", "CaseContext", "DTYPES", "Discovery", "Family", "FuzzSpace", "Golden",
-           "OnnxProgram", "Option", "Phase", "Program", "Proposals", "ReportContext", "ReportFormat", "Standalone",
+__all__ = ["Backend", "Built", "Case", "CaseContext", "DTYPES", "Discovery", "EagerGolden", "Family", "FamilyGolden",
+           "Float64Golden", "FuzzSpace", "GivenGolden", "Golden", "GoldenContext", "OnnxProgram", "Option", "Phase",
+           "Program", "Proposals", "RatioGolden", "ReportContext", "ReportFormat", "Standalone",
            "check_keys", "export_program", "family", "no_reductions", "no_tags"]

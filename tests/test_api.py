@@ -62,5 +62,10 @@ def test_help_documents_every_hook():
     assert not missing, missing
     for method in ("compile", "run", "versions", "standalone"):
         assert getattr(harness.api.Backend, method).__doc__, method
-    for kind in ("float64", "given", "eager", "family"):
-        assert f"Golden.{kind}(" in harness.api.Golden.__doc__
+    kinds = [obj for obj in vars(harness.api).values()
+             if isinstance(obj, type) and issubclass(obj, harness.api.Golden) and obj is not harness.api.Golden]
+    assert {kind.kind for kind in kinds} == {"float64", "given", "eager", "family", "ratio"}
+    for kind in kinds:   # each kind says what it compares with, and the base names each one
+        assert kind.__doc__ and f"`{kind.__name__}`" in harness.api.Golden.__doc__, kind
+    for method in ("check", "compute", "judge"):
+        assert getattr(harness.api.Golden, method).__doc__, method

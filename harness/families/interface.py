@@ -7,7 +7,8 @@ Each extension point below says when it is called and on which side:
 
 * the controller side is the pytest process and `python -m harness`: it never imports torch,
   so everything a Family holds directly is pure Python;
-* the worker side is a worker process (harness.worker): only `builder` is imported there.
+* the worker side is a worker process (harness.worker): only `builder` is imported there. What
+  it returns, a `Built` and the `Golden` its outputs are compared with, is harness.families.built.
 
 Case params are JSON-able. Whatever else a family puts in them, the harness reads one key:
 `dtype`, the case's floating dtype (one of harness.case_data.DTYPES), which picks the backend's
@@ -19,10 +20,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping
 
-from harness.backend_interface import PROGRAM_KINDS, OnnxProgram, Program, load_object
+from harness.backend_interface import PROGRAM_KINDS, load_object
 from harness.case_data import DTYPES, Case
+from harness.families.built import Built
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,73 +198,3 @@ class Family:
 def load_builder(request: Mapping[str, Any]) -> Callable[[Any], "Built"]:
     """The builder a worker request names (imports torch: call it in a worker only)."""
     return load_object(request["builder"])
-
-
-@dataclasses.dataclass(frozen=True)
-class Golden:
-    """What a case's outputs are compared with: one of five, each made by its constructor.
-
-    * `Golden.float64()` (the default): the program's module run eagerly on the inputs upcast to
-      float64, compared within the dtype's tolerance.
-    * `Golden.given(values)`: float64 values the family computed itself, per input set (a float64
-      copy of a module with weights, which upcasting the inputs alone cannot give).
-    * `Golden.eager()`: the family's eager outputs at the case's dtype (`Built.reference`).
-    * `Golden.family(values, compare)`: the family's own comparison, for outputs that are not one
-      tensor each (ONNX's sequences, optionals, strings): compare(got, want) -> None or what differs,
-      `got` as the backend's run returned it for one input set, `want` its entry of `values`.
-    * `Golden.ratio(values, multiplier, floor)`: float64 values as `given`, judged by how far eager
-      itself is from them (PyTorch's dynamo benchmarks' rule for whole models): a floating output
-      passes when its RMS error is at most multiplier x eager's (`Built.reference`) plus floor x
-      its RMS. The result's notes give each output's errors and their ratio.
-    """
-
-    kind: str
-    values: list[tuple] | None = None
-    compare: Callable[[Sequence[Any], Sequence[Any]], str | None] | None = None
-    rule: tuple[float, float] | None = None   # ratio's (multiplier, floor)
-
-    @classmethod
-    def float64(cls) -> "Golden":
-        return cls("float64")
-
-    @classmethod
-    def given(cls, values: list[tuple]) -> "Golden":
-        return cls("given", values)
-
-    @classmethod
-    def eager(cls) -> "Golden":
-        return cls("eager")
-
-    @classmethod
-    def family(cls, values: list[tuple], compare: Callable[[Sequence[Any], Sequence[Any]], str | None]) -> "Golden":
-        return cls("family", values, compare)
-
-    @classmethod
-    def ratio(cls, values: list[tuple], multiplier: float, floor: float) -> "Golden":
-        return cls("ratio", values, rule=(multiplier, floor))
-
-
-@dataclasses.dataclass
-class Built:
-    """What a family's builder returns, in a worker: the program a backend compiles and every
-    input set to run it on (the first being the program's example inputs). The program's module
-    returns a tuple of tensors (or Python scalars), one per output name, and offers
-    `repro_source()`: the module as a standalone class `Model`, for a bundle's repro.py."""
-
-    program: Program | OnnxProgram   # of the family's kind (Family.program)
-    input_sets: list[tuple]     # input_sets[0] is program.example_inputs (an OnnxProgram's first inputs)
-    # The module's outputs at the case's dtype, per input set, from eager PyTorch: each output's
-    # expected dtype, and the golden of integer and boolean outputs (compared exactly). None: every
-    # output is a floating tensor of the case's dtype.
-    reference: list[tuple] | None = None
-    golden: Golden = dataclasses.field(default_factory=Golden.float64)   # what floating outputs are compared with
-    # Outputs whose values cannot be compared (a random op's, uninitialised memory, eigenvectors
-    # unique up to sign), by name ("*": all) with the reason: shapes and dtypes only, and the
-    # result's notes say so.
-    unchecked: dict[str, str] = dataclasses.field(default_factory=dict)
-    tolerance: tuple[float, float] | None = None   # (rtol, atol) in place of the dtype's, for this case
-    # Index outputs where ties make the index ambiguous (topk, sort, argmax): output name ->
-    # (position of the input tensor they index, dim or None for the flattened tensor). They are
-    # compared by the values they select from that input, exactly.
-    selects: dict[str, tuple[int, int | None]] = dataclasses.field(default_factory=dict)
-    notes: dict[str, str] = dataclasses.field(default_factory=dict)   # facts for the report

@@ -10,7 +10,8 @@ import torch
 
 from harness.backend_interface import CaseContext, Program
 from harness.case_data import Case
-from harness.families.interface import Built, load_builder
+from harness.families.built import Built
+from harness.families.interface import load_builder
 from harness.outcomes import Outcome, Phase
 from harness.protocol import PerfRequest
 from harness.worker.compare import DEFAULT_TOLERANCES, FLOATING, Output, compare, looser, rms_errors
@@ -30,52 +31,58 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
         torch.set_num_threads(perf.threads)   # eager, Inductor's kernels, torch's side of every backend
     case = Case.from_json(case_json)
     built = load_builder(family)(case)
+    built.golden.check(built)   # again: a builder may have set its golden after making the Built
     dtype = case.params["dtype"]
     tolerance = looser(_tolerance(backend_spec, dtype), built.tolerance or (0.0, 0.0))  # an op's own may be looser
     reductions = family["reduction_sizes"]
     if context.bundle is not None:
         write_repro(context.bundle, case_json, built, backend, tolerance, reductions, rerun, versions_of(backend))
     context.notes.update(built.notes)
-    if built.golden.kind == "family":   # the family's own rules (ONNX's), on the values as the backend gives them
-        def by_family(got, want, inputs, index) -> str | None:
-            problem = built.golden.compare(got, want)
-            return problem and problem + (f" (input set {index + 1})" if index else "")
-
-        return _run_input_sets(built, backend, context, built.golden.values, by_family, perf)
-    names = built.program.output_names
-    references = [as_outputs(names, r) for r in built.reference] if built.reference else None
-
-    def given() -> list:
-        return [as_outputs(names, g) for g in built.golden.values]
-
-    goldens = {"given": given, "ratio": given,   # the ratio rule's values are float64 values the family gave
-               "float64": lambda: [golden(built.program, inputs) for inputs in built.input_sets],
-               "eager": lambda: references}[built.golden.kind]()
     if built.unchecked:
         context.notes["values_not_compared"] = "; ".join(f"{name}: {why}" for name, why in built.unchecked.items())
     if built.selects:
         context.notes["indices_compared_by_value"] = ", ".join(built.selects) + (
             ": by the input's values they select (ties make indices ambiguous)")
+    rule = HarnessRule(built, dtype, tolerance, reductions, backend_spec, context.notes)
+    goldens = built.golden.compute(built, rule)   # the golden names its kind's rule: no kind is named here
+    return _run_input_sets(built, backend, context, goldens,
+                           lambda got, want, index: built.golden.judge(got, want, index, rule), perf)
 
-    def judge(got, want, inputs, index) -> str | None:
-        got = as_outputs(names, got)
-        if built.golden.rule and index == 0:
-            context.notes["accuracy"] = accuracy_figures(got, want, references[0])
-        problem = compare(got, want, dtype, tolerance, reductions, ratio=built.golden.rule,
-                          reference=references and references[index], unchecked=built.unchecked,
-                          tolerance_of=lambda d: _tolerance(backend_spec, d),
+
+class HarnessRule:
+    """The harness's side of a case's golden (harness.families.built.GoldenContext): the
+    comparison rule of harness.worker.compare with this case's tolerance, reductions, reference,
+    unchecked and selected outputs, and the result's notes."""
+
+    def __init__(self, built: Built, dtype: str, tolerance: tuple[float, float], reductions: dict,
+                 backend_spec: dict, notes: dict) -> None:
+        self.built, self.dtype, self.tolerance, self.reductions = built, dtype, tolerance, reductions
+        self.backend_spec, self.notes = backend_spec, notes
+        self.names = built.program.output_names
+        self.references = [as_outputs(self.names, r) for r in built.reference] if built.reference else None
+
+    def upcast(self, inputs: tuple) -> Any:
+        return upcast_run(self.built.program, inputs)
+
+    def compare(self, got: Any, want: Any, index: int, ratio: tuple[float, float] | None = None) -> str | None:
+        got, want = as_outputs(self.names, got), as_outputs(self.names, want)
+        reference = self.references[index] if self.references else None
+        if ratio and reference and index == 0:
+            self.notes["accuracy"] = accuracy_figures(got, want, reference)
+        inputs = self.built.input_sets[index]
+        problem = compare(got, want, self.dtype, self.tolerance, self.reductions, ratio=ratio,
+                          reference=reference, unchecked=self.built.unchecked,
+                          tolerance_of=lambda d: _tolerance(self.backend_spec, d),
                           selections={name: (_to_output("source", inputs[position]).values, dim)
-                                      for name, (position, dim) in built.selects.items()})
+                                      for name, (position, dim) in self.built.selects.items()})
         if not problem or not index:
             return problem
         first, newline, rest = problem.partition("\n")   # the note ends the first line: it is every output's
         return f"{first} (input set {index + 1}: shapes {[list(t.shape) for t in inputs]}){newline}{rest}"
 
-    return _run_input_sets(built, backend, context, goldens, judge, perf)
-
 
 def _run_input_sets(built: Built, backend: Any, context: CaseContext, goldens: list,
-                    judge: Callable[[Any, Any, tuple, int], str | None], perf: PerfRequest | None) -> Executed:
+                    judge: Callable[[Any, Any, int], str | None], perf: PerfRequest | None) -> Executed:
     """Compile, then run each input set and judge its outputs against its golden: the first problem
     is a mismatch. A pass is then timed on the first input set, with `perf`."""
     artifact = backend.compile(built.program, context)
@@ -86,7 +93,7 @@ def _run_input_sets(built: Built, backend: Any, context: CaseContext, goldens: l
         got = backend.run(artifact, inputs, context)
         first_run = first_run or time.perf_counter() - started
         context.enter(Phase.COMPARE)
-        problem = judge(got, want, inputs, index)
+        problem = judge(got, want, index)
         if problem:
             return Outcome.MISMATCH, problem, None
     if perf is None or not perf.timed:
@@ -107,11 +114,15 @@ def accuracy_figures(got: list[Output], want: list[Output], eager: list[Output])
 
 
 def golden(program: Program, inputs: tuple) -> list[Output]:
-    """Eager PyTorch in float64: inputs upcast, the same module."""
+    """Eager PyTorch in float64, as Outputs: inputs upcast, the same module."""
+    return as_outputs(program.output_names, upcast_run(program, inputs))
+
+
+def upcast_run(program: Program, inputs: tuple) -> Any:
+    """The program's module on the inputs upcast to float64, without autograd (Float64Golden's values)."""
     upcast = tuple(t.to(torch.float64) if t.is_floating_point() else t for t in inputs)
     with torch.no_grad():
-        result = program.module(*upcast)
-    return as_outputs(program.output_names, result)
+        return program.module(*upcast)
 
 
 def as_outputs(names, values) -> list[Output]:

@@ -17,7 +17,8 @@ import torch
 from harness.backend_interface import Program
 from harness.case_data import Case
 from harness.draw_tensors import draw_sets
-from harness.families.interface import Built, Golden
+from harness.families.built import EagerGolden, GivenGolden, RatioGolden
+from harness.families.interface import Built
 from harness.installation.extras import install_command
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
 
@@ -193,19 +194,20 @@ def build(case: Case) -> Built:
     outputs = [output_leaves(output) for output in nested]
     dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"].values())
     program = Program(case.id, model, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
-    built = Built(program, input_sets, reference=outputs, golden=Golden.eager())
-    built.notes["parameters"] = sum(t.numel() for t in model.inner.parameters())
+    notes = {"parameters": sum(t.numel() for t in model.inner.parameters())}
     try:
         values = float64_outputs(model, input_sets)
     except Exception as e:  # noqa: BLE001 - any failure: the model cannot run in float64
-        built.notes["golden"] = f"eager at {p['dtype']}: the model does not run in float64 ({type(e).__name__}: {e})"
+        notes["golden"] = f"eager at {p['dtype']}: the model does not run in float64 ({type(e).__name__}: {e})"
         values = None
-    if p["tolerance"]:
-        built.tolerance = (p["tolerance"]["rtol"], p["tolerance"]["atol"])
-        built.golden = Golden.given(values) if values else built.golden
-    elif values:
-        built.golden = Golden.ratio(values, p["accuracy"]["multiplier"], p["accuracy"]["floor"])
-    return built
+    tolerance = p["tolerance"] and (p["tolerance"]["rtol"], p["tolerance"]["atol"])
+    if not values:
+        golden = EagerGolden()
+    elif tolerance:
+        golden = GivenGolden(values)
+    else:
+        golden = RatioGolden(values, p["accuracy"]["multiplier"], p["accuracy"]["floor"])
+    return Built(program, input_sets, reference=outputs, golden=golden, tolerance=tolerance or None, notes=notes)
 
 
 def _copies(inputs: tuple) -> tuple:

@@ -19,7 +19,8 @@ import torch
 from harness.backend_interface import Program, load_object
 from harness.case_data import Case
 from harness.draw_tensors import draw_sets
-from harness.families.interface import Built, Golden
+from harness.families.built import EagerGolden, GivenGolden
+from harness.families.interface import Built
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
 
 
@@ -83,16 +84,14 @@ def build(case: Case) -> Built:
     outputs = [output_leaves(output) for output in nested]
     dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"])
     program = Program(case.id, module, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
-    built = Built(program, input_sets, reference=outputs, golden=Golden.eager())
-    if p["tolerance"]:
-        built.tolerance = (p["tolerance"]["rtol"], p["tolerance"]["atol"])
+    tolerance = p["tolerance"] and (p["tolerance"]["rtol"], p["tolerance"]["atol"])
+    golden, notes = EagerGolden(), {}
     if p["dtype"] != "float64":
         try:
-            built.golden = Golden.given(float64_outputs(module, input_sets))
+            golden = GivenGolden(float64_outputs(module, input_sets))
         except Exception as e:  # noqa: BLE001 - any failure: the module cannot run in float64
-            built.notes["golden"] = (f"eager at {p['dtype']}: the module does not run in float64 "
-                                     f"({type(e).__name__}: {e})")
-    return built
+            notes["golden"] = f"eager at {p['dtype']}: the module does not run in float64 ({type(e).__name__}: {e})"
+    return Built(program, input_sets, reference=outputs, golden=golden, tolerance=tolerance or None, notes=notes)
 
 
 def _copies(inputs: tuple) -> tuple:

@@ -9,7 +9,8 @@ import onnx
 
 from harness.backend_interface import OnnxProgram, graph_inputs
 from harness.case_data import Case
-from harness.families.interface import Built, Golden
+from harness.families.built import FamilyGolden
+from harness.families.interface import Built
 from harness.families.onnx import params
 from harness.families.onnx.values import compare_values, read_data_set, read_value_file
 
@@ -26,9 +27,9 @@ def build_node(case: Case) -> Built:
     program = OnnxProgram(case.id, model, directory / "model.onnx", input_names, output_names)
     return Built(program=program,
                  input_sets=[tuple(read_data_set(d, graph, "input")) for d in data_sets],
-                 golden=Golden.family([tuple(read_data_set(d, graph, "output")) for d in data_sets],
-                                      functools.partial(compare_values, names=output_names, rtol=test["rtol"],
-                                                        atol=test["atol"])),
+                 golden=FamilyGolden([tuple(read_data_set(d, graph, "output")) for d in data_sets],
+                                     functools.partial(compare_values, names=output_names, rtol=test["rtol"],
+                                                       atol=test["atol"])),
                  tolerance=(test["rtol"], test["atol"]),
                  notes={"onnx_op": params.subject(case.params), "opset": str(test["opset"])})
 
@@ -46,7 +47,7 @@ def build_model(case: Case) -> Built:
         golden, source = tuple(onnxruntime_outputs(path, inputs)), "onnxruntime"
     program = OnnxProgram(case.id, model, path, [i.name for i in graph_inputs(model)], output_names)
     compared = functools.partial(compare_values, names=output_names, rtol=p["rtol"], atol=p["atol"])
-    return Built(program=program, input_sets=[inputs], golden=Golden.family([golden], compared),
+    return Built(program=program, input_sets=[inputs], golden=FamilyGolden([golden], compared),
                  tolerance=(p["rtol"], p["atol"]), notes={"golden": source})
 
 

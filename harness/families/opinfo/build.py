@@ -23,7 +23,8 @@ from torch.utils import _pytree as pytree
 
 from harness.backend_interface import Program
 from harness.case_data import Case
-from harness.families.interface import Built, Golden
+from harness.families.built import EagerGolden, Float64Golden
+from harness.families.interface import Built
 from harness.families.opinfo.manifest import cpu_dtypes, fingerprint, is_random, leaves_of, op_table, samples
 from harness.torch_outputs import output_names
 
@@ -156,7 +157,7 @@ def build_forward(case: Case) -> Built:
     program = Program(case.id, module, inputs, None, output_names(output))
     float64 = "float64" in cpu_dtypes(op) and p["dtype"] != "float64"
     built = Built(program, [inputs], reference=[tuple(pytree.tree_leaves(output))],
-                  golden=Golden.float64() if float64 else Golden.eager())
+                  golden=Float64Golden() if float64 else EagerGolden())
     if is_random(op, sample):
         built.unchecked["*"] = "a random op (its values after export differ from eager's)"
     _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])
@@ -227,7 +228,7 @@ def build_gradient(case: Case) -> Built:
         reference = module(*[_copy(t) for t in inputs])
     upcast = "float64" in cpu_dtypes(op) and p["dtype"] != "float64"
     built = Built(program, [inputs], reference=[tuple(reference)],
-                  golden=Golden.float64() if upcast else Golden.eager())
+                  golden=Float64Golden() if upcast else EagerGolden())
     if is_random(op, sample):
         built.unchecked["*"] = "a random op (its values after export differ from eager's)"
     _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])

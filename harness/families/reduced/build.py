@@ -15,7 +15,8 @@ import torch
 
 from harness.backend_interface import Program
 from harness.case_data import Case
-from harness.families.interface import Built, Golden
+from harness.families.built import EagerGolden, GivenGolden
+from harness.families.interface import Built
 from harness.families.reduced.model_source import standalone_source
 
 
@@ -28,14 +29,13 @@ def build(case: Case) -> Built:
     tolerance = params["tolerance"]
     with torch.no_grad():   # each output's dtype, and the values of integer and boolean outputs
         reference = [tuple(module(*inputs))]
-    built = Built(program, [inputs], reference=reference,
-                  tolerance=tolerance and (tolerance["rtol"], tolerance["atol"]))
     try:
-        built.golden = Golden.given([_float64_outputs(module, inputs)])
+        golden, notes = GivenGolden([_float64_outputs(module, inputs)]), {}
     except Exception as e:  # noqa: BLE001 - any failure to run in float64: compare with eager at its dtypes
-        built.golden = Golden.eager()
-        built.notes["golden"] = f"eager at the program's dtypes (in float64 it raised {type(e).__name__})"
-    return built
+        golden = EagerGolden()
+        notes = {"golden": f"eager at the program's dtypes (in float64 it raised {type(e).__name__})"}
+    return Built(program, [inputs], reference=reference, golden=golden,
+                 tolerance=tolerance and (tolerance["rtol"], tolerance["atol"]), notes=notes)
 
 
 def _load_model(path: Path) -> torch.nn.Module:

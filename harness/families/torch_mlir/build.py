@@ -23,7 +23,8 @@ from torch.utils import _pytree as pytree
 
 from harness.backend_interface import Program
 from harness.case_data import Case
-from harness.families.interface import Built, Golden
+from harness.families.built import EagerGolden
+from harness.families.interface import Built
 from harness.families.torch_mlir.manifest import import_registry, import_test_module
 from harness.torch_outputs import output_leaves, output_names
 
@@ -142,7 +143,7 @@ def build(case: Case) -> Built:
     input_sets = [tuple(a for a in inputs if isinstance(a, torch.Tensor)) for _, inputs, _ in calls]
     references = [output_leaves(output) for _, _, output in calls]
     program = Program(case.id, module, input_sets[0], _differing_dims(input_sets), output_names(calls[0][2]))
-    built = Built(program, input_sets, reference=references, golden=Golden.eager(), tolerance=UPSTREAM_TOLERANCE)
+    built = Built(program, input_sets, reference=references, golden=EagerGolden(), tolerance=UPSTREAM_TOLERANCE)
     built.notes["golden"] = f"eager PyTorch at the test's dtypes, {len(calls)} call(s) of forward"
     return built
 
