@@ -55,12 +55,6 @@ def test_no_import_cycles():
 ORDINARY_NAMES = {"module", "model", "reduced", "torch_mlir"}
 # What the registry cannot give: the package of torch-mlir's e2e suite, which the torch_mlir family runs.
 UNREGISTERED_WORDS = ("torch_mlir_e2e_test",)
-# TEMPORARY, to be emptied: the mentions left in modules that other changes of issue 43 are moving
-# (the model table into the model family, the family subcommands listed from the registry, the
-# fuzz engine's default family, the reduced family's model_source moved out of the family).
-NOT_YET_NEUTRAL = {
-    ("harness/reduce/torch_graph.py", "harness.families.reduced"),
-}
 
 
 def _built_in_families() -> tuple[list, list]:
@@ -112,7 +106,7 @@ def test_no_module_outside_the_families_names_one():
     named = [f"{where}:{number}: names {word}: {line.strip()}" for path in paths
              for where in [str(path.relative_to(REPO))]
              for number, line in enumerate(path.read_text().splitlines(), 1)
-             for word, pattern in words if pattern.search(line) and (where, word) not in NOT_YET_NEUTRAL]
+             for word, pattern in words if pattern.search(line)]
     assert len(paths) > 100 and len(words) > 15, (len(paths), len(words))
     assert not named, "\n".join(named)
 

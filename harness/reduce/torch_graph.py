@@ -24,9 +24,9 @@ from typing import Any
 import torch
 from torch.export.graph_signature import InputKind, OutputKind
 
+from harness import graph_source
 from harness.backend_interface import export_program
 from harness.families.interface import Built
-from harness.families.reduced import model_source
 from harness.reduce import NotReducible, candidate_family
 
 EXPORTER_CHECKS = {"_assert_scalar", "_assert_tensor_metadata", "_assert_async", "sym_constrain_range",
@@ -104,7 +104,7 @@ class TorchGraph:
         if not outputs:
             return None
         folder.mkdir(parents=True, exist_ok=True)
-        model_source.write_model(folder, graph, constants, inputs, self._header(kept))
+        graph_source.write_model(folder, graph, constants, inputs, self._header(kept))
         tensors = [value for _, value in inputs]
         torch.save(tensors, folder / "inputs.pt")
         user = [node.name for node in self.user_inputs]

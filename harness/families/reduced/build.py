@@ -17,7 +17,7 @@ from harness.backend_interface import Program
 from harness.case_data import Case
 from harness.families.built import EagerGolden, GivenGolden
 from harness.families.interface import Built
-from harness.families.reduced.model_source import standalone_source
+from harness.graph_source import standalone_source
 
 
 def build(case: Case) -> Built:
