@@ -5,10 +5,13 @@ FX interpreter, exactly, except that the results of the one aten op named by its
 option ("aten.gelu.default") come out 1% off: a lowering slightly wrong, the whole model drifting.
 With `perturb_after` OP too, only where its first argument is OP's result (a fusion of the two
 that is wrong): alone, fed an input, the op is exact, so only a prefix of the program shows it.
-With `refuse_cut_programs`, it refuses to compile the programs isolate cuts out (ids
+With `crash_on_cut` OP, compiling a program isolate cut out that holds OP crashes the process
+(a segfault). With `refuse_cut_programs`, it refuses to compile the programs isolate cuts out (ids
 `isolated/...`): a backend that compiles the case but not a one-op program.
 """
 from __future__ import annotations
+
+import ctypes
 
 import torch
 
@@ -19,13 +22,17 @@ from harness.outcomes import Phase
 class PerturbingBackend(Backend):
     OPTIONS = {"perturb": "the aten op whose results come out 1% off, e.g. aten.gelu.default",
                "perturb_after": "perturb only where the op's first argument is this op's result (a fusion)",
+               "crash_on_cut": "segfault compiling a program isolate cut out that holds this op",
                "refuse_cut_programs": "refuse to compile the programs isolate cuts out (true/false)"}
 
     def compile(self, program, case):
         case.enter(Phase.EXPORT)
         exported = export_program(program)
         case.enter(Phase.COMPILE)
-        if self.options.get("refuse_cut_programs") and program.name.startswith("isolated/"):
+        cut = program.name.startswith("isolated/")
+        if cut and any(_name(n) == self.options.get("crash_on_cut") for n in exported.graph.nodes):
+            ctypes.string_at(0)
+        if self.options.get("refuse_cut_programs") and cut:
             raise RuntimeError(f"this backend compiles whole models only, not {program.name}")
         return exported.module(), user_output_count(exported)
 

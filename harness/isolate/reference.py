@@ -218,7 +218,7 @@ def reduction_length(node: torch.fx.Node, inputs: list, outputs: list) -> int:
     tensors = [t for _, t in inputs]
     if name in MATRIX_PRODUCTS and tensors[0].dim():
         return max(1, tensors[-2 if len(tensors) > 1 else 0].shape[-1])
-    if "convolution" in name and len(tensors) > 1 and tensors[1].dim() > 1:
+    if name.startswith("conv") and len(tensors) > 1 and tensors[1].dim() > 1:
         return max(1, tensors[1][0].numel())
     if name in REDUCTIONS and outputs[0].numel():
         return max(1, tensors[0].numel() // outputs[0].numel())
@@ -231,7 +231,7 @@ def write_op(node: torch.fx.Node, runs: ExportedRuns, folder: Path) -> dict | No
     module = torch.fx.GraphModule(torch.nn.Module(), graph)
     try:
         with torch.no_grad():
-            eager = [_cloned(v) for v in module(*[t for _, t in inputs])]
+            eager = [_cloned(v) for v in module(*[t.clone() for _, t in inputs])]   # an in-place op writes its input
     except Exception:  # noqa: BLE001 - an op that runs only inside its program (an in-place one, say)
         return None
     value = runs.at_float64[node]

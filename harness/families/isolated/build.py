@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import inspect
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
@@ -107,7 +108,8 @@ def build(case: Case) -> Built:
         ops.append(module)
         counts.append(len(op_inputs))
         inputs += op_inputs
-        names += [f"op{folder.name}_{i}" for i in range(len(op_inputs))]
+        arguments = list(inspect.signature(module.forward).parameters)   # the op's argument nodes
+        names += arguments if len(folders) == 1 else [f"op{folder.name}_{a}" for a in arguments]
         want += references["want"]
         eager += references["eager"]
         outputs += references["names"]
