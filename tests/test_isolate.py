@@ -45,8 +45,7 @@ def project(tmp_path) -> Path:
 def isolate(project: Path, case: str, backend: str, *more: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "harness", "isolate", case, f"--backend={backend}",
                            "--configs-dir=configs", "--out=out", *more], cwd=project, capture_output=True,
-                          text=True, timeout=600, env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin",
-                                                       "HOME": str(project)})
+                          text=True, timeout=600, env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin"})
 
 
 def culprits(run: subprocess.CompletedProcess) -> dict:
