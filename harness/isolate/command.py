@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 
 from harness.bundle_layout import bundle_path
@@ -35,12 +34,8 @@ def isolate_command(args: argparse.Namespace) -> int:
         raise HarnessInputError(str(out), f"cannot create the output folder ({e.strerror or e})") from None
     flags = typed_flags(lambda dest: getattr(args, dest, None), Path.cwd(), declared_options(entry_point_families()))
     result = Isolation(case, project, config, out.resolve(), flags=tuple(flags)).run()
-    print(json.dumps(result, indent=1, default=_json_number) if args.format == "json" else isolation_text(result))
+    print(json.dumps(result, indent=1) if args.format == "json" else isolation_text(result))
     return 0
-
-
-def _json_number(value):
-    return None if isinstance(value, float) and math.isinf(value) else value
 
 
 def isolation_text(result: dict) -> str:
@@ -49,9 +44,7 @@ def isolation_text(result: dict) -> str:
     lines = [f"{result['case']} on {result['backend']}: {len(culprits)} culprit op{'s' * (len(culprits) != 1)} "
              f"of {result['ops']} ({result['compiles']} programs compiled, {result['seconds']} s)"]
     for rank, c in enumerate(culprits, 1):
-        ratio = f"{c['ratio']:.3g}x eager's" if math.isfinite(c["ratio"]) else "eager's is 0"
-        lines += [f"{rank}. {c['op']} (node {c['node']}): error {c['error']:.3g} against float64, {ratio} "
-                  f"{c['eager_error']:.3g}",
+        lines += [f"{rank}. {c['op']} (node {c['node']}): {_errors(c)}",
                   f"   module: {c['module'] or '(the program itself)'}",
                   f"   source: {c['source'] or '(not recorded)'}",
                   "   inputs: " + ", ".join(f"{shape} {dtype}" for shape, dtype in zip(c["shapes"], c["dtypes"]))]
@@ -65,6 +58,13 @@ def isolation_text(result: dict) -> str:
     elif not culprits and not result["failed_ops"]:
         lines.append("no op is off alone, and no prefix of the program diverges")
     return "\n".join(lines)
+
+
+def _errors(culprit: dict) -> str:
+    if culprit["error"] is None:
+        return "results of another shape or dtype than eager's"
+    ratio = f"{culprit['ratio']:.3g}x eager's" if culprit["ratio"] is not None else "eager's is"
+    return f"error {culprit['error']:.3g} against float64, {ratio} {culprit['eager_error']:.3g}"
 
 
 def add_isolate_command(commands: argparse._SubParsersAction) -> None:

@@ -210,6 +210,8 @@ class Isolation:
                                  "error": figures["error"], "eager_error": figures["eager_error"],
                                  "ratio": ratio, "shapes": op["shapes"], "dtypes": op["dtypes"]})
         culprits.sort(key=lambda c: -c["ratio"])
+        for culprit in culprits:   # JSON has no infinity: null where eager's error is 0 or a result has no error
+            culprit.update({key: None for key in ("error", "ratio") if math.isinf(culprit[key])})
         return culprits
 
     def rerun_command(self) -> str:

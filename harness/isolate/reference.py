@@ -5,8 +5,8 @@ It builds the case with its family's builder, exports its program as the reducer
 (harness.reduce.torch_graph: torch.export, strict only when non-strict cannot trace it), and runs
 the exported graph twice through an FX interpreter that keeps every intermediate value: once at
 the case's dtype, once at float64 (inputs and weights upcast, every floating dtype the graph names
-widened). Then, per candidate op (a call_function node of an aten op with at least one tensor
-input and floating tensor results), it writes a one-op program into ops/<n>/:
+widened), on the first input set. Then, per candidate op (a call_function node of an aten op with
+at least one tensor input and floating tensor results, not a random one), it writes a one-op program into ops/<n>/:
 
     model.py        the op alone, an nn.Module `Model` (harness.graph_source), its tensor arguments inputs
     inputs.pt       the float64 reference values of its arguments, cast to the dtypes they had at the
@@ -147,6 +147,8 @@ def is_candidate(node: torch.fx.Node, runs: ExportedRuns) -> bool:
     if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
         return False
     if node.target._opname in EXPORTER_CHECKS | SHAPE_QUERIES:
+        return False
+    if torch.Tag.nondeterministic_seeded in node.target.tags:   # dropout, a random op: no reference to compare
         return False
     has_tensor_input = any(isinstance(runs.at_dtype.get(a), torch.Tensor) for a in node.all_input_nodes)
     return has_tensor_input and result_positions(node, runs.at_dtype[node]) is not None
