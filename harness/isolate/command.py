@@ -50,6 +50,8 @@ def isolation_text(result: dict) -> str:
                   "   inputs: " + ", ".join(f"{shape} {dtype}" for shape, dtype in zip(c["shapes"], c["dtypes"]))]
         if c.get("bundle"):
             lines.append(f"   bundle: {display_path(Path(c['bundle']))} (python repro.py there)")
+        elif any(o["op"] == c["op"] and o.get("bundle") for o in culprits):
+            lines.append("   bundle: the same op's above")
     for failed in result["failed_ops"]:
         lines.append(f"the backend fails {failed['op']} (node {failed['node']}, {failed['module']}) alone: "
                      f"{failed['failure']}")

@@ -12,7 +12,8 @@ harness.isolate.command). Controller side: it imports no torch.
    down to the op that fails alone, reported as that op's failure. A backend that cannot run the
    first op alone makes the case not isolatable.
 4. An op the family's rule fails (the ratio to eager's own error, or the tolerance), whose error
-   is larger than eager's own, is a culprit; culprits rank by that ratio. Each gets a repro bundle.
+   is larger than eager's own, is a culprit; culprits rank by that ratio. The first of each aten
+   op gets a repro bundle.
    With none, harness.isolate.prefix cuts the program at the first prefix whose results diverge.
 """
 from __future__ import annotations
@@ -46,7 +47,7 @@ from harness.protocol import CaseResult
 NOTES_KEY = "isolate"     # harness.families.isolated.build.OpGolden's figures in a result's notes
 BATCH_OPS = 256           # ops per program at most: one compile of a whole model's ops stays bounded
 REFERENCE_TIMEOUT_TIMES = 4   # the reference process's timeout, in case timeouts (it builds and runs twice)
-MOST_BUNDLES = 10         # culprits that get a repro bundle, the most likely first
+MOST_BUNDLES = 10         # distinct culprit ops that get a repro bundle, the most likely first
 
 
 class Isolation:
@@ -85,8 +86,7 @@ class Isolation:
             cut = None
             if not culprits and not self.failures:
                 cut = first_divergent_prefix(self, ops)
-            for rank, culprit in enumerate(culprits):
-                culprit["bundle"] = self._bundle(culprit) if rank < MOST_BUNDLES else None
+            self._bundles(culprits)
         finally:
             self.workers.close()
         by_node = self.ops_by_node
@@ -217,6 +217,15 @@ class Isolation:
     def rerun_command(self) -> str:
         return (f"cd {shlex.quote(str(self.project.settings.rootdir))} && {python_command()} -m harness isolate "
                 + shlex.join([self.case.id, f"--backend={self.backend.name}", *self.flags]))
+
+    def _bundles(self, culprits: list[dict]) -> None:
+        """A bundle for the most likely culprit of each aten op (its other instances share the
+        lowering: "bundle" null), of the first MOST_BUNDLES ops: each bundle costs a compile."""
+        bundled: set[str] = set()
+        for culprit in culprits:
+            first = culprit["op"] not in bundled and len(bundled) < MOST_BUNDLES
+            culprit["bundle"] = self._bundle(culprit) if first else None
+            bundled.add(culprit["op"])
 
     def _bundle(self, culprit: dict) -> str | None:
         """The culprit alone, rerun with a repro bundle: repro.py runs its op on its reference inputs."""

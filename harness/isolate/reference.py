@@ -6,7 +6,8 @@ It builds the case with its family's builder, exports its program as the reducer
 the exported graph twice through an FX interpreter that keeps every intermediate value: once at
 the case's dtype, once at float64 (inputs and weights upcast, every floating dtype the graph names
 widened), on the first input set. Then, per candidate op (a call_function node of an aten op with
-at least one tensor input and floating tensor results, not a random one), it writes a one-op program into ops/<n>/:
+at least one tensor input and floating tensor results, not a random one: run twice in eager,
+its results differ), it writes a one-op program into ops/<n>/:
 
     model.py        the op alone, an nn.Module `Model` (harness.graph_source), its tensor arguments inputs
     inputs.pt       the float64 reference values of its arguments, cast to the dtypes they had at the
@@ -148,8 +149,6 @@ def is_candidate(node: torch.fx.Node, runs: ExportedRuns) -> bool:
         return False
     if node.target._opname in EXPORTER_CHECKS | SHAPE_QUERIES:
         return False
-    if torch.Tag.nondeterministic_seeded in node.target.tags:   # dropout, a random op: no reference to compare
-        return False
     has_tensor_input = any(isinstance(runs.at_dtype.get(a), torch.Tensor) for a in node.all_input_nodes)
     return has_tensor_input and result_positions(node, runs.at_dtype[node]) is not None
 
@@ -228,13 +227,16 @@ def reduction_length(node: torch.fx.Node, inputs: list, outputs: list) -> int:
 
 
 def write_op(node: torch.fx.Node, runs: ExportedRuns, folder: Path) -> dict | None:
-    """The op's folder (above) and what the command prints of it; None when eager cannot run it alone."""
+    """The op's folder (above) and what the command prints of it; None when eager cannot run it
+    alone, or gives other results when run again (a random op)."""
     graph, inputs, names = one_op_graph(node, runs)
     module = torch.fx.GraphModule(torch.nn.Module(), graph)
     try:
-        with torch.no_grad():
-            eager = [_cloned(v) for v in module(*[t.clone() for _, t in inputs])]   # an in-place op writes its input
+        with torch.no_grad():   # twice: a random op (dropout in training) has no reference to compare with
+            eager, again = ([_cloned(v) for v in module(*[t.clone() for _, t in inputs])] for _ in range(2))
     except Exception:  # noqa: BLE001 - an op that runs only inside its program (an in-place one, say)
+        return None
+    if not all(torch.equal(a, b) or bool(torch.isnan(a).any()) for a, b in zip(eager, again)):
         return None
     value = runs.at_float64[node]
     want = [value if p is None else value[p] for p in result_positions(node, runs.at_dtype[node])]
