@@ -18,6 +18,46 @@ from extras import needs
 TESTS = Path(__file__).parent
 
 
+MIXED = """
+import torch
+import torch.nn.functional as F
+
+
+class Mixed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        noisy = F.dropout(self.lin(x), 0.5, training=True)
+        return torch.tanh(x).to(torch.float16).to(torch.float32) + noisy.mean()
+"""
+
+
+def test_the_reference_runs_at_float64_throughout_and_leaves_random_ops_out(tmp_path, monkeypatch):
+    import torch
+
+    from harness.families.module import MODULE, module_case
+    from harness.isolate.reference import ExportedRuns, write_ops
+
+    (tmp_path / "mixed.py").write_text(MIXED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    case = module_case("mixed", "mixed:Mixed", [{"shape": [4, 8]}])
+    request = MODULE.worker_request(case.params)
+    runs = ExportedRuns(case, request)
+    floating = [v for v in runs.at_float64.values() if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    assert floating and all(v.dtype == torch.float64 for v in floating)   # the float16 round trip widened too
+    written = write_ops(case, request, tmp_path / "out")
+    ops = [op["op"] for op in written["ops"]]
+    assert "aten.linear.default" in ops and "aten.tanh.default" in ops
+    assert not any("dropout" in op for op in ops)   # random: eager run twice does not repeat it
+    tanh = next(op for op in written["ops"] if op["op"] == "aten.tanh.default")
+    assert (tanh["shapes"], tanh["dtypes"], tanh["module"]) == ([[4, 8]], ["float32"], "Mixed")
+    references = torch.load(Path(tanh["folder"]) / "references.pt")
+    assert references["want"][0].dtype == torch.float64 and references["eager"][0].dtype == torch.float32
+    assert written["ratio"] is None and written["tolerance"] is None   # the module family's default rule
+
+
 def perturbing(name: str, **options) -> str:
     """A PerturbingBackend config (JSON is YAML)."""
     return json.dumps({"name": name, "class": "isolate_backends:PerturbingBackend", "options": options,
