@@ -1,4 +1,4 @@
-"""`python -m harness`: the command-line tools (reports, expectations, history, reduce, bisect, fuzz, and
+"""`python -m harness`: the command-line tools (reports, expectations, history, reduce, bisect, fuzz, isolate, and
 the installed families' own, which `python -m harness --help` lists).
 
     python -m harness table REPORT.json ... [--readme docs/reference/backends.md]
@@ -16,6 +16,7 @@ the installed families' own, which `python -m harness --help` lists).
     python -m harness reduce --all REPORT --out DIR [-n N]
     python -m harness bisect CASE --backend NAME --package DIST[,DIST] --good V --bad V [--find-links DIR]
     python -m harness bisect CASE --backend NAME --pythonpath DIR DIR ...
+    python -m harness isolate CASE --backend NAME [--cases-file FILE | --report REPORT] [--out DIR] [--format json]
 
 `report` writes each installed report format it is given a path for (harness.views.formats).
 Each subcommand is a function taking the parsed arguments and returning the exit status (None: 0);
@@ -38,6 +39,7 @@ from harness.expectations import proposals_for_report
 from harness.families.loader import entry_point_families
 from harness.files import display_path, write_between_markers, writing
 from harness.fuzz.command import add_fuzz_command
+from harness.isolate.command import add_isolate_command
 from harness.project import Project, add_tool_arguments, tool_arguments
 from harness.project_files.configs import missing_requirement
 from harness.record import Record
@@ -232,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_reduce_command(commands)
     add_bisect_command(commands)
     add_fuzz_command(commands)
+    add_isolate_command(commands)
     for family in families.values():   # their own subcommands
         if family.commands is not None:
             before = set(commands.choices)

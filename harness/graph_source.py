@@ -14,7 +14,7 @@ CONSTANTS_LINE = 'CONSTANTS = Path(__file__).with_name("constants.pt")'
 TEMPLATE = '''\
 """{header}
 
-Written by `python -m harness reduce`. Run it alone: python model.py
+Written by `{written_by}`. Run it alone: python model.py
 """
 from pathlib import Path
 
@@ -38,7 +38,7 @@ if __name__ == "__main__":
 
 
 def write_model(folder: Path, graph: torch.fx.Graph, constants: dict[str, torch.Tensor],
-                inputs: list, header: str) -> None:
+                inputs: list, header: str, written_by: str = "python -m harness reduce") -> None:
     large = {name: value for name, value in constants.items() if value.numel() > INLINE_ELEMENTS}
     if large:
         torch.save(large, folder / "constants.pt")
@@ -48,7 +48,7 @@ def write_model(folder: Path, graph: torch.fx.Graph, constants: dict[str, torch.
         init.append("saved = torch.load(CONSTANTS)")
         init += [f"self.register_buffer({name!r}, saved[{name!r}])" for name in large]
     forward = graph.python_code(root_module="self").src.strip()
-    text = TEMPLATE.format(header=header, constants_line=CONSTANTS_LINE + "\n" if large else "",
+    text = TEMPLATE.format(header=header, written_by=written_by, constants_line=CONSTANTS_LINE + "\n" if large else "",
                            init=_init_source(init),
                            forward=textwrap.indent(forward, " " * 4))
     (folder / "model.py").write_text(text, encoding="utf-8")

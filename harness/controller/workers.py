@@ -30,6 +30,7 @@ class Role(enum.Enum):
     REDUCE = "reduce"   # a reduction's candidates
     BISECT = "bisect"   # one probe of a version, in that version's Python
     FUZZ = "fuzz"       # generated configurations
+    ISOLATE = "isolate"   # a mismatching case's ops, cut out and run alone (python -m harness isolate)
 
     @property
     def recycles(self) -> bool:

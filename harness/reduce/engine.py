@@ -101,6 +101,9 @@ class Reduction:
         if failure is not None:
             self.log(f"{self.case.id} fails on {self.backend.name}: {failure.signature} "
                      f"(phase {failure.phase})")
+        if failure is not None and failure.signature.startswith("mismatch:"):
+            self.log(f"a mismatch: {self._isolate_command()} names the ops whose own results are off, "
+                     "often faster; reducing, each cut program judged by the case family's rule")
         if failure is not None and failure.phase in (Phase.SETUP.value, Phase.EXPORT.value):
             raise HarnessInputError(self.case.id, f"fails before there is a graph to cut ({failure.signature} in "
                                     f"phase {failure.phase})", "only a failure after export can be reduced")
@@ -113,7 +116,11 @@ class Reduction:
             got = f"{whole.signature} in phase {whole.phase}" if whole else "it passes"
             raise HarnessInputError(self.case.id, f"its program as exported fails otherwise ({got}; the case: "
                                     f"{failure.signature} in phase {failure.phase})",
-                                    "nothing can be reduced on this backend")
+                                    f"try {self._isolate_command()}" if failure.signature.startswith("mismatch:")
+                                    else "nothing can be reduced on this backend")
+
+    def _isolate_command(self) -> str:
+        return f"python -m harness isolate {self.case.id} --backend {self.backend.name}"
 
     def _test(self, graph, candidates, failure: Failure, folders) -> list[bool | None]:
         """Run a batch of candidates at once: does each keep the failure (None: it is no program)?"""

@@ -9,6 +9,8 @@ result); everything else it needs comes from outside:
   the whole program computed there (so a mismatch sees the numbers it saw in the program);
   a Python number (a size, an `item()`) becomes a literal;
 * parameters, buffers and lifted constants stay constants of the module;
+* the candidates are judged by the program's own rule: a golden with a ratio rule (a model's,
+  RatioGolden) passes it on, so a cut program is judged by eager's own error on what is left;
 * the outputs are the kept units whose results no kept unit reads, plus the program's own
   outputs that are kept (they keep their names).
 
@@ -47,6 +49,8 @@ class TorchGraph:
         program = built.program
         self.params = case_params
         self.tolerance = built.tolerance
+        rule = getattr(built.golden, "rule", None)   # RatioGolden's (multiplier, floor): a model's rule
+        self.ratio = list(rule) if rule else None
         try:
             exported = export_program(program)
         except Exception:  # noqa: BLE001 - a data-dependent program: TorchDynamo traces what non-strict cannot
@@ -112,7 +116,8 @@ class TorchGraph:
                    if name in user and self.dynamic.get(user.index(name))}
         return {"module": str(folder / "model.py"), "inputs": str(folder / "inputs.pt"),
                 "dtype": self.params["dtype"], "output_names": outputs, "dynamic": dynamic,
-                "tolerance": dict(zip(("rtol", "atol"), self.tolerance)) if self.tolerance else None}
+                "tolerance": dict(zip(("rtol", "atol"), self.tolerance)) if self.tolerance else None,
+                "ratio": self.ratio}   # the candidates are judged by the original family's rule
 
     def _header(self, kept: frozenset[int]) -> str:
         ops = self.op_names(kept)

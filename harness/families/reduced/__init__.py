@@ -8,6 +8,8 @@ rerun as a case of its own. Pure Python (the pytest process imports it); the bui
     output_names  the outputs' names: the original program's where it still returns them
     dynamic       input position -> its dynamic dims ({"0": [0]}), as the original exported them
     tolerance     {rtol, atol} of the original case, or none
+    ratio         [multiplier, floor]: the original family's ratio rule (RatioGolden: a model's
+                  outputs judged by eager's own error), or none: the default comparison
     reductions    output name -> terms summed into each element, as the original's family said
 
 Ids read `reduced/<the original case id>`.
@@ -19,7 +21,7 @@ from typing import Any, Mapping
 from harness.case_data import DTYPES, check_keys
 from harness.families.interface import Family
 
-PARAM_KEYS = ("module", "inputs", "dtype", "output_names", "dynamic", "tolerance", "reductions")
+PARAM_KEYS = ("module", "inputs", "dtype", "output_names", "dynamic", "tolerance", "ratio", "reductions")
 
 
 def validate(params: Mapping[str, Any]) -> dict:
@@ -40,12 +42,16 @@ def validate(params: Mapping[str, Any]) -> dict:
     tolerance = params.get("tolerance")
     if tolerance is not None and not (isinstance(tolerance, dict) and set(tolerance) == {"rtol", "atol"}):
         raise ValueError(f"tolerance must be {{rtol, atol}} or none, not {tolerance!r}")
+    ratio = params.get("ratio")
+    if ratio is not None and not (isinstance(ratio, list) and len(ratio) == 2
+                                  and all(isinstance(r, (int, float)) for r in ratio)):
+        raise ValueError(f"ratio must be [multiplier, floor] or none, not {ratio!r}")
     reductions = params.get("reductions") or {}
     if not (isinstance(reductions, dict) and all(isinstance(v, int) for v in reductions.values())):
         raise ValueError(f"reductions must map output names to ints, not {reductions!r}")
     return {"module": params["module"], "inputs": params["inputs"], "dtype": params["dtype"],
             "output_names": list(names), "dynamic": {str(k): v for k, v in dynamic.items()},
-            "tolerance": tolerance, "reductions": dict(reductions)}
+            "tolerance": tolerance, "ratio": ratio, "reductions": dict(reductions)}
 
 
 REDUCED = Family(name="reduced", validate=validate, builder="harness.families.reduced.build:build",

@@ -1,8 +1,10 @@
 """The reduced family's torch half (worker only): load model.py and inputs.pt.
 
 The golden is a float64 copy of the module (its floating constants upcast) run on the inputs
-upcast, as for any PyTorch case; a program that cannot run in float64 (a dtype fixed by one of
-its ops) falls back to eager at the inputs' dtypes, and the result's notes say so.
+upcast, as for any PyTorch case, judged by the original family's rule: within the tolerance, or
+with `ratio` by the ratio to eager's own error at the inputs' dtypes (RatioGolden, a model's rule),
+so that a cut program fails as the whole one did. A program that cannot run in float64 (a dtype
+fixed by one of its ops) falls back to eager at the inputs' dtypes, and the result's notes say so.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import torch
 
 from harness.backend_interface import Program
 from harness.case_data import Case
-from harness.families.built import EagerGolden, GivenGolden
+from harness.families.built import EagerGolden, GivenGolden, RatioGolden
 from harness.families.interface import Built
 from harness.graph_source import standalone_source
 
@@ -29,8 +31,10 @@ def build(case: Case) -> Built:
     tolerance = params["tolerance"]
     with torch.no_grad():   # each output's dtype, and the values of integer and boolean outputs
         reference = [tuple(module(*inputs))]
+    ratio = params.get("ratio")
     try:
-        golden, notes = GivenGolden([_float64_outputs(module, inputs)]), {}
+        values = [_float64_outputs(module, inputs)]
+        golden, notes = RatioGolden(values, *ratio) if ratio else GivenGolden(values), {}
     except Exception as e:  # noqa: BLE001 - any failure to run in float64: compare with eager at its dtypes
         golden = EagerGolden()
         notes = {"golden": f"eager at the program's dtypes (in float64 it raised {type(e).__name__})"}
