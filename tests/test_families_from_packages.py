@@ -169,7 +169,8 @@ def test_without_the_built_in_entry_points_one_line_says_to_reinstall(monkeypatc
 def test_the_built_in_families_come_from_the_entry_points():
     points = {p.name: p.value for p in plugins.importlib.metadata.entry_points(group=plugins.ENTRY_POINT_GROUP)
               if p.dist and p.dist.name == plugins.DISTRIBUTION}
-    built_in = ("conv", "model", "module", "onnx", "opinfo", "reduced", "torch_mlir")
+    built_in = ("conv", "isolated", "model", "module", "onnx", "opinfo", "reduced", "torch_mlir")
     assert points == {name: f"harness.families.{name}:FAMILIES" for name in built_in}
-    assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "model", "module", "onnx_model",
-                                                      "onnx_node", "opinfo", "opinfo_grad", "reduced", "torch_mlir"]
+    assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "isolated", "model", "module",
+                                                      "onnx_model", "onnx_node", "opinfo", "opinfo_grad", "reduced",
+                                                      "torch_mlir"]

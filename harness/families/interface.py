@@ -141,6 +141,9 @@ class Family:
         programs this family runs as cases: the reducer writes each candidate of a program of that
         kind as a case of this family, with the params the kind's default graph writes (at most one
         installed family per kind). None: the family runs no reducer's candidates.
+      `isolates`: for `python -m harness isolate`: a program kind ("torch") whose ops, cut out with
+        the float64 reference values of their arguments (harness.isolate.reference), this family
+        runs as cases (at most one installed family per kind). None: it runs no isolated ops.
       `fuzz_space`: for `python -m harness fuzz`: "package.module:NAME" of the family's FuzzSpace.
         None: the family is not fuzzed.
     """
@@ -162,9 +165,11 @@ class Family:
     graph: str | None = None
     fuzz_space: str | None = None
     reruns: str | None = None
+    isolates: str | None = None
 
     def __post_init__(self) -> None:
-        kinds = {"program": self.program, **({"reruns": self.reruns} if self.reruns is not None else {})}
+        tools = {"reruns": self.reruns, "isolates": self.isolates}
+        kinds = {"program": self.program, **{field: kind for field, kind in tools.items() if kind is not None}}
         for field, kind in kinds.items():
             if kind not in PROGRAM_KINDS:
                 raise ValueError(f"family {self.name}: {field} {kind!r} is not one of {', '.join(PROGRAM_KINDS)}")

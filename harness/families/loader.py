@@ -33,6 +33,17 @@ DISTRIBUTION = "torch-backend-e2e"   # whose entry points are the built-in famil
 _from_entry_points: dict[str, Family] | None = None   # loaded once per process
 
 
+def serving_family(tool: str, kind: str) -> Family:
+    """The one installed family that runs what a tool cuts out of a program of this kind: `tool`
+    is the Family field that says so ("reruns" for reduce, "isolates" for isolate)."""
+    found = [family for family in entry_point_families().values() if getattr(family, tool) == kind]
+    if len(found) != 1:
+        names = ", ".join(family.name for family in found) or "none"
+        raise HarnessInputError("the installed families", f"{len(found)} of them declare {tool}={kind!r} ({names})",
+                                f"install exactly one with Family.{tool}={kind!r} (the built-in ones do)")
+    return found[0]
+
+
 def entry_point_families() -> dict[str, Family]:
     """The families of every installed package's entry points, the built-in ones first."""
     global _from_entry_points

@@ -27,7 +27,7 @@ def isolate_command(args: argparse.Namespace) -> int:
     project = args.project   # harness.cli gives every command that takes the project its Project
     case = project.find_case(args.case, args.report)
     config = project.config(args.backend)
-    out = args.out or bundle_path(Path("isolated"), config.name, case.id)
+    out = args.out or bundle_path(Path("isolation"), config.name, case.id)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -77,7 +77,7 @@ def add_isolate_command(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--backend", required=True, help="the backend it mismatches on")
     sub.add_argument("--report", type=Path, help="a JSON report holding the case (its params are read there)")
     sub.add_argument("--out", type=Path, help="the folder for the ops' programs and the culprits' repro bundles "
-                                              "(default isolated/<backend>/<case>)")
+                                              "(default isolation/<backend>/<case>)")
     sub.add_argument("--format", choices=("text", "json"), default="text",
                      help="json: {case, backend, culprits: [{op, node, module, error, eager_error, shapes, dtypes, "
                           "bundle}, ...], seconds, ...}")

@@ -5,7 +5,7 @@ harness.isolate.command). Controller side: it imports no torch.
 2. `python -m harness.isolate.reference`, a process of its own with a timeout, builds the case,
    exports it, runs it at float64 and at the case's dtype keeping every value, and writes one
    one-op program per candidate op, fed the float64 reference values of its arguments.
-3. The ops go to the backend as cases of the tool's `isolated` family (harness.families.isolated)
+3. The ops go to the backend as cases of the family that isolates PyTorch ops (Family.isolates)
    on the harness's workers (harness.controller.workers, Role.ISOLATE): the backend's `compile`
    and `run` as for any case, the case's timeout, a crash or hang a result like any other. All
    ops go in one program, one compile; a batch that fails to compile or run is split in halves,
@@ -35,7 +35,7 @@ from harness.controller.bundles import write_readme
 from harness.controller.run_case import run_case
 from harness.controller.workers import Role, case_workers, worker_environment
 from harness.errors import HarnessInputError
-from harness.families.isolated import ISOLATED
+from harness.families.loader import serving_family
 from harness.installation.executables import python_command
 from harness.isolate import failure_line
 from harness.isolate.prefix import first_divergent_prefix
@@ -44,7 +44,7 @@ from harness.project import Project
 from harness.project_files.configs import BackendConfig
 from harness.protocol import CaseResult
 
-NOTES_KEY = "isolate"     # harness.families.isolated.build.OpGolden's figures in a result's notes
+NOTES_KEY = "isolate"     # where the isolating family's golden puts its figures in a result's notes
 BATCH_OPS = 256           # ops per program at most: one compile of a whole model's ops stays bounded
 REFERENCE_TIMEOUT_TIMES = 4   # the reference process's timeout, in case timeouts (it builds and runs twice)
 MOST_BUNDLES = 10         # distinct culprit ops that get a repro bundle, the most likely first
@@ -158,7 +158,8 @@ class Isolation:
         name = f"{self.case.id}/{ops[0]['node']}" + (f"-and-{len(ops) - 1}-more" if len(ops) > 1 else "")
         self.compiles += 1
         settings = self.project.settings
-        return run_case(self.workers.pool, ISOLATED.case(name, params, timeout=self.timeout), ISOLATED, self.backend,
+        family = serving_family("isolates", "torch")
+        return run_case(self.workers.pool, family.case(name, params, timeout=self.timeout), family, self.backend,
                         given_timeout=settings.case_timeout, memory_limit_mb=settings.memory_limit_mb,
                         bundle=bundle, rerun=rerun)
 

@@ -3,7 +3,7 @@ off alone): the program's prefixes, each up to a candidate op and returning ever
 reads, are run on the backend and judged as the ops are; a bisection over the ops' order finds the
 first prefix whose results diverge, assuming that a prefix longer than a divergent one diverges
 too (an error does not heal downstream). Each prefix is written by the reference process
-(harness.isolate.reference with "prefix") and run as one more op of the `isolated` family.
+(harness.isolate.reference with "prefix") and run as one more op of the isolating family (Family.isolates).
 Controller side: it imports no torch."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A prefix of a case's exported program, for the cut of `python -m harness isolate` (imports
 torch; written by harness.isolate.reference when asked for one): every node up to a boundary op,
 in the graph's order, fed the program's own inputs, returning each floating value the rest of the
-program reads (or the program returns). It is written as an op's folder is, so the `isolated`
+program reads (or the program returns). It is written as an op's folder is, so the isolating
 family runs it as one more op: model.py (its weights as constants), inputs.pt (the program's
 inputs) and references.pt (the boundary values at float64, and at the case's dtype: eager's).
 """

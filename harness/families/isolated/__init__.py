@@ -1,8 +1,8 @@
 """The `isolated` family: the sub-programs `python -m harness isolate` hands a backend, each a batch
 of ops cut out of a case's program, every op fed the float64 reference values of its arguments
-(harness.isolate.reference writes one folder per op). It is the tool's own: not an entry point,
-never collected by pytest; harness.isolate.engine hands it to the workers with each case. Pure
-Python; the builder lives in .build. The params:
+(harness.isolate.reference writes one folder per op). It is installed as every family is, and
+says it runs the isolated ops of PyTorch programs (Family.isolates), so the tool finds it in the
+registry; no case module holds its cases. Pure Python; the builder lives in .build. The params:
 
     ops         the ops' folders (model.py, inputs.pt, references.pt each), in the program's order
     dtype       the dtype of the case the ops come from (its tolerance)
@@ -40,4 +40,6 @@ def validate(params: Mapping[str, Any]) -> dict:
 
 
 ISOLATED = Family(name="isolated", validate=validate, builder="harness.families.isolated.build:build",
-                  reduction_sizes=lambda params: dict(params["reductions"]), path_params=("ops",))
+                  reduction_sizes=lambda params: dict(params["reductions"]), path_params=("ops",), isolates="torch")
+
+FAMILIES = [ISOLATED]
