@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -35,6 +36,16 @@ if __name__ == "__main__":
     for output in Model()(*example_inputs()):
         print(output)
 '''
+
+
+def literal(value: Any) -> Any:
+    """A value as a graph's constant: a symbolic size (of an exported program's dynamic dims) as
+    the number it stands for in this run, inside lists and tuples too."""
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return value.node.hint
+    if isinstance(value, (list, tuple)):
+        return type(value)(literal(v) for v in value)
+    return value
 
 
 def write_model(folder: Path, graph: torch.fx.Graph, constants: dict[str, torch.Tensor],

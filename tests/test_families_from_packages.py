@@ -10,6 +10,7 @@ import pytest
 from e2e_support import REPO, run_pytest_with
 from venvs import harness_wheel, pip_install, unactivated_env, venv_with_harness
 
+from harness.entry_points import DISTRIBUTION
 from harness.errors import HarnessInputError
 from harness.families import loader as plugins
 
@@ -168,7 +169,7 @@ def test_without_the_built_in_entry_points_one_line_says_to_reinstall(monkeypatc
 
 def test_the_built_in_families_come_from_the_entry_points():
     points = {p.name: p.value for p in plugins.importlib.metadata.entry_points(group=plugins.ENTRY_POINT_GROUP)
-              if p.dist and p.dist.name == plugins.DISTRIBUTION}
+              if p.dist and p.dist.name == DISTRIBUTION}
     built_in = ("conv", "isolated", "model", "module", "onnx", "opinfo", "reduced", "torch_mlir")
     assert points == {name: f"harness.families.{name}:FAMILIES" for name in built_in}
     assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "isolated", "model", "module",

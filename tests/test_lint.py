@@ -62,7 +62,8 @@ def _built_in_families() -> tuple[list, list]:
     """The built-in entry points of group torch_backend_e2e.families and the families they load."""
     from importlib.metadata import entry_points
 
-    from harness.families.loader import DISTRIBUTION, ENTRY_POINT_GROUP
+    from harness.entry_points import DISTRIBUTION
+    from harness.families.loader import ENTRY_POINT_GROUP
 
     points = [p for p in entry_points(group=ENTRY_POINT_GROUP) if p.dist.name == DISTRIBUTION]
     loaded = [p.load() for p in points]

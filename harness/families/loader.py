@@ -23,12 +23,12 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from harness.entry_points import distribution, installed_entry_points
 from harness.errors import HarnessInputError
 from harness.families.interface import Discovery, Family, Option
 
 ENTRY_POINT_GROUP = "torch_backend_e2e.families"
 INI_KEY = "e2e_families"
-DISTRIBUTION = "torch-backend-e2e"   # whose entry points are the built-in families
 
 _from_entry_points: dict[str, Family] | None = None   # loaded once per process
 
@@ -48,17 +48,9 @@ def entry_point_families() -> dict[str, Family]:
     """The families of every installed package's entry points, the built-in ones first."""
     global _from_entry_points
     if _from_entry_points is None:
-        points = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
-                        key=lambda p: (_distribution(p) != DISTRIBUTION, _distribution(p), p.name))
-        if not any(_distribution(p) == DISTRIBUTION for p in points):
-            raise HarnessInputError(f"entry points of group {ENTRY_POINT_GROUP}",
-                                    f"none of {DISTRIBUTION}'s built-in families is installed (an install older "
-                                    "than them, or the source tree on the path alone)",
-                                    "pip install -e . again in the checkout (or install the package)")
         table: dict[str, Family] = {}
-        for point in points:
-            where = f"entry point {point.name} = {point.value} of {_distribution(point)} (group {ENTRY_POINT_GROUP})"
-            _register(table, _loaded(point.load, where, f"fix {_distribution(point)} or uninstall it"), where)
+        for point, where in installed_entry_points(ENTRY_POINT_GROUP, "families"):
+            _register(table, _loaded(point.load, where, f"fix {distribution(point)} or uninstall it"), where)
         _from_entry_points = table
     return dict(_from_entry_points)
 
@@ -150,10 +142,6 @@ def worker_env(families: Mapping[str, Family]) -> dict[str, str]:
                 raise HarnessInputError(f"family {family.name}", f"its workers need {name}={value}, another "
                                         f"family's need {name}={env[name]}", "run the two families separately")
     return env
-
-
-def _distribution(point: importlib.metadata.EntryPoint) -> str:
-    return point.dist.name if point.dist else "an unknown distribution"
 
 
 def _import_entry(entry: str, rootdir: Path) -> Any:

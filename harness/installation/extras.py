@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-DISTRIBUTION = "torch-backend-e2e"
+from harness.entry_points import DISTRIBUTION
+
 CHECKOUT = Path(__file__).resolve().parents[2]   # the folder above harness/: a checkout's root, or site-packages
 
 

@@ -162,21 +162,13 @@ def one_op_graph(node: torch.fx.Node, runs: ExportedRuns) -> tuple[torch.fx.Grap
             env[argument] = graph.placeholder(argument.name)
             inputs.append((argument.name, runs.at_float64[argument].to(at_dtype.dtype)))
         else:   # a size or scalar the program computed: a literal
-            env[argument] = _literal(at_dtype)
+            env[argument] = graph_source.literal(at_dtype)
     copied = graph.node_copy(node, lambda a: env[a])
     positions = result_positions(node, runs.at_dtype[node])
     results = [copied if p is None else graph.call_function(operator.getitem, (copied, p)) for p in positions]
     graph.output(tuple(results))
     names = [node.name if p is None else f"{node.name}.{p}" for p in positions]
     return graph, inputs, names
-
-
-def _literal(value: Any) -> Any:
-    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-        return value.node.hint
-    if isinstance(value, (list, tuple)):
-        return type(value)(_literal(v) for v in value)
-    return value
 
 
 def module_stack(node: torch.fx.Node) -> list[tuple[str, str]]:

@@ -145,7 +145,7 @@ class TorchGraph:
                 env[node] = graph.placeholder(node.name)
                 inputs.append((node.name, value))
             else:   # a size or a scalar the program computed: a literal now
-                env[node] = _literal(value)
+                env[node] = graph_source.literal(value)
         for node in self.graph.nodes:
             if node in kept_nodes:
                 env[node] = graph.node_copy(node, lambda arg: env[arg])
@@ -190,14 +190,6 @@ def _dynamic_dims(dynamic_shapes: Any) -> dict[int, list[int]]:
     if not dynamic_shapes:
         return {}
     return {i: sorted(int(d) for d in dims) for i, dims in enumerate(dynamic_shapes) if dims}
-
-
-def _literal(value: Any) -> Any:
-    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-        return value.node.hint
-    if isinstance(value, (list, tuple)):
-        return type(value)(_literal(v) for v in value)
-    return value
 
 
 def _returns_tensors(value: Any) -> bool:

@@ -15,12 +15,12 @@ import importlib.metadata
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
+from harness.entry_points import distribution, installed_entry_points
 from harness.errors import HarnessInputError
 from harness.files import write_text_atomically, writing
 from harness.settings import Declared, output_file
 
 ENTRY_POINT_GROUP = "torch_backend_e2e.report_formats"
-DISTRIBUTION = "torch-backend-e2e"   # whose entry points are the built-in formats
 
 Links = Mapping[tuple[str, str], tuple[str, str]]   # (backend, signature) -> (link, text)
 
@@ -86,26 +86,19 @@ def report_formats() -> dict[str, ReportFormat]:
     """Every installed format by name, the built-in ones first; a broken entry point is one error line."""
     global _loaded
     if _loaded is None:
-        points = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
-                        key=lambda p: (_distribution(p) != DISTRIBUTION, _distribution(p), p.name))
-        if not any(_distribution(p) == DISTRIBUTION for p in points):
-            raise HarnessInputError(f"entry points of group {ENTRY_POINT_GROUP}",
-                                    f"none of {DISTRIBUTION}'s built-in report formats is installed",
-                                    "pip install -e . again in the checkout (or install the package)")
         table: dict[str, ReportFormat] = {}
-        for point in points:
-            _register(table, point)
+        for point, where in installed_entry_points(ENTRY_POINT_GROUP, "report formats"):
+            _register(table, point, where)
         _loaded = table
     return dict(_loaded)
 
 
-def _register(table: dict[str, ReportFormat], point: importlib.metadata.EntryPoint) -> None:
-    where = f"entry point {point.name} = {point.value} of {_distribution(point)} (group {ENTRY_POINT_GROUP})"
+def _register(table: dict[str, ReportFormat], point: importlib.metadata.EntryPoint, where: str) -> None:
     try:
         loaded = point.load()
     except Exception as e:   # any error of another package's module: one line naming the entry point
         raise HarnessInputError(where, f"does not load ({type(e).__name__}: {e})",
-                                f"fix {_distribution(point)} or uninstall it") from None
+                                f"fix {distribution(point)} or uninstall it") from None
     if not isinstance(loaded, ReportFormat):
         raise HarnessInputError(where, f"is a {type(loaded).__name__}, not a ReportFormat",
                                 "name a harness.api.ReportFormat")
@@ -113,10 +106,6 @@ def _register(table: dict[str, ReportFormat], point: importlib.metadata.EntryPoi
         raise HarnessInputError(where, f"registers the format {loaded.name!r} a second time",
                                 "rename one of the two formats")
     table[loaded.name] = loaded
-
-
-def _distribution(point: importlib.metadata.EntryPoint) -> str:
-    return point.dist.name if point.dist is not None else ""
 
 
 def write_reports(report: dict, paths: Mapping[str, Path], context: ReportContext,
