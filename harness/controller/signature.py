@@ -39,8 +39,8 @@ _NORMALISERS = [
     (re.compile(r"%[\w.$-]+(?::\d+)?"), "%N"),                   # SSA values
     (re.compile(r"(?<=<)(?:(?:\d+|\?)x)+(?=[a-z])"), "...x"),   # tensor<4x?x3xf32> -> tensor<...xf32>:
                                                                   # the rank, like the sizes, varies with the case
-    (re.compile(r"(?<![\w.#])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?=x eager's)"), "N"),  # the ratio rule's
-                                                                  # "(2.43e+03x eager's ...)": a number, as the rest
+    (re.compile(r"(?<![\w.#])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?=x(?:\s|$))"), "N"),  # a multiplier, "2.43e+03x
+                                                                  # eager's": a number (a 4x4 shape is not one)
     (re.compile(r"(?<![\w.#])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w|\.\d)"), "N"),
     (re.compile(r"\s+"), " "),
 ]
