@@ -62,6 +62,7 @@ class Record:
     perf: dict[str, Any] | None = None   # --perf's figures (harness.worker.timing); None: not timed
     expected_phase: Phase | None = None  # the phase the expectation entry names; None: no entry, or it names none
     rerun_command: str | None = None     # the command that runs it again from anywhere (harness.rerun)
+    isolation: dict[str, Any] | None = None   # with --isolate, a mismatch's culprit ops (harness.plugin.isolation)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -100,7 +101,7 @@ class Record:
                    flaky=bool(data.get("flaky", False)), phase_cpu_s=dict(data.get("phase_cpu_s") or {}),
                    phase_peak_mb=dict(data.get("phase_peak_mb") or {}), sizes=dict(data.get("sizes") or {}),
                    perf=data.get("perf"), expected_phase=_phase(data.get("expected_phase")),
-                   rerun_command=data.get("rerun_command"))
+                   rerun_command=data.get("rerun_command"), isolation=_isolation(data.get("isolation")))
 
     @property
     def what_it_tests(self) -> str:
@@ -110,6 +111,12 @@ class Record:
     @property
     def rerun(self) -> str:
         return self.rerun_command or repro_command(self.backend, self.nodeid, self.expected)
+
+
+def _isolation(value: Any) -> dict[str, Any] | None:
+    if value is not None and not (isinstance(value, Mapping) and isinstance(value.get("culprits", []), list)):
+        raise ValueError("its isolation is not an object with a list of culprits")
+    return None if value is None else dict(value)
 
 
 def _phase(value: str | None) -> Phase | None:

@@ -207,6 +207,9 @@ class Settings:
         None, "--durations-from", "run the longest cases first, by the durations in this JSON report or "
         "pytest-split durations file (default under xdist: the --report-json file of the last run, if any)",
         path=True, metavar="PATH")
+    isolate: bool = setting(False, "--isolate", "isolate each case that fails as a mismatch to the ops that make it "
+                            "(python -m harness isolate's search, on the run's workers): the reports name them",
+                            action="store_true")
     perf: bool = setting(False, "--perf", "time every case that passes against eager, in the worker that "
                          "compiled it (docs/how-to/performance.md)", action="store_true")
     perf_rounds: int = setting(

@@ -15,6 +15,8 @@ Tables:
   timings       every timed result (--perf): its threads, speedup over eager with its interval, and
                 both medians; `runs.machine` says where it was timed
   sizes         every result's size figures (ops per stage, artifact bytes), one row per figure
+  culprits      every culprit op of a mismatch isolated with --isolate: its rank, module path and
+                error over eager's
   state         per (case, backend), what the status needs, kept up to date at each ingest (a
                 year of nightlies holds 77 million results; no view scans them): its last and
                 previous result, where its current pass/fail streak began, the first run that
@@ -81,6 +83,10 @@ MIGRATIONS: list[list[str]] = [
                low DOUBLE, high DOUBLE, compiled_s DOUBLE, eager_s DOUBLE)""",
         'CREATE TABLE sizes (seq INTEGER, "case" VARCHAR, backend VARCHAR, name VARCHAR, value BIGINT)',
     ],
+    [   # 4: the culprit ops of a mismatch isolated with --isolate
+        """CREATE TABLE culprits (seq INTEGER, "case" VARCHAR, backend VARCHAR, rank INTEGER, op VARCHAR,
+               module VARCHAR, ratio DOUBLE)""",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -89,7 +95,8 @@ RESULT_STRUCT = ('STRUCT("case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase
                  'expected VARCHAR, verdict VARCHAR, duration_s DOUBLE, attempts JSON, flaky BOOLEAN, '
                  'phase_durations MAP(VARCHAR, DOUBLE), phase_peak_mb MAP(VARCHAR, DOUBLE), '
                  'sizes MAP(VARCHAR, BIGINT), perf STRUCT(threads INTEGER, speedup STRUCT(value DOUBLE, low DOUBLE, '
-                 'high DOUBLE), compiled STRUCT(median DOUBLE), eager STRUCT(median DOUBLE)))[]')
+                 'high DOUBLE), compiled STRUCT(median DOUBLE), eager STRUCT(median DOUBLE)), '
+                 'isolation STRUCT(culprits STRUCT(op VARCHAR, module VARCHAR, ratio DOUBLE)[]))[]')
 # A result's compile cost: its phases from export to compile (an eager result has none of them).
 COMPILE_SQL = f"list_sum([coalesce(r.phase_durations[p], 0) for p in {list(COMPILE_COST_PHASES)}])"
 HEADER_COLUMNS = {"schema_version": "INTEGER", "run_id": "VARCHAR", "created": "DOUBLE", "complete": "BOOLEAN",
@@ -190,6 +197,11 @@ class HistoryStore:
             INSERT INTO sizes SELECT seq, "case", backend, unnest(map_keys(sizes)), unnest(map_values(sizes))
             FROM (SELECT seq, r."case" AS "case", r.backend AS backend, r.sizes AS sizes FROM incoming
                   WHERE cardinality(r.sizes) > 0)""")
+        self.db.execute("""
+            INSERT INTO culprits SELECT seq, "case", backend, rank, c.op, c.module, c.ratio
+            FROM (SELECT seq, r."case" AS "case", r.backend AS backend, unnest(r.isolation.culprits) AS c,
+                         generate_subscripts(r.isolation.culprits, 1) AS rank
+                  FROM incoming WHERE len(r.isolation.culprits) > 0)""")
         self.db.execute("DROP TABLE incoming")
         chosen = list(seqs.values())
         self.db.execute(f"""INSERT INTO tallies

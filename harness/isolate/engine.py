@@ -33,7 +33,7 @@ from harness.bundle_layout import bundle_path
 from harness.case_data import Case
 from harness.controller.bundles import write_readme
 from harness.controller.run_case import run_case
-from harness.controller.workers import Role, case_workers, worker_environment
+from harness.controller.workers import CaseWorkers, Role, case_workers, worker_environment
 from harness.errors import HarnessInputError
 from harness.families.loader import serving_family
 from harness.installation.executables import python_command
@@ -54,13 +54,15 @@ class Isolation:
     """One case's isolation on one backend; `run` returns what the command prints as JSON."""
 
     def __init__(self, case: Case, project: Project, backend: BackendConfig, out: Path, log: TextIO = sys.stderr,
-                 flags: tuple[str, ...] = ()):
-        """flags: the project's settings as typed on the command line, for the rerun command."""
+                 flags: tuple[str, ...] = (), workers: CaseWorkers | None = None):
+        """flags: the project's settings as typed on the command line, for the rerun command.
+        workers: a run's own (pytest --isolate), borrowed and left running; by default its own."""
         self.case, self.project, self.backend, self.out, self.log_stream = case, project, backend, out, log
         self.flags = flags
         self.family = project.families[case.family]
         self.started = time.monotonic()
-        self.workers = None
+        self.borrowed = workers
+        self.workers = workers
         self.compiles = 0
         self.figures: dict[str, dict] = {}     # op node -> its figures, from a batch that ran
         self.failures: dict[str, str] = {}     # op node -> why the backend could not run it alone
@@ -68,14 +70,15 @@ class Isolation:
     def log(self, message: str) -> None:
         print(f"[{time.monotonic() - self.started:6.1f}s] {message}", file=self.log_stream, flush=True)
 
-    def run(self) -> dict:
+    def run(self, mismatch: CaseResult | None = None) -> dict:
+        """mismatch: the case's result, when a run has it already (else the case runs first)."""
         if self.family.program != "torch":
             raise HarnessInputError(self.case.id, f"its program is an ONNX model (family {self.family.name}): "
                                     "isolate takes PyTorch programs only, for now")
-        self.workers = case_workers(self.project, [self.backend], Role.ISOLATE)
+        self.workers = self.borrowed or case_workers(self.project, [self.backend], Role.ISOLATE)
         try:
             self.timeout = self.workers.timeout(self.case, self.backend)
-            self._check_mismatch()
+            self._check_mismatch(mismatch or self.workers.run(self.case, self.backend))
             reference = self._reference()
             ops = reference["ops"]
             self.ops_by_node = {op["node"]: op for op in ops}
@@ -88,7 +91,8 @@ class Isolation:
                 cut = first_divergent_prefix(self, ops)
             self._bundles(culprits)
         finally:
-            self.workers.close()
+            if self.borrowed is None:
+                self.workers.close()
         by_node = self.ops_by_node
         return {"case": self.case.id, "backend": self.backend.name, "culprits": culprits,
                 "failed_ops": [{"op": by_node[n]["op"], "node": n, "module": by_node[n]["module"], "failure": why}
@@ -98,8 +102,7 @@ class Isolation:
 
     # ---- 1. the case must fail as a mismatch
 
-    def _check_mismatch(self) -> None:
-        result = self.workers.run(self.case, self.backend)
+    def _check_mismatch(self, result: CaseResult) -> None:
         if result.outcome is Outcome.PASSED:
             raise HarnessInputError(self.case.id, f"passes on {self.backend.name}: nothing to isolate")
         if result.outcome is not Outcome.MISMATCH:

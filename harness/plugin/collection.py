@@ -9,6 +9,7 @@ import pytest
 
 from harness.case_data import Case
 from harness.outcomes import Expected, Verdict
+from harness.plugin.isolation import isolation_of
 from harness.plugin.state import RUNNER
 
 OUTER_GUARD_SLACK = 360.0  # pytest-timeout's limit over a case's own timeout: worker start-up and reporting
@@ -67,7 +68,9 @@ class CaseItem(pytest.Item):
         self.record: dict | None = None
 
     def runtest(self) -> None:
-        record = self.config.stash[RUNNER].run(self.case, self.backend, self._address())
+        runner = self.config.stash[RUNNER]
+        record = runner.run(self.case, self.backend, self._address())
+        record.isolation = isolation_of(runner, self.case, record)
         self.record = record.to_json()
         # Plain strings: xdist sends user_properties to the controller, and execnet sends no enums.
         phase = record.phase.value if record.phase else ""

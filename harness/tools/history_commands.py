@@ -36,14 +36,17 @@ def ingest(args: argparse.Namespace) -> None:
 def history_json(store, include_passing: bool = False) -> str:
     """`history show --format=json`: the runs, the cases' statuses, the speed and size changes."""
     from harness.history import status
+    from harness.history.culprit_groups import culprit_groups
     from harness.history.perf_changes import perf_changes, size_changes
 
     return json.dumps({"runs": status.runs(store), "cases": status.case_statuses(store, include_passing),
-                       "performance": perf_changes(store), "sizes": size_changes(store)}, indent=1)
+                       "performance": perf_changes(store), "sizes": size_changes(store),
+                       "culprits": culprit_groups(store)}, indent=1)
 
 
 def show(args: argparse.Namespace) -> None:
     from harness.history import status
+    from harness.history.culprit_groups import culprit_groups
     from harness.history.perf_changes import perf_changes, size_changes
     from harness.history.store import open_history
 
@@ -54,7 +57,7 @@ def show(args: argparse.Namespace) -> None:
             from harness.views.history_text import history_text
 
             print(history_text(status.runs(store), status.case_statuses(store), perf_changes(store),
-                               size_changes(store)))
+                               size_changes(store), culprit_groups(store)))
         if args.html:
             from harness.views.history_html import render_history_html
 

@@ -10,8 +10,9 @@ SHOWN = 50   # rows per section; --format=json lists them all
 
 
 def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]], performance: Sequence[dict[str, Any]] = (),
-                 sizes: Sequence[dict[str, Any]] = ()) -> str:
-    """What changed: correctness by status, then speed (harness.history.perf_changes) and sizes."""
+                 sizes: Sequence[dict[str, Any]] = (), culprits: Sequence[dict[str, Any]] = ()) -> str:
+    """What changed: correctness by status, then speed (harness.history.perf_changes) and sizes, then
+    the mismatches by culprit op (harness.history.culprit_groups)."""
     if not runs:
         return "no runs recorded yet"
     latest = runs[-1]
@@ -19,7 +20,8 @@ def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]], perfor
              f"{when(latest['created'])}: {latest['command'] or latest['source']}"]
     sections = [(title, [row(c) for c in cases if c["status"] == status]) for status, title in SECTIONS]
     sections += [("slower or faster than the runs before (--perf)", [perf_row(c) for c in performance]),
-                 ("size figures changed", [size_row(c) for c in sizes])]
+                 ("size figures changed", [size_row(c) for c in sizes]),
+                 ("mismatches by culprit op (--isolate; their latest results)", [culprit_row(g) for g in culprits])]
     for title, rows in sections:
         if rows:
             lines += ["", f"{title} ({len(rows)})", *table(rows[:SHOWN])]
@@ -39,6 +41,14 @@ def perf_row(change: dict[str, Any]) -> list[str]:
 def size_row(change: dict[str, Any]) -> list[str]:
     return [f"run {change['run']}", change["backend"], change["case"],
             f"{change['name']} {change['before']} -> {change['after']} (run {change['previous']} -> {change['run']})"]
+
+
+def culprit_row(group: dict[str, Any]) -> list[str]:
+    results = group["results"]
+    first = results[0]
+    example = f"e.g. {first['case']} on {first['backend']}" + (f" ({first['module']})" if first["module"] else "")
+    more = f" and {len(results) - 1} more" if len(results) > 1 else ""
+    return [group["op"], f"{len(results)} result{'s' * (len(results) > 1)}", example + more]
 
 
 def when_text(case: dict[str, Any], flaky: str = "") -> str:

@@ -10,6 +10,7 @@ interrupted), a summary table per backend, then
   - Unexpected passes, grouped by the expectation entry to delete or narrow;
   - Crash-set entries that now pass (or fail without crashing), or how many were not attempted;
   - Stale expectations: an entry's case failed, but in another phase than the entry names;
+  - Isolated mismatches (--isolate): each one's culprit ops, with their module paths;
   - Expectation files that would make this run match: each proposed file, ready to paste.
 Sections with nothing in them are left out; a clean run reads "All N results as expected".
 Every case line carries the command that reruns it and, when there is one, its repro bundle.
@@ -25,6 +26,7 @@ from typing import Mapping
 
 from harness.outcomes import Expected, Outcome, Verdict
 from harness.record import Record
+from harness.views.culprit_lines import isolation_markdown
 from harness.views.formats import ReportContext, ReportFormat
 from harness.views.grouping import by_signature, family_of, signature_of, subject_families
 from harness.views.markdown_history import history_sections
@@ -64,6 +66,7 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
     out += _unexpected_passes(records)
     out += _crash_set(records, environment)
     out += _stale(records)
+    out += isolation_markdown(records)
     out += _by_subject(records)
     out += _phase_times(records)
     out += speed_markdown(records)

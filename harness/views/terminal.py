@@ -1,13 +1,14 @@
 """The lit-style terminal summary: counts per backend, then the unexpected results grouped by
-signature (one bug, one line, however many cases it fails), and each unexpected pass with the
-expectation entry to delete. The `summary` report format: pytest's "e2e summary", and a file
-with `--report-summary=PATH`."""
+signature (one bug, one line, however many cases it fails), each unexpected pass with the
+expectation entry to delete, and the culprit ops of each mismatch isolated with --isolate. The
+`summary` report format: pytest's "e2e summary", and a file with `--report-summary=PATH`."""
 from __future__ import annotations
 
 import collections
 
 from harness.outcomes import Outcome, Verdict
 from harness.record import Record
+from harness.views.culprit_lines import isolated, isolation_line
 from harness.views.formats import ReportContext, ReportFormat
 from harness.views.grouping import signature_of
 from harness.views.speed import backend_speeds, speed_line
@@ -28,6 +29,17 @@ def terminal_lines(records: list[Record]) -> list[str]:
     lines += _failure_groups([r for r in ordered if r.verdict is Verdict.UNEXPECTED_FAILURE and not r.flaky])
     lines += [f"UNEXPECTED_PASS: {r.case} on {r.backend}: delete the entry at {r.expectation_source} "
               f"(or narrow its id)" for r in ordered if r.verdict is Verdict.UNEXPECTED_PASS]
+    return lines + _isolations(records)
+
+
+def _isolations(records: list[Record]) -> list[str]:
+    """Each isolated mismatch (--isolate) and its culprit ops."""
+    chosen = isolated(records)
+    lines = [f"isolated mismatches: {len(chosen)}"] if chosen else []
+    for r in chosen:
+        lines.append(f"  {r.case} on {r.backend}: {isolation_line(r.isolation)}")
+        if r.isolation.get("folder"):
+            lines.append(f"      details: {r.isolation['folder']}")
     return lines
 
 

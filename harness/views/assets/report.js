@@ -223,6 +223,34 @@
     return b;
   }
 
+  // --isolate's findings: each distinct culprit op once, its most likely node's module, how far off.
+  function culprits(iso) {
+    section("Culprit ops (--isolate)");
+    if (iso.error) { dBody.appendChild(el("div", "muted", "not isolated: " + iso.error)); return; }
+    var seen = new Map();
+    (iso.culprits || []).forEach(function (c) {
+      var first = seen.get(c.op);
+      if (first) first.places += 1; else seen.set(c.op, {c: c, places: 1});
+    });
+    if (!seen.size) {
+      var failed = iso.failed_ops || [];
+      dBody.appendChild(el("div", "muted", failed.length ? "no op is off alone; the backend fails " + failed[0].op +
+                           " alone: " + failed[0].failure : iso.cut || "no op is off alone"));
+      return;
+    }
+    var t = el("table", "kvt");
+    seen.forEach(function (v) {
+      var tr = t.insertRow(), c = v.c;
+      tr.appendChild(el("td", null, c.op));
+      tr.appendChild(el("td", null, (c.module || "(the program)") + (v.places > 1 ? "  (" + v.places + " nodes)" : "")));
+      tr.appendChild(el("td", null, c.ratio === null || c.ratio === undefined ? "eager's error 0" :
+                        Number(c.ratio).toPrecision(3) + "x eager's error"));
+      tr.appendChild(el("td", null, c.bundle || ""));
+    });
+    dBody.appendChild(t);
+    if (iso.folder) dBody.appendChild(el("div", "muted", "details: " + iso.folder));
+  }
+
   function open(i, scroll) {
     var r = recs[i];
     if (!r) return;
@@ -296,6 +324,8 @@
     var tags = full(r, "tags");
     row("tags", tags && tags.length ? tags.join(", ") : null);
     dBody.appendChild(dl);
+
+    if (r.isolation) culprits(r.isolation);
 
     var msg = messages[r.m] || "";
     var wrapBtn = el("button", null, "no wrap");
