@@ -44,6 +44,7 @@ from harness.project import Project, add_tool_arguments, tool_arguments
 from harness.project_files.configs import missing_requirement
 from harness.record import Record
 from harness.reduce.command import add_reduce_command
+from harness.tools.cache_commands import add_cache_commands
 from harness.tools.history_commands import add_history_commands
 from harness.tools.perf_commands import add_perf_commands
 from harness.tools.report_diff import diff_markdown, diff_reports, diff_text
@@ -230,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(for pre-commit and CI; runs no case)")
     sub.set_defaults(run=check)
     add_history_commands(commands)
+    add_cache_commands(commands)
     add_perf_commands(commands)
     add_reduce_command(commands)
     add_bisect_command(commands)

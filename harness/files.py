@@ -10,6 +10,14 @@ from typing import Any
 from harness.errors import HarnessInputError
 
 
+def user_cache_dir() -> Path:
+    """The harness's folder of the user's cache: $TORCH_BACKEND_E2E_CACHE, else
+    $XDG_CACHE_HOME/torch-backend-e2e, else ~/.cache/torch-backend-e2e."""
+    if os.environ.get("TORCH_BACKEND_E2E_CACHE"):
+        return Path(os.environ["TORCH_BACKEND_E2E_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "torch-backend-e2e"
+
+
 def display_path(path: Path) -> str:
     """A path as the user would type it: relative to the working directory when inside it."""
     relative = os.path.relpath(path)

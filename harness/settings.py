@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness.case_data import is_positive_finite
 from harness.errors import HarnessInputError
+from harness.files import user_cache_dir
 
 DEFAULT_MEMORY_LIMIT_MB = 8192.0  # a runaway case becomes a crashed result, not a machine out of memory
 
@@ -74,6 +75,27 @@ def _positive_seconds(value: float) -> str | None:
 
 def _positive(value: float) -> str | None:
     return None if is_positive_finite(value) else "must be a positive, finite number"
+
+
+CACHE_MODES = ("on", "read", "write", "off")   # harness.stage_cache.entries.CacheMode
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def size(text: str) -> int:
+    """"20G", "500M", "1048576": a size with an optional binary unit (K, M, G, T, an optional "iB" or "B")."""
+    value = str(text).strip().upper().removesuffix("IB").removesuffix("B")
+    number, unit = (value[:-1], value[-1]) if value[-1:] in _SIZE_UNITS else (value, "")
+    try:
+        size = float(number) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise ValueError(f"{text!r} is not a size: give bytes or a number with K, M, G or T (20G)") from None
+    if not is_positive_finite(size):
+        raise ValueError(f"{text!r} must be a positive size")
+    return int(size)
+
+
+def _cache_mode(value: str) -> str | None:
+    return None if value in CACHE_MODES else f"must be one of {', '.join(CACHE_MODES)}"
 
 
 def _not_negative(value: int) -> str | None:
@@ -207,6 +229,15 @@ class Settings:
         None, "--durations-from", "run the longest cases first, by the durations in this JSON report or "
         "pytest-split durations file (default under xdist: the --report-json file of the last run, if any)",
         path=True, metavar="PATH")
+    cache: str = setting("on", "--cache", "the stage cache: on (reuse its entries, write the missing ones), read "
+                         "(reuse, write none), write (compute every stage, refresh its entry), off", ini="e2e_cache",
+                         check=_cache_mode, choices=CACHE_MODES, shared=True)
+    cache_dir: Path = setting(str(user_cache_dir() / "stages"), "--cache-dir", "the stage cache's folder (default: "
+                              "the user's cache folder, ~/.cache/torch-backend-e2e/stages)", ini="e2e_cache_dir",
+                              path=True, shared=True, metavar="DIR")
+    cache_size: int = setting("20G", "--cache-size", "the stage cache's size cap: the least recently used entries go "
+                              "first past it (default 20G)", ini="e2e_cache_size", type=size, shared=True,
+                              metavar="SIZE")
     isolate: bool = setting(False, "--isolate", "isolate each case that fails as a mismatch to the ops that make it "
                             "(python -m harness isolate's search, on the run's workers): the reports name them",
                             action="store_true")

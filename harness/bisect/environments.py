@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import shutil
 import site
 import subprocess
@@ -25,8 +24,9 @@ from packaging.version import Version
 
 from harness.bisect.versions import index_options
 from harness.controller.pool import Interpreter
+from harness.files import user_cache_dir
 
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "torch-backend-e2e" / "bisect"
+DEFAULT_CACHE = user_cache_dir() / "bisect"
 INSTALLED = "installed.json"   # written last: a venv without it is a failed or interrupted install
 
 

@@ -18,14 +18,6 @@ class ManifestError(Exception):
     """The manifest could not be written: the message says why and what to do."""
 
 
-def cache_dir() -> Path:
-    """$TORCH_BACKEND_E2E_CACHE, else $XDG_CACHE_HOME/torch-backend-e2e, else ~/.cache/torch-backend-e2e."""
-    if os.environ.get("TORCH_BACKEND_E2E_CACHE"):
-        return Path(os.environ["TORCH_BACKEND_E2E_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "torch-backend-e2e"
-
-
 @contextlib.contextmanager
 def locked(directory: Path, key: str) -> Iterator[None]:
     """One writer of KEY's manifests; the other collecting processes (xdist workers) wait, then read."""

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.case_data import check_keys
-from harness.families.manifest_cache import ManifestError, cache_dir, run_worker_module
+from harness.families.manifest_cache import ManifestError, run_worker_module
 from harness.families.onnx.params import not_installed, onnx_installed
-from harness.files import display_path, write_text_atomically
+from harness.files import display_path, user_cache_dir, write_text_atomically
 
 FAMILY = "onnx_model"
 PARAM_KEYS = {"model", "inputs", "outputs", "rtol", "atol", "dtype"}
@@ -94,7 +94,7 @@ def checked(model: str, inputs: list[str], outputs: list[str] | None) -> str | N
 
 @functools.cache
 def _cached_check(key: str, request: str) -> str | None:
-    path = cache_dir() / "onnx-model-checks" / f"{key}.json"
+    path = user_cache_dir() / "onnx-model-checks" / f"{key}.json"
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8"))["error"]
     error = _run_check(request)

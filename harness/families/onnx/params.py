@@ -22,7 +22,8 @@ from typing import Any, Mapping
 from harness.case_data import Case, check_keys
 from harness.errors import HarnessInputError
 from harness.families.interface import Discovery
-from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
+from harness.families.manifest_cache import ManifestError, locked, run_lister
+from harness.files import user_cache_dir
 from harness.installation.extras import install_command
 
 FAMILY = "onnx_node"
@@ -119,14 +120,14 @@ def manifest_key() -> str:
 
 def test_dir(name: str) -> Path:
     """Where a test's model.onnx and test_data_set_0 are (the manifest must have been written)."""
-    return cache_dir() / manifest_key() / name
+    return user_cache_dir() / manifest_key() / name
 
 
 @functools.cache
 def manifest() -> dict:
     """{"onnx": version, "tests": {name: {op_type, domain, opset, expanded, rtol, atol, ...}}},
     written first by a worker process when missing."""
-    directory, key = cache_dir(), manifest_key()
+    directory, key = user_cache_dir(), manifest_key()
     path = directory / f"{key}.json"
     with locked(directory, key):
         if not path.exists():
@@ -140,5 +141,5 @@ def _manifest_or_error() -> dict:
         return manifest()
     except (ManifestError, OSError) as e:
         raise HarnessInputError(f"{FAMILY} cases", str(e),
-                                f"set TORCH_BACKEND_E2E_CACHE to a writable directory (now {cache_dir()})"
+                                f"set TORCH_BACKEND_E2E_CACHE to a writable directory (now {user_cache_dir()})"
                                 if isinstance(e, OSError) else "") from None

@@ -6,7 +6,7 @@ harness.families.opinfo.manifest.fingerprint writes it; optional in a cases file
 Ids read `opinfo/<op>/<variant or "default">/<dtype>/<k>` (`opinfo_grad/...` for gradients).
 
 The cases come from a manifest that a worker-side script writes once per torch installation
-(`harness.families.manifest_cache.cache_dir()`/<key>-<dtype>.json, key from torch's version and
+(`harness.files.user_cache_dir()`/<key>-<dtype>.json, key from torch's version and
 location); collection reads it.
 """
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Any, Iterator, Mapping
 
 from harness.case_data import DTYPES, Case, check_keys
 from harness.errors import HarnessInputError
-from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
+from harness.families.manifest_cache import ManifestError, locked, run_lister
+from harness.files import user_cache_dir
 
 MANIFEST_FORMAT = 4
 SIZE_CAP = 1_000_000     # elements over a sample's tensors; only grid_sampler_3d's 5 M sample is above it
@@ -192,7 +193,7 @@ def manifest_key() -> str:
 
 def load_manifests(dtypes: tuple[str, ...], directory: Path | None = None) -> dict[str, dict]:
     """dtype -> manifest, writing the missing ones first (a worker process imports torch for that)."""
-    directory = directory or cache_dir()
+    directory = directory or user_cache_dir()
     key = manifest_key()
     paths = {dtype: directory / f"{key}-{dtype}.json" for dtype in dtypes}
     with locked(directory, key):
@@ -251,7 +252,7 @@ def manifests_for(dtypes: tuple[str, ...]) -> dict[str, dict]:
         return load_manifests(tuple(dtypes))
     except (ManifestError, OSError) as e:
         raise HarnessInputError("opinfo cases", str(e),
-                                f"set TORCH_BACKEND_E2E_CACHE to a writable directory (now {cache_dir()})"
+                                f"set TORCH_BACKEND_E2E_CACHE to a writable directory (now {user_cache_dir()})"
                                 if isinstance(e, OSError) else "") from None
 
 

@@ -22,9 +22,9 @@ from typing import Any, Mapping
 
 from harness.case_data import check_keys
 from harness.errors import HarnessInputError
-from harness.families.manifest_cache import ManifestError, cache_dir, locked, run_lister
+from harness.families.manifest_cache import ManifestError, locked, run_lister
 from harness.families.torch_mlir.manifest import PACKAGE
-from harness.files import display_path
+from harness.files import display_path, user_cache_dir
 
 FAMILY = "torch_mlir"
 MANIFEST_FORMAT = 3
@@ -58,7 +58,7 @@ def manifest_key(suite: Path) -> str:
 
 def load_manifest(suite: Path, directory: Path | None = None) -> dict:
     """The suite's tests, listed once per content; again when a module's missing package has appeared."""
-    directory = directory or cache_dir()
+    directory = directory or user_cache_dir()
     key = manifest_key(suite)
     path = directory / f"{key}.json"
     with locked(directory, key):

@@ -1,0 +1,141 @@
+"""The key of a stage's entry: a hash of everything that determines the stage's output.
+
+    stage_key(stage, source, builds, options)
+
+`source`: the fingerprint of the stage's input (harness.worker fingerprints), or for the first
+stage the case's parameters; `builds`: a digest per package that computes the stage; `options`:
+the backend config's options. The harness's own code is in every key (`build_digest("harness")`),
+so an edit to a family or a backend misses.
+
+A package's build digest is its version and, for the packages whose builds change under one
+version (a compiler its developer rebuilds, the harness itself), the content of its files: a hash
+per file, remembered by size, modification time and inode in a memo file, so that a rerun reads
+only the files that changed (a rebuild that rewrote a library byte for byte still hits). torch's
+12,000 files are left to its version: a build of torch from source carries its commit there."""
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from harness.files import write_text_atomically
+
+FORMAT = 1
+SKIPPED_FOLDERS = {"__pycache__"}
+# Import names whose distribution is named otherwise (tried before the full map).
+DISTRIBUTIONS = {"iree.compiler": ("iree-base-compiler", "iree-compiler"),
+                 "iree.runtime": ("iree-base-runtime", "iree-runtime"), "harness": ("torch-backend-e2e",)}
+
+
+def stage_key(stage: str, source: str, builds: Mapping[str, str], options: Mapping[str, Any]) -> str:
+    text = json.dumps({"format": FORMAT, "stage": stage, "source": source, "builds": dict(builds),
+                       "options": options}, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@functools.cache
+def build_digest(package: str, memo_dir: Path | None = None, files: bool = True) -> str:
+    """The version of the distribution that provides `package` (an import name, "iree.compiler")
+    and, with `files`, the hash of its files' contents (memoised under memo_dir). Computed once per
+    process: a worker sees the build it imported."""
+    version = _version(package)
+    if not files:
+        return version
+    folders = _folders(package)
+    if not folders:
+        return version
+    hashes = _file_hashes(folders, memo_dir / f"{package}.json" if memo_dir else None)
+    return hashlib.sha256(json.dumps([version, hashes], sort_keys=True).encode()).hexdigest()
+
+
+def _version(package: str) -> str:
+    """The distribution's name and version: by the usual names first (the full map of import names
+    to distributions reads every installed distribution's file list, half a second)."""
+    top = package.split(".")[0]
+    usual = [top, top.replace("_", "-"), *DISTRIBUTIONS.get(package, ())]
+    for names in (lambda: usual, lambda: _distributions().get(top, [])):
+        for name in names():
+            with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+                return f"{name}=={importlib.metadata.version(name)}"
+    return "unversioned"
+
+
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
+def _folders(package: str) -> list[Path]:
+    """Where the package's files are, found without importing it (a namespace parent is imported)."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    if spec.submodule_search_locations:
+        return sorted(Path(p) for p in spec.submodule_search_locations)
+    return [Path(spec.origin)] if spec.origin else []
+
+
+def _file_hashes(folders: list[Path], memo_path: Path | None) -> dict[str, str]:
+    """{path: SHA-256} of every file under the folders; a file whose size, time and inode the memo
+    knows is not read again."""
+    memo = _read_memo(memo_path)
+    hashes, fresh = {}, {}
+    for path in _files(folders):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        seen = [stat.st_size, stat.st_mtime_ns, stat.st_ino]
+        known = memo.get(str(path))
+        digest = known[3] if known and known[:3] == seen else _content_hash(path)
+        if digest is None:
+            continue
+        hashes[str(path)] = digest
+        fresh[str(path)] = [*seen, digest]
+    if memo_path is not None and fresh != memo:
+        with contextlib.suppress(OSError):   # a read-only cache folder: the next run reads the files again
+            memo_path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomically(memo_path, json.dumps(fresh))
+    return hashes
+
+
+def _files(folders: list[Path]) -> Iterator[Path]:
+    for folder in folders:
+        if folder.is_file():
+            yield folder
+            continue
+        for root, dirs, names in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
+            for name in sorted(names):
+                if not name.endswith(".pyc"):
+                    yield Path(root) / name
+
+
+def _content_hash(path: Path) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _read_memo(path: Path | None) -> dict[str, list]:
+    if path is None:
+        return {}
+    try:
+        memo = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}   # absent or damaged: every file is read again
+    return memo if isinstance(memo, dict) else {}

@@ -1,0 +1,150 @@
+"""The stage cache's store and keys (harness.stage_cache): entries round-trip under each mode, a
+damaged entry is a miss with one warning, least recently used entries go first past the cap,
+processes writing one key at once never leave a partial entry, and a key changes with each thing
+that determines a stage (a comment added to a file of a package included); `python -m harness
+cache info|clear` and bad settings."""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from e2e_support import python_path_env
+
+from harness.stage_cache.entries import CacheMode, StageCache
+from harness.stage_cache.keys import build_digest, stage_key
+
+KEY = "ab" + "0" * 62
+
+
+def cache(tmp_path: Path, mode: CacheMode = CacheMode.ON, cap: int = 1 << 30) -> tuple[StageCache, list[str]]:
+    warnings: list[str] = []
+    return StageCache(tmp_path / "c", mode, cap, warnings.append), warnings
+
+
+def test_an_entry_comes_back_as_written_with_its_cost(tmp_path):
+    store, warnings = cache(tmp_path)
+    assert store.get(KEY) is None
+    store.put(KEY, b"module {}\n", 1.25)
+    entry = store.get(KEY)
+    assert (entry.payload, entry.seconds, warnings) == (b"module {}\n", 1.25, [])
+
+
+@pytest.mark.parametrize("mode, reads, writes", [
+    (CacheMode.OFF, False, False), (CacheMode.READ, True, False), (CacheMode.WRITE, False, True),
+    (CacheMode.ON, True, True)])
+def test_each_mode_reads_and_writes_as_it_says(tmp_path, mode, reads, writes):
+    cache(tmp_path)[0].put(KEY, b"old", 1.0)
+    store, _ = cache(tmp_path, mode)
+    assert (store.get(KEY) is not None) == reads
+    store.put("cd" + "1" * 62, b"new", 1.0)
+    assert store.path("cd" + "1" * 62).exists() == writes
+
+
+@pytest.mark.parametrize("damage", ["cut", "flipped", "empty", "header"])
+def test_a_damaged_entry_is_a_miss_and_one_warning_then_gone(tmp_path, damage):
+    store, warnings = cache(tmp_path)
+    store.put(KEY, b"x" * 1000, 1.0)
+    path = store.path(KEY)
+    data = path.read_bytes()
+    damaged = {"cut": data[:len(data) // 2], "flipped": data[:-1] + b"y", "empty": b"",
+               "header": b"not json\n" + data.partition(b"\n")[2]}[damage]
+    path.write_bytes(damaged)
+    assert store.get(KEY) is None
+    assert len(warnings) == 1 and "is damaged" in warnings[0] and str(path) in warnings[0]
+    assert not path.exists()
+
+
+def test_past_the_cap_the_least_recently_used_entries_go_first(tmp_path):
+    store, _ = cache(tmp_path, cap=10_000)
+    keys = [f"{i:02d}" + "0" * 62 for i in range(12)]
+    for age, key in enumerate(keys[:11]):
+        store.put(key, b"z" * 1000, 1.0)
+        os.utime(store.path(key), (1000 + age, 1000 + age))
+    store.get(keys[0])   # used now: the newest
+    removed = store.evict()
+    kept = [k for k in keys[:11] if store.path(k).exists()]
+    assert removed == 4 and kept == [keys[0], *keys[5:11]]   # down to 80% of the cap
+    assert store.info()["bytes"] <= 8_000
+
+
+def _writer(root: str, rounds: int) -> None:
+    store = StageCache(Path(root), CacheMode.ON, 1 << 30, print)
+    for i in range(rounds):
+        store.put(KEY, (b"%d" % (i % 7)) * 100_000, 1.0)
+
+
+def test_processes_writing_one_key_at_once_never_leave_a_partial_entry(tmp_path):
+    root = tmp_path / "c"
+    writers = [multiprocessing.get_context("spawn").Process(target=_writer, args=(str(root), 40)) for _ in range(3)]
+    for w in writers:
+        w.start()
+    reader, warnings = StageCache(root, CacheMode.ON, 1 << 30, print), []
+    reader.warn = warnings.append
+    seen = 0
+    while any(w.is_alive() for w in writers):
+        entry = reader.get(KEY)
+        if entry is not None:
+            assert len(entry.payload) in (100_000, 100_000 * 1) and len(set(entry.payload)) == 1
+            seen += 1
+    for w in writers:
+        w.join()
+    assert seen and not warnings and not [p for p in (root / "entries" / "ab").iterdir() if p.name != KEY]
+
+
+def test_a_key_changes_with_each_thing_that_determines_the_stage():
+    base = dict(stage="import", source="f" * 16, builds={"torch_mlir": "1"}, options={"pipeline": "a"})
+    keys = {stage_key(**base)}
+    for change in ({"stage": "lower"}, {"source": "e" * 16}, {"builds": {"torch_mlir": "2"}},
+                   {"options": {"pipeline": "b"}}):
+        keys.add(stage_key(**{**base, **change}))
+    assert len(keys) == 5 and stage_key(**base) in keys
+
+
+def test_a_build_digest_sees_a_comment_but_not_a_touch(tmp_path, monkeypatch):
+    package = tmp_path / "site" / "fake_compiler"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("LOWERING = 1\n")
+    (package / "lib.so").write_bytes(b"\x7fELF" + b"\0" * 5000)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    digest = lambda: build_digest.__wrapped__("fake_compiler", tmp_path / "memo")  # noqa: E731 - uncached
+    first = digest()
+    os.utime(package / "lib.so", (time.time() + 10, time.time() + 10))   # rebuilt byte for byte
+    assert digest() == first
+    (package / "__init__.py").write_text("LOWERING = 1  # a comment\n")
+    assert digest() != first
+    memo = json.loads((tmp_path / "memo" / "fake_compiler.json").read_text())
+    assert sorted(Path(p).name for p in memo) == ["__init__.py", "lib.so"]
+
+
+def harness(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": python_path_env()}, timeout=120)
+
+
+@pytest.mark.e2e
+def test_the_cache_commands_report_and_clear(tmp_path):
+    store, _ = cache(tmp_path)
+    store.put(KEY, b"x" * 2048, 1.0)
+    shown = harness(tmp_path, "cache", "info", "--cache-dir=c", "--cache-size=1M")
+    assert shown.returncode == 0 and shown.stdout.startswith("c: 1 entries, 2.1 KiB of 1.0 MiB, the least recently")
+    figures = json.loads(harness(tmp_path, "cache", "info", "--cache-dir=c", "--format=json").stdout)
+    assert figures["entries"] == 1 and figures["cap_bytes"] == 20 << 30
+    assert harness(tmp_path, "cache", "clear", "--cache-dir=c").stdout == "c: 1 entries removed\n"
+    assert not store.path(KEY).exists()
+
+
+@pytest.mark.e2e
+def test_bad_cache_settings_are_one_line(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\ne2e_cache_size = lots\n")
+    run = harness(tmp_path, "cache", "info")
+    assert run.returncode == 2 and run.stderr.strip().splitlines() == [
+        "error: e2e_cache_size = lots: not a valid size"], run.stderr
+    (tmp_path / "pytest.ini").write_text("[pytest]\ne2e_cache = sometimes\n")
+    run = harness(tmp_path, "cache", "info")
+    assert run.returncode == 2 and "error: e2e_cache = sometimes: must be one of on, read, write, off" in run.stderr
