@@ -3,3 +3,5 @@
 The pytest process (the controller) imports only this package's light modules;
 torch and the compilers are imported by worker processes (see harness.worker).
 """
+
+__version__ = "0.7.0.dev0"   # CHANGELOG.md: the "Unreleased" section's version, until it is released

@@ -30,6 +30,7 @@ import functools
 import sys
 from pathlib import Path
 
+import harness
 from harness import reports
 from harness.bisect.command import add_bisect_command
 from harness.controller.backend_probe import check_backends
@@ -185,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The harness's subcommands and those of the families installed (entry points)."""
     families = entry_point_families()
     parser = argparse.ArgumentParser(prog="python -m harness")
+    parser.add_argument("--version", action="version", version=f"torch-backend-e2e {harness.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     sub = commands.add_parser("table", parents=[tool_arguments()],
