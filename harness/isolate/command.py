@@ -66,10 +66,11 @@ def _errors(culprit: dict) -> str:
     reference = culprit.get("reference", "eager")
     if culprit["error"] is None:
         return f"results of another shape or dtype than {reference}'s"
+    error = f"error {culprit['error']:.3g}" + (" tolerances" if culprit.get("measure") == "tolerances" else "")
     if culprit.get("against", "float64") != "float64":   # an op with no float64 run: its tolerance failed
-        return f"error {culprit['error']:.3g} against {reference}'s results (it has no float64 run), beyond tolerance"
+        return f"{error} against {reference}'s results (it has no float64 run)"
     ratio = f"{culprit['ratio']:.3g}x {reference}'s" if culprit["ratio"] is not None else f"{reference}'s is"
-    return f"error {culprit['error']:.3g} against float64, {ratio} {culprit['eager_error']:.3g}"
+    return f"{error} against float64, {ratio} {culprit['eager_error']:.3g}"
 
 
 def add_isolate_command(commands: argparse._SubParsersAction) -> None:

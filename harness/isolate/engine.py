@@ -51,6 +51,9 @@ BATCH_OPS = 256           # ops per program at most: one compile of a whole mode
 REFERENCE_TIMEOUT_TIMES = 4   # the reference process's timeout, in case timeouts (it builds and runs twice)
 MOST_BUNDLES = 10         # distinct culprit ops that get a repro bundle, the most likely first
 REFERENCE_PROCESSES = {"torch": "harness.isolate.reference", "onnx": "harness.isolate.reference_onnx"}   # by kind
+# What a culprit's errors are against, whose own error it is ranked by, and their measure: a PyTorch
+# op's (RMS errors, eager's), unless the reference process says otherwise (an ONNX node's)
+CULPRIT_DEFAULTS = {"against": "float64", "reference": "eager", "measure": "rms"}
 
 
 class Isolation:
@@ -215,7 +218,7 @@ class Isolation:
                 culprits.append({"op": op["op"], "node": op["node"], "module": op["module"], "source": op["source"],
                                  "error": figures["error"], "eager_error": figures["eager_error"],
                                  "ratio": ratio, "shapes": op["shapes"], "dtypes": op["dtypes"],
-                                 "against": op.get("against", "float64"), "reference": op.get("reference", "eager")})
+                                 **{key: op.get(key, default) for key, default in CULPRIT_DEFAULTS.items()}})
         culprits.sort(key=lambda c: -c["ratio"])
         for culprit in culprits:   # JSON has no infinity: null where eager's error is 0 or a result has no error
             culprit.update({key: None for key in ("error", "ratio") if math.isinf(culprit[key])})
