@@ -3,10 +3,11 @@
     python -m harness isolate CASE --backend NAME [--cases-file FILE | --report REPORT] [--out DIR]
                               [--format text|json]
 
-Each op of the case's PyTorch program runs alone on the backend, fed the float64 reference values
-of its arguments, and is judged against its float64 result relative to eager's own error on the
-same op (harness.isolate.engine); the culprits print ranked, the most likely first, each with its
-module path, source line, errors, input shapes and dtypes, and a repro bundle under DIR.
+Each op of the case's PyTorch program (or node of its ONNX model) runs alone on the backend, fed
+the float64 reference values of its arguments, and is judged against its float64 result relative
+to eager's (onnxruntime's) own error on the same op (harness.isolate.engine); the culprits print
+ranked, the most likely first, each with its module path, source line, errors, input shapes and
+dtypes, and a repro bundle under DIR.
 """
 from __future__ import annotations
 
