@@ -141,7 +141,7 @@ class Isolation:
                                   input=json.dumps(request),
                                   capture_output=True, text=True, cwd=root, env=env, timeout=limit)
         except subprocess.TimeoutExpired:
-            raise HarnessInputError(self.case.id, f"building, exporting and running its program at float64 took "
+            raise HarnessInputError(self.case.id, f"building and running its program at float64 and at its dtype took "
                                     f"over {limit:g} s", "raise the case's timeout") from None
         replies = done.stdout.strip().splitlines()
         if not replies:
