@@ -243,8 +243,8 @@ BAD = [
         "pick groups that divides C_in."),
     Bad("cases-file-unknown-family", "an unknown family",
         {"extra.yaml": f"- {BACKWARD}, family: conv_sideways}}\n"}, ("--cases-file=extra.yaml",),
-        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, isolated, model, "
-        "module, onnx_model, onnx_node, opinfo, opinfo_grad, reduced, torch_mlir"),
+        "extra.yaml:1: unknown family 'conv_sideways'; use one of conv_backward, conv_forward, isolated, "
+        "isolated_onnx, model, module, onnx_model, onnx_node, opinfo, opinfo_grad, reduced, torch_mlir"),
     Bad("cases-file-module-path", "a module case whose `module` is not `package.module:attr`",
         {"extra.yaml": "- {family: module, module: models.Net, inputs: [{shape: [2]}]}\n"},
         ("--cases-file=extra.yaml",),

@@ -172,6 +172,6 @@ def test_the_built_in_families_come_from_the_entry_points():
               if p.dist and p.dist.name == DISTRIBUTION}
     built_in = ("conv", "isolated", "model", "module", "onnx", "opinfo", "reduced", "torch_mlir")
     assert points == {name: f"harness.families.{name}:FAMILIES" for name in built_in}
-    assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "isolated", "model", "module",
-                                                      "onnx_model", "onnx_node", "opinfo", "opinfo_grad", "reduced",
-                                                      "torch_mlir"]
+    assert sorted(plugins.entry_point_families()) == ["conv_backward", "conv_forward", "isolated", "isolated_onnx",
+                                                      "model", "module", "onnx_model", "onnx_node", "opinfo",
+                                                      "opinfo_grad", "reduced", "torch_mlir"]

@@ -159,8 +159,9 @@ def test_an_op_the_backend_crashes_on_is_that_ops_failure_and_the_others_are_sti
     ("module/mlp", "off-conv2d", "error: module/mlp: passes on off-conv2d: nothing to isolate"),
     ("module/mlp", "whole-only", "error: module/mlp: not isolatable on whole-only: it cannot run a one-op program "
                                  "(aten.linear.default: compile error in phase compile: RuntimeError: "),
-    pytest.param("onnx_node/test_abs", "off-gelu", "error: onnx_node/test_abs: its program is an ONNX model "
-                 "(family onnx_node): isolate takes PyTorch programs only, for now", marks=pytest.mark.extra("onnx")),
+    pytest.param("onnx_node/test_abs", "off-gelu", "error: onnx_node/test_abs: off-gelu takes PyTorch programs only, "
+                 "not this case's program (family onnx_node); isolate it on a backend that does",
+                 marks=pytest.mark.extra("onnx")),
 ])
 def test_bad_input_is_one_line(project, case, backend, message):
     run = isolate(project, case, backend)

@@ -55,7 +55,7 @@ def test_the_culprit_reaches_every_report_and_the_history(project):
     assert "  module/mlp on off-gelu: culprit: aten.gelu.default in MLP (" in done.stdout
     assert "isolated mismatches: 2" in done.stdout   # mlp and mlp_float64
     markdown = (project / "r.md").read_text()
-    assert "## Isolated mismatches" in markdown and "| `aten.gelu.default` | `MLP` | 1 |" in markdown
+    assert "## Isolated mismatches" in markdown and "| `aten.gelu.default` | `MLP` | 1 | 2" in markdown
     page = (project / "r.html").read_text()
     payload = json.loads(page.split(f'id="{DATA_ELEMENT_ID}">')[1].split("</script>")[0])
     assert any(r.get("isolation", {}).get("culprits") for r in decode_payload(payload))
@@ -92,3 +92,12 @@ def test_the_line_names_each_op_once_in_rank_order():
 def test_a_damaged_isolation_is_named():
     with pytest.raises(ValueError, match="its isolation is not an object with a list of culprits"):
         Record.from_json({"case": "c", "backend": "b", "outcome": "mismatch", "isolation": {"culprits": "gelu"}})
+
+
+def test_an_onnx_culprit_names_onnxruntime_as_its_reference():
+    culprit = {"node": "y", "error": 10.0, "eager_error": 1e-3, "bundle": None, "module": "/head/Softmax",
+               "op": "Softmax", "reference": "onnxruntime", "against": "float64", "ratio": 9.01e4}
+    assert isolation_line({"culprits": [culprit]}) == (
+        "culprit: Softmax in /head/Softmax (9.01e+04x onnxruntime's error)")
+    fallback = {**culprit, "against": "onnxruntime", "ratio": None}
+    assert isolation_line({"culprits": [fallback]}).endswith("(off onnxruntime's results beyond the tolerance)")

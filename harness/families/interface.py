@@ -141,9 +141,10 @@ class Family:
         programs this family runs as cases: the reducer writes each candidate of a program of that
         kind as a case of this family, with the params the kind's default graph writes (at most one
         installed family per kind). None: the family runs no reducer's candidates.
-      `isolates`: for `python -m harness isolate`: a program kind ("torch") whose ops, cut out with
-        the float64 reference values of their arguments (harness.isolate.reference), this family
-        runs as cases (at most one installed family per kind). None: it runs no isolated ops.
+      `isolates`: for `python -m harness isolate`: a program kind ("torch" or "onnx") whose ops, cut
+        out with the float64 reference values of their arguments (harness.isolate.reference, or
+        harness.isolate.reference_onnx for an ONNX model's nodes), this family runs as cases (at
+        most one installed family per kind). None: it runs no isolated ops.
       `fuzz_space`: for `python -m harness fuzz`: "package.module:NAME" of the family's FuzzSpace.
         None: the family is not fuzzed.
     """

@@ -3,10 +3,11 @@
     python -m harness isolate CASE --backend NAME [--cases-file FILE | --report REPORT] [--out DIR]
                               [--format text|json]
 
-Each op of the case's PyTorch program runs alone on the backend, fed the float64 reference values
-of its arguments, and is judged against its float64 result relative to eager's own error on the
-same op (harness.isolate.engine); the culprits print ranked, the most likely first, each with its
-module path, source line, errors, input shapes and dtypes, and a repro bundle under DIR.
+Each op of the case's PyTorch program (or node of its ONNX model) runs alone on the backend, fed
+the float64 reference values of its arguments, and is judged against its float64 result relative
+to eager's (onnxruntime's) own error on the same op (harness.isolate.engine); the culprits print
+ranked, the most likely first, each with its module path, source line, errors, input shapes and
+dtypes, and a repro bundle under DIR.
 """
 from __future__ import annotations
 
@@ -63,10 +64,14 @@ def isolation_text(result: dict) -> str:
 
 
 def _errors(culprit: dict) -> str:
+    reference = culprit.get("reference", "eager")
     if culprit["error"] is None:
-        return "results of another shape or dtype than eager's"
-    ratio = f"{culprit['ratio']:.3g}x eager's" if culprit["ratio"] is not None else "eager's is"
-    return f"error {culprit['error']:.3g} against float64, {ratio} {culprit['eager_error']:.3g}"
+        return f"results of another shape or dtype than {reference}'s"
+    error = f"error {culprit['error']:.3g}" + (" tolerances" if culprit.get("measure") == "tolerances" else "")
+    if culprit.get("against", "float64") != "float64":   # an op with no float64 run: its tolerance failed
+        return f"{error} against {reference}'s results (it has no float64 run)"
+    ratio = f"{culprit['ratio']:.3g}x {reference}'s" if culprit["ratio"] is not None else f"{reference}'s is"
+    return f"{error} against float64, {ratio} {culprit['eager_error']:.3g}"
 
 
 def add_isolate_command(commands: argparse._SubParsersAction) -> None:

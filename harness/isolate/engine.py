@@ -2,10 +2,11 @@
 harness.isolate.command). Controller side: it imports no torch.
 
 1. The case runs once as pytest runs it: it must fail as a mismatch.
-2. `python -m harness.isolate.reference`, a process of its own with a timeout, builds the case,
-   exports it, runs it at float64 and at the case's dtype keeping every value, and writes one
-   one-op program per candidate op, fed the float64 reference values of its arguments.
-3. The ops go to the backend as cases of the family that isolates PyTorch ops (Family.isolates)
+2. The reference process of the program's kind (REFERENCE_PROCESSES: harness.isolate.reference
+   for PyTorch programs, harness.isolate.reference_onnx for ONNX models), a process of its own with
+   a timeout, builds the case, runs it at float64 and at the case's dtype keeping every value, and
+   writes one one-op program per candidate op, fed the float64 reference values of its arguments.
+3. The ops go to the backend as cases of the family that isolates that kind's ops (Family.isolates)
    on the harness's workers (harness.controller.workers, Role.ISOLATE): the backend's `compile`
    and `run` as for any case, the case's timeout, a crash or hang a result like any other. All
    ops go in one program, one compile; a batch that fails to compile or run is split in halves,
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -48,6 +50,10 @@ NOTES_KEY = "isolate"     # where the isolating family's golden puts its figures
 BATCH_OPS = 256           # ops per program at most: one compile of a whole model's ops stays bounded
 REFERENCE_TIMEOUT_TIMES = 4   # the reference process's timeout, in case timeouts (it builds and runs twice)
 MOST_BUNDLES = 10         # distinct culprit ops that get a repro bundle, the most likely first
+REFERENCE_PROCESSES = {"torch": "harness.isolate.reference", "onnx": "harness.isolate.reference_onnx"}   # by kind
+# What a culprit's errors are against, whose own error it is ranked by, and their measure: a PyTorch
+# op's (RMS errors, eager's), unless the reference process says otherwise (an ONNX node's)
+CULPRIT_DEFAULTS = {"against": "float64", "reference": "eager", "measure": "rms"}
 
 
 class Isolation:
@@ -72,9 +78,9 @@ class Isolation:
 
     def run(self, mismatch: CaseResult | None = None) -> dict:
         """mismatch: the case's result, when a run has it already (else the case runs first)."""
-        if self.family.program != "torch":
-            raise HarnessInputError(self.case.id, f"its program is an ONNX model (family {self.family.name}): "
-                                    "isolate takes PyTorch programs only, for now")
+        if not self.backend.takes(self.family.program):
+            raise HarnessInputError(self.case.id, f"{self.backend.name} takes {self.backend.takes_only()}, not this "
+                                    f"case's program (family {self.family.name})", "isolate it on a backend that does")
         self.workers = self.borrowed or case_workers(self.project, [self.backend], Role.ISOLATE)
         try:
             self.timeout = self.workers.timeout(self.case, self.backend)
@@ -115,7 +121,7 @@ class Isolation:
 
     def _reference(self) -> dict:
         shutil.rmtree(self.out / "ops", ignore_errors=True)   # an earlier isolation's
-        self.log("exporting the program and running it at float64 and at its dtype")
+        self.log("building the program and running it at float64 and at its dtype")
         reply = self._reference_process({})
         if not reply["ops"]:
             raise HarnessInputError(self.case.id, "not isolatable: its program has no op with floating results")
@@ -134,10 +140,11 @@ class Isolation:
         env = {**os.environ, **worker_environment(self.project), "PYTHONPATH": path}
         limit = self.timeout * REFERENCE_TIMEOUT_TIMES
         try:
-            done = subprocess.run([sys.executable, "-m", "harness.isolate.reference"], input=json.dumps(request),
+            done = subprocess.run([sys.executable, "-m", REFERENCE_PROCESSES[self.family.program]],
+                                  input=json.dumps(request),
                                   capture_output=True, text=True, cwd=root, env=env, timeout=limit)
         except subprocess.TimeoutExpired:
-            raise HarnessInputError(self.case.id, f"building, exporting and running its program at float64 took "
+            raise HarnessInputError(self.case.id, f"building and running its program at float64 and at its dtype took "
                                     f"over {limit:g} s", "raise the case's timeout") from None
         replies = done.stdout.strip().splitlines()
         if not replies:
@@ -146,7 +153,7 @@ class Isolation:
                                     f"({tail})")
         reply = json.loads(replies[-1])
         if "error" in reply:
-            raise HarnessInputError(self.case.id, f"not isolatable: its program does not export and run here "
+            raise HarnessInputError(self.case.id, f"not isolatable: its program does not build and run here "
                                     f"({reply['error']})")
         return reply
 
@@ -158,10 +165,11 @@ class Isolation:
                   "reductions": {n: k for op in ops for n, k in op["reductions"].items()}}
         if params["tolerance"] is not None:
             params["tolerance"] = dict(zip(("rtol", "atol"), params["tolerance"]))
-        name = f"{self.case.id}/{ops[0]['node']}" + (f"-and-{len(ops) - 1}-more" if len(ops) > 1 else "")
+        first = re.sub(r"[^A-Za-z0-9_.-]+", "_", ops[0]["node"]).strip("_.") or "op"   # an ONNX node's /a/B
+        name = f"{self.case.id}/{first}" + (f"-and-{len(ops) - 1}-more" if len(ops) > 1 else "")
         self.compiles += 1
         settings = self.project.settings
-        family = serving_family("isolates", "torch")
+        family = serving_family("isolates", self.family.program)
         return run_case(self.workers.pool, family.case(name, params, timeout=self.timeout), family, self.backend,
                         given_timeout=settings.case_timeout, memory_limit_mb=settings.memory_limit_mb,
                         bundle=bundle, rerun=rerun)
@@ -212,7 +220,8 @@ class Isolation:
                 ratio = figures["error"] / figures["eager_error"] if figures["eager_error"] else math.inf
                 culprits.append({"op": op["op"], "node": op["node"], "module": op["module"], "source": op["source"],
                                  "error": figures["error"], "eager_error": figures["eager_error"],
-                                 "ratio": ratio, "shapes": op["shapes"], "dtypes": op["dtypes"]})
+                                 "ratio": ratio, "shapes": op["shapes"], "dtypes": op["dtypes"],
+                                 **{key: op.get(key, default) for key, default in CULPRIT_DEFAULTS.items()}})
         culprits.sort(key=lambda c: -c["ratio"])
         for culprit in culprits:   # JSON has no infinity: null where eager's error is 0 or a result has no error
             culprit.update({key: None for key in ("error", "ratio") if math.isinf(culprit[key])})

@@ -24,11 +24,7 @@ With "prefix": NODE in the request, it writes the program up to that node instea
 """
 from __future__ import annotations
 
-import json
 import operator
-import os
-import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +35,7 @@ from harness import graph_source
 from harness.backend_interface import export_program
 from harness.case_data import Case
 from harness.families.interface import load_builder
+from harness.isolate import serve
 
 EXPORTER_CHECKS = {"_assert_scalar", "_assert_tensor_metadata", "_assert_async", "sym_constrain_range",
                    "sym_constrain_range_for_size"}
@@ -257,27 +254,15 @@ def write_ops(case: Case, family: dict, out: Path) -> dict:
     return {"ops": ops, **runs.rule}
 
 
-def main() -> None:
-    reply = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)   # what the builder or torch prints goes to stderr, not into the reply
-    sys.stdout = sys.stderr
-    request = json.load(sys.stdin)
+def answer(request: dict) -> dict:
     case, out = Case.from_json(request["case"]), Path(request["out"])
-    try:
-        if request.get("prefix"):
-            from harness.isolate.prefix_program import write_prefix
+    if request.get("prefix"):
+        from harness.isolate.prefix_program import write_prefix
 
-            boundary = request["prefix"]
-            written = write_prefix(ExportedRuns(case, request["family"]), boundary, out / "prefixes" / boundary)
-        else:
-            written = write_ops(case, request["family"], out)
-    except Exception as e:  # noqa: BLE001 - the exporter's or builder's error, in one line
-        traceback.print_exc()
-        first = str(e).strip().splitlines()
-        reply.write(json.dumps({"error": f"{type(e).__name__}: {first[0] if first else ''}"}) + "\n")
-        return
-    reply.write(json.dumps(written) + "\n")
+        boundary = request["prefix"]
+        return write_prefix(ExportedRuns(case, request["family"]), boundary, out / "prefixes" / boundary)
+    return write_ops(case, request["family"], out)
 
 
 if __name__ == "__main__":
-    main()
+    serve(answer)

@@ -13,9 +13,11 @@ SHOWN_OPS = 3   # distinct culprit ops named in one line; the rest are counted
 class CulpritOp(NamedTuple):
     op: str
     module: str | None   # the nn.Module path of its most likely instance; None: the program itself
-    ratio: float | None  # its error over eager's own on the same op; None: eager's is 0, or no error
+    ratio: float | None  # its error over the reference's own on the same op; None: that is 0, or no error
     places: int          # how many nodes of the program it is off at
     bundle: str | None   # the repro bundle of its most likely instance
+    reference: str       # whose own error the ratio is over: eager (PyTorch) or onnxruntime (ONNX)
+    against: str         # what its error is measured against: float64, or the reference's results
 
 
 def culprit_ops(isolation: dict[str, Any]) -> list[CulpritOp]:
@@ -24,7 +26,8 @@ def culprit_ops(isolation: dict[str, Any]) -> list[CulpritOp]:
     for c in isolation.get("culprits") or []:
         first = ops.get(c["op"])
         ops[c["op"]] = (first._replace(places=first.places + 1) if first else
-                        CulpritOp(c["op"], c.get("module"), c.get("ratio"), 1, c.get("bundle")))
+                        CulpritOp(c["op"], c.get("module"), c.get("ratio"), 1, c.get("bundle"),
+                                  c.get("reference", "eager"), c.get("against", "float64")))
     return list(ops.values())
 
 
@@ -52,8 +55,15 @@ def isolation_line(isolation: dict[str, Any]) -> str:
 def culprit_text(c: CulpritOp) -> str:
     where = f" in {c.module}" if c.module else ""
     places = f" at {c.places} nodes" if c.places > 1 else ""
-    ratio = f"{c.ratio:.3g}x eager's error" if c.ratio is not None else "eager's error 0"
-    return f"{c.op}{where}{places} ({ratio})"
+    return f"{c.op}{where}{places} ({ratio_text(c)})"
+
+
+def ratio_text(c: CulpritOp) -> str:
+    if c.ratio is not None:
+        return f"{c.ratio:.3g}x {c.reference}'s error"
+    if c.against != "float64":
+        return f"off {c.against}'s results beyond the tolerance"
+    return f"{c.reference}'s error 0"
 
 
 def isolation_markdown(records: list[Record]) -> list[str]:
@@ -63,16 +73,16 @@ def isolation_markdown(records: list[Record]) -> list[str]:
         return []
     out = ["## Isolated mismatches", "",
            f"{len(chosen)} mismatch{'es' * (len(chosen) > 1)} isolated with `--isolate`: each op run alone on the "
-           "backend, fed float64 reference values, its error against float64 over eager's own on the same op.", ""]
+           "backend, fed float64 reference values, its error against float64 over eager's (or onnxruntime's) own "
+           "on the same op.", ""]
     for r in chosen:
         out += [f"### {code(r.case)} on {code(r.backend)}", ""]
         ops = culprit_ops(r.isolation) if "error" not in r.isolation else []
         if not ops:
             out += [escape_text(isolation_line(r.isolation)), ""]
             continue
-        out += [row(["op", "module", "nodes", "error / eager's", "repro bundle"]), row(["---"] * 5)]
-        out += [row([code(c.op), code(c.module) if c.module else "(the program)", str(c.places),
-                     f"{c.ratio:.3g}x" if c.ratio is not None else "eager's error 0",
+        out += [row(["op", "module", "nodes", "error", "repro bundle"]), row(["---"] * 5)]
+        out += [row([code(c.op), code(c.module) if c.module else "(the program)", str(c.places), ratio_text(c),
                      code(c.bundle) if c.bundle else ""]) for c in ops]
         out.append("")
     return out

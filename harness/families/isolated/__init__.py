@@ -2,7 +2,9 @@
 of ops cut out of a case's program, every op fed the float64 reference values of its arguments
 (harness.isolate.reference writes one folder per op). It is installed as every family is, and
 says it runs the isolated ops of PyTorch programs (Family.isolates), so the tool finds it in the
-registry; no case module holds its cases. Pure Python; the builder lives in .build. The params:
+registry; no case module holds its cases. `isolated_onnx` is its twin for ONNX models, whose ops
+are nodes (harness.isolate.reference_onnx writes their folders), with the same params. Pure Python;
+the builders live in .build and .build_onnx. The params:
 
     ops         the ops' folders (model.py, inputs.pt, references.pt each), in the program's order
     dtype       the dtype of the case the ops come from (its tolerance)
@@ -10,7 +12,7 @@ registry; no case module holds its cases. Pure Python; the builder lives in .bui
     tolerance   {rtol, atol} of the original case, or none
     reductions  output name -> terms summed into each element (the default comparison's tolerance)
 
-Ids read `isolated/<the original case id>/<the first op's node>[-and-<n>-more]`.
+Ids read `isolated/<the original case id>/<the first op's node>[-and-<n>-more]` (`isolated_onnx/...`).
 """
 from __future__ import annotations
 
@@ -41,5 +43,9 @@ def validate(params: Mapping[str, Any]) -> dict:
 
 ISOLATED = Family(name="isolated", validate=validate, builder="harness.families.isolated.build:build",
                   reduction_sizes=lambda params: dict(params["reductions"]), path_params=("ops",), isolates="torch")
+# The same for ONNX models: a family of its own, as a family builds one kind of program (Family.program,
+# which picks the backends that take its cases); its ops' folders hold one-node models (.build_onnx).
+ISOLATED_ONNX = Family(name="isolated_onnx", validate=validate, builder="harness.families.isolated.build_onnx:build",
+                       path_params=("ops",), program="onnx", isolates="onnx")
 
-FAMILIES = [ISOLATED]
+FAMILIES = [ISOLATED, ISOLATED_ONNX]

@@ -243,8 +243,10 @@
       var tr = t.insertRow(), c = v.c;
       tr.appendChild(el("td", null, c.op));
       tr.appendChild(el("td", null, (c.module || "(the program)") + (v.places > 1 ? "  (" + v.places + " nodes)" : "")));
-      tr.appendChild(el("td", null, c.ratio === null || c.ratio === undefined ? "eager's error 0" :
-                        Number(c.ratio).toPrecision(3) + "x eager's error"));
+      var ref = c.reference || "eager", against = c.against || "float64";
+      tr.appendChild(el("td", null, c.ratio !== null && c.ratio !== undefined ?
+                        Number(c.ratio).toPrecision(3) + "x " + ref + "'s error" :
+                        against !== "float64" ? "off " + against + "'s results beyond the tolerance" : ref + "'s error 0"));
       tr.appendChild(el("td", null, c.bundle || ""));
     });
     dBody.appendChild(t);
