@@ -39,7 +39,15 @@ class CaseModule(pytest.File):
         runner = self.config.stash[RUNNER]
         for case in runner.project.cases_at(self.path):
             for backend in runner.backends_for(case):
-                yield CaseItem.from_parent(self, name=f"{case.id}[{backend}]", case=case, backend=backend)
+                yield CaseItem.from_parent(self, name=f"{case.id}[{backend}]", case=case, backend=backend,
+                                           **_structured_id(self, case.id, backend))
+
+
+def _structured_id(module: pytest.File, case: str, backend: str) -> dict:
+    """pytest 9's structured node id, the case's name with the backend as its parameters, as a
+    parametrized test's: the cache provider (--lf, --ff, --sw) matches the ids it wrote as text by
+    that structure, and would miss a name holding the brackets. pytest 8 builds ids from names."""
+    return {"nodeid": module.id.child(case).with_params(backend)} if hasattr(module, "id") else {}
 
 
 @functools.cache

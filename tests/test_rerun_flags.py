@@ -1,0 +1,71 @@
+"""pytest's rerun flags on e2e cases, as in any pytest project: after a run with failures, `--lf`
+collects exactly the failed cases (with and without -n), `--ff` runs them first, `--sw` stops at
+the first failure and the next `--sw` run starts there. A backend that makes gelu 1% off
+(tests/isolate_backends.py) fails the four MLP module cases and passes the rest."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from e2e_support import REPO, python_path_env
+
+TESTS = Path(__file__).parent
+SELECTION = "module/mlp or conv_backward/1d/basic"
+FAILING = {"module/mlp", "module/mlp_normal_inputs", "module/mlp_dynamic_batch", "module/mlp_float64"}
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    shutil.copy(TESTS / "isolate_backends.py", tmp_path / "isolate_backends.py")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "off-gelu.yaml").write_text(json.dumps(
+        {"name": "off-gelu", "class": "isolate_backends:PerturbingBackend",
+         "options": {"perturb": "aten.gelu.default"}, "timeout": 120}))
+    return tmp_path
+
+
+def pytest_run(project: Path, *args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """The run and the case ids it ran, in the order it ran them (its verbose lines; the JSON
+    report, sorted by case, says the same set)."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "harness.cases", "--backend=off-gelu",
+                          "--configs-dir=configs", "--report-json=r.json", "-v", *args], cwd=project,
+                         capture_output=True, text=True, timeout=600,
+                         env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin"})
+    ran = [serial or parallel for serial, parallel in re.findall(   # -n 0's lines, and -n 2's
+        r"^\S+\.py::(\S+)\[off-gelu\] (?:PASSED|FAILED)|^\[gw\d+\].* (?:PASSED|FAILED) \S+\.py::(\S+)\[off-gelu\]",
+        run.stdout, re.M)]
+    reported = [r["case"] for r in json.loads((project / "r.json").read_text())["results"]]
+    assert sorted(ran) == sorted(reported), run.stdout
+    return run, ran
+
+
+@pytest.mark.e2e
+def test_last_failed_reruns_exactly_the_failed_cases(project):
+    first, ran = pytest_run(project, "-k", SELECTION, "-n", "0")
+    assert first.returncode == 1 and len(ran) == 5
+    again, ran = pytest_run(project, "--lf", "-n", "0")
+    assert "run-last-failure: rerun previous 4 failures" in again.stdout and set(ran) == FAILING and len(ran) == 4
+    parallel, ran = pytest_run(project, "--lf", "-n", "2")
+    assert set(ran) == FAILING and len(ran) == 4, parallel.stdout
+
+
+@pytest.mark.e2e
+def test_failed_first_and_stepwise(project):
+    pytest_run(project, "-k", SELECTION, "-n", "0")
+    _, ran = pytest_run(project, "--ff", "-k", SELECTION, "-n", "0")
+    assert set(ran[:4]) == FAILING and len(ran) == 5
+    _, ran = pytest_run(project, "--sw", "-k", SELECTION, "-n", "0")
+    assert ran[-1] in FAILING and not FAILING & set(ran[:-1])   # it stopped at the first failure
+    _, then = pytest_run(project, "--sw", "--sw-skip", "-k", SELECTION, "-n", "0")
+    assert then[0] == ran[-1] and len(then) == 2 and then[1] in FAILING   # from there, past it, to the next
+
+
+def test_the_checkout_keeps_the_cache_provider_on():
+    options = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "no:cacheprovider" not in options.get("addopts", "")
