@@ -28,7 +28,7 @@ INDUCTOR_STAGES = ("captured", "aot_graph", "inductor_code")
 ONNXRUNTIME_STAGES = ("onnx",)
 
 _LOC_ALIAS = re.compile(r"^#loc\d*\s*=.*\n?", re.MULTILINE)
-_LOC_START = re.compile(r"\s*\bloc\(")
+_LOC_START = re.compile(r"\bloc\(")
 
 
 def digest(*parts: str | bytes) -> str:
@@ -45,15 +45,15 @@ def digest(*parts: str | bytes) -> str:
 def canonical_mlir(text: str) -> str:
     """MLIR text without its locations: the `#loc` alias lines and every `loc(...)` (nested
     parentheses and quoted file names included). A print without debug info has none: then the
-    text is returned as it is, after one scan."""
-    if "loc(" not in text:
+    text is returned as it is, after a scan or two (`@malloc(` is no location)."""
+    if "loc(" not in text or not _LOC_START.search(text):
         return text
     text = _LOC_ALIAS.sub("", text)
     kept, position = [], 0
     for match in _LOC_START.finditer(text):
         if match.start() < position:   # inside a location already removed
             continue
-        kept.append(text[position:match.start()])
+        kept.append(text[position:match.start()].rstrip(" "))
         position = _after_parenthesis(text, match.end())
     kept.append(text[position:])
     return "".join(kept)
