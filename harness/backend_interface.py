@@ -30,8 +30,8 @@ class CaseContext:
     """One case as a backend sees it, new for every case (as lit hands each test to its format's
     `execute`): which case it is, so that a backend can refuse what it does not support with one
     message (`if case.params.get("dilation") ...: raise NotImplementedError(...)`); the backend
-    says which phase the case is in, notes facts for the report, and records each stage's input in
-    the bundle."""
+    says which phase the case is in, notes facts for the report, records each stage's input in
+    the bundle and fingerprints each stage's output (`fingerprint`)."""
 
     enter: PhaseSetter   # enter(Phase.LOWER): the case is in that phase now (a crash or hang is blamed on it)
     id: str = ""         # the case id, "<family>/<name>", e.g. "myfamily/2d/dil2"
