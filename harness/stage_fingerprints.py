@@ -30,12 +30,12 @@ ONNXRUNTIME_STAGES = ("onnx",)
 _LOC_ALIAS = re.compile(r"^#loc\d*\s*=.*\n?", re.MULTILINE)
 
 
-def digest(*parts: str | bytes) -> str:
-    """The fingerprint of a sequence of texts or byte strings (each length-prefixed, so that the
-    parts' boundaries count)."""
+def digest(*parts: Any) -> str:
+    """The fingerprint of a sequence of texts or buffers (bytes, a numpy array: read in place), each
+    length-prefixed, so that the parts' boundaries count."""
     hasher = hashlib.sha256()
     for part in parts:
-        data = part.encode() if isinstance(part, str) else bytes(part)
+        data = part.encode() if isinstance(part, str) else memoryview(part).cast("B")
         hasher.update(len(data).to_bytes(8, "little"))
         hasher.update(data)
     return hasher.hexdigest()[:DIGITS]
@@ -142,15 +142,17 @@ def exported_program_text(exported: Any) -> Iterable[str | bytes]:
     yield str(sorted((str(k), str(v)) for k, v in exported.range_constraints.items()))
     for name, value in sorted({**exported.state_dict, **exported.constants}.items()):
         yield name
-        yield tensor_bytes(value) if hasattr(value, "untyped_storage") else type(value).__name__
+        if hasattr(value, "untyped_storage"):   # a tensor
+            yield f"{value.dtype}{list(value.shape)}"
+            yield tensor_bytes(value)
+        else:
+            yield type(value).__name__
 
 
-def tensor_bytes(tensor: Any) -> bytes:
-    """A tensor's dtype, shape and values as bytes."""
+def tensor_bytes(tensor: Any) -> Any:
+    """A tensor's values as a numpy array of bytes (no copy of a contiguous CPU tensor)."""
     torch = sys.modules["torch"]   # loaded: a tensor exists (this module must not import it)
-    plain = tensor.detach().cpu().contiguous().reshape(-1)
-    header = f"{plain.dtype}{list(tensor.shape)}".encode()
-    return header + plain.view(torch.uint8).numpy().tobytes()
+    return tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
 
 
 def fingerprint_of(output: Any) -> str:
