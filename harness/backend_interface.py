@@ -13,13 +13,16 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import os
 import types
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.outcomes import Phase
+from harness.stage_fingerprints import fingerprint_of
 
 PhaseSetter = Callable[[Phase], None]
+FINGERPRINTS_ON = os.environ.get("HARNESS_FINGERPRINTS", "1") != "0"
 
 
 @dataclasses.dataclass
@@ -27,8 +30,8 @@ class CaseContext:
     """One case as a backend sees it, new for every case (as lit hands each test to its format's
     `execute`): which case it is, so that a backend can refuse what it does not support with one
     message (`if case.params.get("dilation") ...: raise NotImplementedError(...)`); the backend
-    says which phase the case is in, notes facts for the report, and records each stage's input in
-    the bundle."""
+    says which phase the case is in, notes facts for the report, records each stage's input in
+    the bundle and fingerprints each stage's output (`fingerprint`)."""
 
     enter: PhaseSetter   # enter(Phase.LOWER): the case is in that phase now (a crash or hang is blamed on it)
     id: str = ""         # the case id, "<family>/<name>", e.g. "myfamily/2d/dil2"
@@ -41,9 +44,19 @@ class CaseContext:
     # Deterministic size figures, noise-free on a shared machine: ops after each stage
     # ("torch_ops", "backend_ops", "linalg_ops") and the compiled artifact's bytes ("artifact_bytes").
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)
+    # Stage fingerprints (harness.stage_fingerprints): stage name -> a short hex hash of its output in
+    # a canonical form; set through `fingerprint(stage, output)`.
+    fingerprints: dict[str, str] = dataclasses.field(default_factory=dict)
     # With --perf: the threads the backend's runtime may use (its sessions, task pools), fixed so that
     # timings compare; torch's own are set already. None: the runtime's default.
     threads: int | None = None
+
+    def fingerprint(self, stage: str, output: Any) -> None:
+        """Record the fingerprint of what a stage produced: MLIR or other text (locations are
+        dropped), bytes, an ExportedProgram or an FX graph. Hand it what the stage made anyway;
+        HARNESS_FINGERPRINTS=0 turns fingerprints off (to measure what they cost)."""
+        if FINGERPRINTS_ON:
+            self.fingerprints[stage] = fingerprint_of(output)
 
 
 @dataclasses.dataclass

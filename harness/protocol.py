@@ -64,6 +64,7 @@ class CaseResult:
     cpu_s: dict[str, float] = dataclasses.field(default_factory=dict)      # CPU seconds per phase
     peak_mb: dict[str, float] = dataclasses.field(default_factory=dict)    # the worker's peak MiB per phase
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)        # CaseContext.sizes
+    fingerprints: dict[str, str] = dataclasses.field(default_factory=dict) # CaseContext.fingerprints
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)        # what the backend reported
     frame: str | None = None             # the innermost meaningful frame of a crash or hang, when known
     versions: dict[str, str] | None = None  # the backend's own versions(), with its first result in a

@@ -101,12 +101,17 @@ class InductorBackend(Backend):
             for dim in dims:
                 torch._dynamo.mark_dynamic(tensor, dim)
 
-        def inner_compile(*args, **kwargs):
+        def inner_compile(graph, *args, **kwargs):
+            case.fingerprint("aot_graph", graph)
             case.enter(Phase.COMPILE)
-            return compile_fx_inner(*args, **kwargs)
+            compiled = compile_fx_inner(graph, *args, **kwargs)
+            if getattr(compiled, "source_code", None):   # the Python and C++ Inductor generated
+                case.fingerprint("inductor_code", compiled.source_code)
+            return compiled
 
         def backend(graph, example_inputs):
             case.sizes["export_ops"] = sum(node.op == "call_function" for node in graph.graph.nodes)
+            case.fingerprint("captured", graph)
             case.enter(Phase.LOWER)
             compiled = compile_fx(graph, example_inputs, inner_compile=inner_compile)
             case.enter(Phase.RUN)

@@ -155,6 +155,7 @@ class IreeBackend(Backend):
         case.enter(Phase.EXPORT)
         exported = export_program(program)
         case.sizes["export_ops"] = graph_ops(exported)
+        case.fingerprint("exported", exported)
 
         case.enter(Phase.DECOMPOSE)
         # torch.export gives training IR, where in-place ops (masked_fill_, copy_) stay; the FX
@@ -162,12 +163,14 @@ class IreeBackend(Backend):
         # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
         exported = exported.run_decompositions({})
         case.sizes["decomposed_ops"] = graph_ops(exported)
+        case.fingerprint("decomposed", exported)
 
         case.enter(Phase.IMPORT)
         importer = FxImporter(context=ir.Context())
         importer.import_frozen_program(exported, func_name="main")
         case.sizes["torch_ops"] = mlir_ops(importer.module_op, ir)
         torch_ir = bytecode(importer.module_op)   # the weights as raw blobs, not hex text
+        case.fingerprint("torch_ir", torch_ir)
 
         function = self.lower_and_load(torch_ir, "torch", case)
         return IreeArtifact(function, user_output_count(exported), _unsigned_outputs(exported))
@@ -175,6 +178,7 @@ class IreeBackend(Backend):
     def compile_onnx(self, program: OnnxProgram, case: CaseContext) -> IreeArtifact:
         case.enter(Phase.IMPORT)
         torch_ir, func_name = import_onnx(program.model, int(self.options.get("onnx_opset", 17)))
+        case.fingerprint("torch_ir", torch_ir)
         function = self.lower_and_load(torch_ir, "onnx", case, func_name)
         return IreeArtifact(function, declared=[o.type for o in program.model.graph.output])
 
@@ -183,11 +187,13 @@ class IreeBackend(Backend):
         case.enter(Phase.LOWER)
         input_ir = iree_compile(torch_ir, input_type=input_type, target_backends=self.targets,
                                 extra_args=["--compile-to=input", "--emit-mlir-bytecode", *self.flags])
+        case.fingerprint("input_ir", input_ir)
 
         case.enter(Phase.COMPILE)
         vmfb = iree_compile(input_ir, target_backends=self.targets,
                             extra_args=["--compile-from=input", *self.flags])
         case.sizes["artifact_bytes"] = len(vmfb)
+        case.fingerprint("vmfb", vmfb)
         if self._config is None:
             if case.threads:   # the task system's workers: one group per thread (--perf)
                 rt.flags.parse_flags(f"--task_topology_max_group_count={case.threads}")

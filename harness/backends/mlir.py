@@ -166,10 +166,12 @@ class MlirBackend(Backend):
         case.enter(Phase.EXPORT)
         exported = export_program(program, strict=bool(self.options.get("strict_export", False)))
         case.sizes["export_ops"] = graph_ops(exported)
+        case.fingerprint("exported", exported)
 
         case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
         exported = exported.run_decompositions(get_decomposition_table())
         case.sizes["decomposed_ops"] = graph_ops(exported)
+        case.fingerprint("decomposed", exported)
 
         case.enter(Phase.IMPORT)
         module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name,
@@ -179,14 +181,18 @@ class MlirBackend(Backend):
         # torch-mlir names its failure repro file (in the temp dir) after this attribute.
         with module.context:
             module.operation.attributes["torch.debug_module_name"] = ir.StringAttr.get(func_name)
-        watched = [op for op in WATCHED_OPS if f'"{op}"' in _generic_asm(module)]
+        torch_ir = _generic_asm(module)
+        watched = [op for op in WATCHED_OPS if f'"{op}"' in torch_ir]
         case.sizes["torch_ops"] = mlir_ops(module, ir)
+        case.fingerprint("torch_ir", torch_ir)
 
         case.enter(Phase.LOWER)
         self.run_stage(case, module, "torch-import", self.torch_backend_pipeline(),
                        "Lowering TorchFX IR -> Torch Backend IR")
-        unsigned = unsigned_results(str(module), func_name)
-        note_lowering_paths(case.notes, module, watched)
+        backend_ir = str(module)
+        case.fingerprint("torch_backend_ir", backend_ir)
+        unsigned = unsigned_results(backend_ir, func_name)
+        note_lowering_paths(case.notes, backend_ir, watched)
         return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, user_output_count(exported),
                             unsigned)
 
@@ -195,6 +201,7 @@ class MlirBackend(Backend):
         the ONNX importer (phase import), the ONNX-to-Torch-backend pipeline, then the same stages.
         An ONNX model's results are numpy's; those of a PyTorch program exported to ONNX, torch's."""
         case.enter(Phase.IMPORT)
+        case.fingerprint("onnx", model.SerializeToString())   # the one print of an ONNX path: no text exists
         module = import_onnx(model)
         func_name = ir.StringAttr(module.body.operations[0].attributes["sym_name"]).value
         case.sizes["torch_ops"] = mlir_ops(module, ir)
@@ -202,7 +209,9 @@ class MlirBackend(Backend):
         case.enter(Phase.LOWER)
         self.run_stage(case, module, "torch-onnx", self.torch_backend_pipeline("onnx_backend_pipeline"),
                        "Lowering Torch ONNX IR -> Torch Backend IR")
-        unsigned = unsigned_results(str(module), func_name)
+        backend_ir = str(module)
+        case.fingerprint("torch_backend_ir", backend_ir)
+        unsigned = unsigned_results(backend_ir, func_name)
         return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, 0, unsigned, numpy_results)
 
     def lower_to_jit(self, case: CaseContext, module: ir.Module, func_name: str) -> JitModule:
@@ -215,7 +224,9 @@ class MlirBackend(Backend):
             if index == 1 < len(stages):   # TOSA's or StableHLO's IR, on its way to Linalg
                 case.sizes["backend_ops"] = mlir_ops(module, ir)
         case.sizes["linalg_ops"] = mlir_ops(module, ir)
-        note_linalg_ops(case.notes, module)
+        linalg_ir = _generic_asm(module)
+        note_linalg_ops(case.notes, linalg_ir)
+        case.fingerprint("linalg_ir", linalg_ir)
 
         case.enter(Phase.COMPILE)
         passes = self.llvm_lowering_passes()
@@ -224,6 +235,7 @@ class MlirBackend(Backend):
         jit = JitModule(module, func_name, passes, opt_level=int(self.options.get("opt_level", 2)),
                         shared_libs=self.options.get("shared_libs") or ())
         case.sizes["llvm_ir_bytes"] = len(jit.llvm_ir)
+        case.fingerprint("llvm_ir", jit.llvm_ir)
         if case.bundle is not None:
             case.bundle.stage("llvm", jit.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
         return jit
@@ -263,17 +275,16 @@ class MlirBackend(Backend):
             "pipelines": [self.torch_backend_pipeline(), *to_llvm]})   # Torch backend, Linalg..., LLVM
 
 
-def note_lowering_paths(notes: dict, module: ir.Module, ops: list[str]) -> None:
-    """For each imported op: does the Torch backend IR still have it (it reaches the backend
-    whole: the direct path) or did torch-mlir decompose it (convolution_backward: into
-    forward convolutions)?"""
-    text = _generic_asm(module)
+def note_lowering_paths(notes: dict, backend_ir: str, ops: list[str]) -> None:
+    """For each imported op: does the Torch backend IR (its text, as printed) still have it (it
+    reaches the backend whole: the direct path) or did torch-mlir decompose it
+    (convolution_backward: into forward convolutions)?"""
     for op in ops:
-        notes[op] = "direct" if f'"{op}"' in text else "decomposed"
+        notes[op] = "direct" if re.search(rf"\b{re.escape(op)}\b", backend_ir) else "decomposed"
 
 
-def note_linalg_ops(notes: dict, module: ir.Module) -> None:
-    """How many linalg.generic and named convolution ops the Linalg IR has."""
-    names = Counter(re.findall(r'"(linalg\.[\w.]+)"', _generic_asm(module)))
+def note_linalg_ops(notes: dict, linalg_ir: str) -> None:
+    """How many linalg.generic and named convolution ops the Linalg IR (in generic form) has."""
+    names = Counter(re.findall(r'"(linalg\.[\w.]+)"', linalg_ir))
     notes["linalg.generic"] = names["linalg.generic"]
     notes["linalg named convolutions"] = sum(n for op, n in names.items() if "conv" in op)

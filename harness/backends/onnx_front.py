@@ -17,7 +17,18 @@ def export_to_onnx(program: Program, opset: int | None, case: CaseContext) -> An
     exported = torch.onnx.export(module, tuple(program.example_inputs), dynamo=True, opset_version=opset,
                                  verbose=False, dynamic_shapes=signature_shapes(module.forward, program.dynamic_shapes))
     case.sizes["onnx_nodes"] = len(exported.model_proto.graph.node)
-    return exported.model_proto
+    return without_metadata(exported.model_proto)
+
+
+def without_metadata(model: Any) -> Any:
+    """The exported model, in place, without what varies with the source and not the program: the
+    exporter's doc strings and each node's metadata (its source lines, module path and FX node)."""
+    model.doc_string = ""
+    model.graph.doc_string = ""
+    for node in model.graph.node:
+        node.doc_string = ""
+        del node.metadata_props[:]
+    return model
 
 
 def declared_dtype(type_proto: Any) -> Any:

@@ -63,7 +63,9 @@ class OnnxRuntimeBackend(Backend):
         options.log_severity_level = 3   # errors only: its warnings would fill every case's log
         options.graph_optimization_level = getattr(ort.GraphOptimizationLevel,
                                                    self.options.get("graph_optimization", "ORT_ENABLE_ALL"))
-        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        serialised = model.SerializeToString()
+        case.fingerprint("onnx", serialised)
+        session = ort.InferenceSession(serialised, options, providers=["CPUExecutionProvider"])
         return Session(session, [i.type for i in graph_inputs(model)],
                        [o.type for o in model.graph.output], torch_inputs)
 

@@ -67,7 +67,8 @@ class Session:
         clock.stop()
         result = CaseResult(outcome=outcome, phase=None if outcome is Outcome.PASSED else clock.phase,
                             message=message[:MESSAGE_LIMIT], durations=clock.durations, cpu_s=clock.cpu_s,
-                            peak_mb=clock.peak_mb, sizes=context.sizes, notes=context.notes, perf=perf)
+                            peak_mb=clock.peak_mb, sizes=context.sizes,
+                            fingerprints=context.fingerprints, notes=context.notes, perf=perf)
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
             result.versions = _versions(backend)
             self.reported.add(backend.name)
