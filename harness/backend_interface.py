@@ -47,6 +47,10 @@ class CaseContext:
     # Stage fingerprints (harness.stage_fingerprints): stage name -> a short hex hash of its output in
     # a canonical form; set through `fingerprint(stage, output)`.
     fingerprints: dict[str, str] = dataclasses.field(default_factory=dict)
+    # The stage cache (harness.backends.stage_reuse): stage name -> "hit", "miss", "off" or
+    # "uncacheable", and the seconds its hits saved (what computing them cost when written).
+    cache: dict[str, str] = dataclasses.field(default_factory=dict)
+    cache_saved_s: float = 0.0
     # With --perf: the threads the backend's runtime may use (its sessions, task pools), fixed so that
     # timings compare; torch's own are set already. None: the runtime's default.
     threads: int | None = None

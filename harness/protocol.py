@@ -65,6 +65,8 @@ class CaseResult:
     peak_mb: dict[str, float] = dataclasses.field(default_factory=dict)    # the worker's peak MiB per phase
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)        # CaseContext.sizes
     fingerprints: dict[str, str] = dataclasses.field(default_factory=dict) # CaseContext.fingerprints
+    cache: dict[str, str] = dataclasses.field(default_factory=dict)        # CaseContext.cache
+    cache_saved_s: float = 0.0                                             # CaseContext.cache_saved_s
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)        # what the backend reported
     frame: str | None = None             # the innermost meaningful frame of a crash or hang, when known
     versions: dict[str, str] | None = None  # the backend's own versions(), with its first result in a

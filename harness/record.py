@@ -60,6 +60,8 @@ class Record:
     phase_peak_mb: dict[str, float] = dataclasses.field(default_factory=dict)  # the worker's peak MiB per phase
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)  # ops per stage, artifact bytes
     fingerprints: dict[str, str] = dataclasses.field(default_factory=dict)  # stage -> hash of its output
+    cache: dict[str, str] = dataclasses.field(default_factory=dict)   # stage -> hit, miss, off, uncacheable
+    cache_saved_s: float = 0.0       # what its stage cache hits saved, seconds
     perf: dict[str, Any] | None = None   # --perf's figures (harness.worker.timing); None: not timed
     expected_phase: Phase | None = None  # the phase the expectation entry names; None: no entry, or it names none
     rerun_command: str | None = None     # the command that runs it again from anywhere (harness.rerun)
@@ -101,7 +103,8 @@ class Record:
                    attempts=[Attempt.from_json(a) for a in data.get("attempts") or []],
                    flaky=bool(data.get("flaky", False)), phase_cpu_s=dict(data.get("phase_cpu_s") or {}),
                    phase_peak_mb=dict(data.get("phase_peak_mb") or {}), sizes=dict(data.get("sizes") or {}),
-                   fingerprints=dict(data.get("fingerprints") or {}),
+                   fingerprints=dict(data.get("fingerprints") or {}), cache=dict(data.get("cache") or {}),
+                   cache_saved_s=data.get("cache_saved_s", 0.0),
                    perf=data.get("perf"), expected_phase=_phase(data.get("expected_phase")),
                    rerun_command=data.get("rerun_command"), isolation=_isolation(data.get("isolation")))
 

@@ -92,7 +92,8 @@ def fx_graph_text(graph: Any) -> str:
     """An FX graph as text: one line per node (its kind, target, arguments and the dtype and shape
     of its value), generated node names replaced by their position, so that a rename of the same
     program does not count."""
-    numbers = {node: f"%{i}" for i, node in enumerate(graph.nodes)}
+    nodes = [node for node in graph.nodes if not _dead_getitem(node)]
+    numbers = {node: f"%{i}" for i, node in enumerate(nodes)}
 
     def show(value: Any) -> str:
         if _hashable(value) and value in numbers:
@@ -105,7 +106,19 @@ def fx_graph_text(graph: Any) -> str:
         return str(value)
 
     return "\n".join(f"{numbers[node]} {node.op} {_target(node)} {show(node.args)} {show(node.kwargs)} "
-                     f"{_value_type(node.meta.get('val', node.meta.get('example_value')))}" for node in graph.nodes)
+                     f"{_value_type(_value(node))}" for node in nodes)
+
+
+def _dead_getitem(node: Any) -> bool:
+    """An unused `getitem` of a multi-result op: torch.export.load adds one for every result (an
+    unused gradient too), an export leaves them out; either way it computes nothing."""
+    return node.op == "call_function" and getattr(node.target, "__name__", "") == "getitem" and not node.users
+
+
+def _value(node: Any) -> Any:
+    """A node's value as traced; none for the output node, whose values are its arguments' (a
+    program torch.export.load gave back records them there, one just exported does not)."""
+    return None if node.op == "output" else node.meta.get("val", node.meta.get("example_value"))
 
 
 def _hashable(value: Any) -> bool:

@@ -54,6 +54,17 @@ from harness.backends.literals import BufferLiterals
 from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
 from harness.backends.onnx_front import export_to_onnx
 from harness.backends.sizes import graph_ops, mlir_ops
+from harness.backends.stage_reuse import (
+    Stage,
+    cached,
+    compiler_build,
+    fingerprint_source,
+    load_exported,
+    program_identity,
+    save_exported,
+    save_mlir,
+    torch_build,
+)
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
 
@@ -87,6 +98,29 @@ def import_onnx(model: Any) -> ir.Module:
     module = info.create_module(context=context)
     onnx_importer.NodeImporter.define_function(info.main_graph, module.operation).import_all()
     return module
+
+
+def torch_mlir_build() -> dict[str, str]:
+    """What computes the decomposition and the import: torch and torch-mlir, by their files."""
+    return compiler_build("torch_mlir")
+
+
+def _imported(exported: Any, func_name: str, symbolic: bool) -> ir.Module:
+    """torch-mlir's FX import: Torch IR, named for torch-mlir's failure repro file."""
+    module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name, hooks=BufferLiterals(),
+                                             decomposition_table={}, import_symbolic_shape_expressions=symbolic)
+    with module.context:   # torch-mlir names its failure repro file (in the temp dir) after this attribute
+        module.operation.attributes["torch.debug_module_name"] = ir.StringAttr.get(func_name)
+    return module
+
+
+def _load_torch_mlir(data: bytes) -> ir.Module:
+    """A module of the stage cache (bytecode), in a context that knows the torch dialect."""
+    from torch_mlir.dialects import torch as torch_dialect
+
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    return ir.Module.parse(data, context=context)
 
 
 def unsigned_results(torch_backend_ir: str, func_name: str) -> dict[int, str]:
@@ -162,29 +196,18 @@ class MlirBackend(Backend):
         if front_end != "fx_importer":
             raise ValueError(f"backend {self.name}: torch_front_end must be fx_importer or onnx, not {front_end!r}")
         func_name = symbol_name(program.name)
-
-        case.enter(Phase.EXPORT)
-        exported = export_program(program, strict=bool(self.options.get("strict_export", False)))
-        case.sizes["export_ops"] = graph_ops(exported)
-        case.fingerprint("exported", exported)
-
-        case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
-        exported = exported.run_decompositions(get_decomposition_table())
+        exported = self.exported(program, case)
         case.sizes["decomposed_ops"] = graph_ops(exported)
-        case.fingerprint("decomposed", exported)
 
         case.enter(Phase.IMPORT)
-        module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name,
-                                                 hooks=BufferLiterals(), decomposition_table={},
-                                                 import_symbolic_shape_expressions=bool(
-                                                     self.options.get("import_symbolic_shape_expressions", False)))
-        # torch-mlir names its failure repro file (in the temp dir) after this attribute.
-        with module.context:
-            module.operation.attributes["torch.debug_module_name"] = ir.StringAttr.get(func_name)
+        symbolic = bool(self.options.get("import_symbolic_shape_expressions", False))
+        module = cached(case, Stage("torch_ir", fingerprint_source(case, "decomposed"), torch_mlir_build,
+                                    {"func_name": func_name, "symbolic": symbolic}, save_mlir, _load_torch_mlir,
+                                    shown=_generic_asm),
+                        lambda: _imported(exported, func_name, symbolic))
         torch_ir = _generic_asm(module)
         watched = [op for op in WATCHED_OPS if f'"{op}"' in torch_ir]
         case.sizes["torch_ops"] = mlir_ops(module, ir)
-        case.fingerprint("torch_ir", torch_ir)
 
         case.enter(Phase.LOWER)
         self.run_stage(case, module, "torch-import", self.torch_backend_pipeline(),
@@ -195,6 +218,21 @@ class MlirBackend(Backend):
         note_lowering_paths(case.notes, backend_ir, watched)
         return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, user_output_count(exported),
                             unsigned)
+
+    def exported(self, program: Program, case: CaseContext) -> Any:
+        """The program exported and decomposed (phases export and decompose), each stage from the
+        stage cache when it holds it: torch's work, which a rebuild of torch-mlir leaves alone but
+        for the decomposition table torch-mlir gives."""
+        strict = bool(self.options.get("strict_export", False))
+        case.enter(Phase.EXPORT)
+        exported = cached(case, Stage("exported", lambda: program_identity(case, program), torch_build,
+                                      {"strict_export": strict}, save_exported, load_exported),
+                          lambda: export_program(program, strict=strict))
+        case.sizes["export_ops"] = graph_ops(exported)
+        case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
+        return cached(case, Stage("decomposed", fingerprint_source(case, "exported"), torch_mlir_build, {},
+                                  save_exported, load_exported),
+                      lambda: exported.run_decompositions(get_decomposition_table()))
 
     def compile_onnx(self, model: Any, case: CaseContext, numpy_results: bool = False) -> MlirArtifact:
         """The ONNX front-end, as torch-mlir's onnx configs: shape inference with data propagation,

@@ -11,6 +11,7 @@ follows from what the workers are for.
 from __future__ import annotations
 
 import enum
+import json
 from pathlib import Path
 
 from harness.case_data import Case
@@ -21,6 +22,7 @@ from harness.families.loader import worker_env
 from harness.project import Project
 from harness.project_files.configs import BackendConfig
 from harness.protocol import CaseResult, PerfRequest
+from harness.stage_cache.entries import ENVIRONMENT
 
 
 class Role(enum.Enum):
@@ -40,11 +42,13 @@ class Role(enum.Enum):
 
 
 def worker_environment(project: Project) -> dict[str, str]:
-    """What every worker's environment adds: the families' variables and, with --perf, the
-    OpenMP threads of --perf-threads (not a share of the cores)."""
+    """What every worker's environment adds: the families' variables, with --perf the OpenMP
+    threads of --perf-threads (not a share of the cores), and the stage cache's settings."""
     settings = project.settings
     threads = {"OMP_NUM_THREADS": str(settings.perf_threads)} if settings.perf else {}
-    return {**worker_env(project.families), **threads}
+    cache = {ENVIRONMENT: json.dumps({"mode": settings.cache, "dir": str(settings.cache_dir),
+                                      "size": settings.cache_size})}
+    return {**worker_env(project.families), **threads, **cache}
 
 
 class CaseWorkers:

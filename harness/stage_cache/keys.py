@@ -54,6 +54,21 @@ def build_digest(package: str, memo_dir: Path | None = None, files: bool = True)
     return hashlib.sha256(json.dumps([version, hashes], sort_keys=True).encode()).hexdigest()
 
 
+def file_digest(path: Path) -> str:
+    """One file's content hash, read again only when its size or time changed (in this process);
+    "" for no file (a module without one)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return ""
+    return _file_digest(path, stat.st_size, stat.st_mtime_ns) or ""
+
+
+@functools.cache
+def _file_digest(path: Path, size: int, mtime_ns: int) -> str | None:
+    return _content_hash(path)
+
+
 def _version(package: str) -> str:
     """The distribution's name and version: by the usual names first (the full map of import names
     to distributions reads every installed distribution's file list, half a second)."""
@@ -113,7 +128,7 @@ def _files(folders: list[Path]) -> Iterator[Path]:
         if folder.is_file():
             yield folder
             continue
-        for root, dirs, names in os.walk(folder):
+        for root, dirs, names in os.walk(folder, followlinks=True):   # a build tree links its files
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
             for name in sorted(names):
                 if not name.endswith(".pyc"):

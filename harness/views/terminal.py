@@ -1,13 +1,15 @@
 """The lit-style terminal summary: counts per backend, then the unexpected results grouped by
 signature (one bug, one line, however many cases it fails), each unexpected pass with the
-expectation entry to delete, and the culprit ops of each mismatch isolated with --isolate. The
-`summary` report format: pytest's "e2e summary", and a file with `--report-summary=PATH`."""
+expectation entry to delete, the stage cache's hits, and the culprit ops of each mismatch
+isolated with --isolate. The `summary` report format: pytest's "e2e summary", and a file with
+`--report-summary=PATH`."""
 from __future__ import annotations
 
 import collections
 
 from harness.outcomes import Outcome, Verdict
 from harness.record import Record
+from harness.stage_cache.entries import WARNINGS_NOTE
 from harness.views.culprit_lines import isolated, isolation_line
 from harness.views.formats import ReportContext, ReportFormat
 from harness.views.grouping import signature_of
@@ -29,7 +31,23 @@ def terminal_lines(records: list[Record]) -> list[str]:
     lines += _failure_groups([r for r in ordered if r.verdict is Verdict.UNEXPECTED_FAILURE and not r.flaky])
     lines += [f"UNEXPECTED_PASS: {r.case} on {r.backend}: delete the entry at {r.expectation_source} "
               f"(or narrow its id)" for r in ordered if r.verdict is Verdict.UNEXPECTED_PASS]
-    return lines + _isolations(records)
+    return lines + _cache_line(records) + _isolations(records)
+
+
+def _cache_line(records: list[Record]) -> list[str]:
+    """The stage cache's hits per stage, in the order the stages ran, and the compute they saved."""
+    counts: dict[str, collections.Counter] = {}
+    for r in records:
+        for stage, status in r.cache.items():
+            counts.setdefault(stage, collections.Counter())[status] += 1
+    warnings = [line for r in records for line in r.notes.get(WARNINGS_NOTE, [])]
+    if not any(c["hit"] or c["miss"] for c in counts.values()):
+        return []
+    stages = ", ".join(f"{stage} {c['hit']}/{sum(c.values())}" for stage, c in counts.items())
+    saved = sum(r.cache_saved_s for r in records)
+    more = f" ({len(warnings) - 1} more like it)" if len(warnings) > 1 else ""
+    return ([f"stage cache: hits {stages}; {saved:.1f} s of stage work saved"]
+            + ([f"WARNING: {warnings[0]}{more}"] if warnings else []))
 
 
 def _isolations(records: list[Record]) -> list[str]:

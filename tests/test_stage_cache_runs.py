@@ -1,0 +1,102 @@
+"""The stage cache in real runs (linalg-on-tensors, tosa, stablehlo: the MLIR backends cache the
+exported, decomposed and imported programs): a warm rerun hits every cached stage and gives the
+outcomes and fingerprints of an uncached run; a rebuilt torch-mlir (a comment added to one of its
+files) still hits the export and misses from the decomposition on; the direct lowering after the
+decomposition on one warm cache gives its uncached outcomes; entries cut in half are recomputed
+with one warning line."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from e2e_support import python_path_env
+
+SELECTION = "conv_backward/1d/basic or module/mlp_normal_inputs or module/mlp"
+CACHED = ("exported", "decomposed", "torch_ir")
+
+
+def run(project: Path, backend: str, cache: str, *more: str, python_path: str = "") -> dict:
+    """The run's records by case, and its summary as "summary"."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "harness.cases", f"--backend={backend}",
+                           "-k", SELECTION, "-n", "0", f"--cache={cache}", "--cache-dir=stages", "--report-json=r.json",
+                           "-p", "no:cacheprovider", *more], cwd=project, capture_output=True, text=True, timeout=900,
+                          env={"PYTHONPATH": os.pathsep.join(filter(None, [python_path, python_path_env()])),
+                               "PATH": "/usr/bin:/bin", "HOME": str(project)})
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    records = {r["case"]: r for r in json.loads((project / "r.json").read_text())["results"]}
+    return {**records, "summary": done.stdout}
+
+
+def outcomes(records: dict) -> dict:
+    return {case: (r["outcome"], r["phase"], r["fingerprints"]) for case, r in records.items() if case != "summary"}
+
+
+def statuses(records: dict, stage: str) -> set[str]:
+    return {r["cache"].get(stage) for case, r in records.items() if case != "summary" and r["outcome"] == "passed"}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("backend", ["linalg-on-tensors", "tosa", "stablehlo"])
+def test_a_warm_rerun_hits_every_cached_stage_with_the_uncached_outcomes(tmp_path, backend):
+    uncached = run(tmp_path, backend, "off")
+    assert statuses(uncached, "exported") == {"off"}
+    cold = run(tmp_path, backend, "on")
+    assert outcomes(cold) == outcomes(uncached) and statuses(cold, "exported") == {"miss"}
+    warm = run(tmp_path, backend, "on")
+    assert outcomes(warm) == outcomes(uncached)
+    assert all(statuses(warm, stage) == {"hit"} for stage in CACHED), warm["summary"]
+    assert "stage cache: hits exported " in warm["summary"] and "s of stage work saved" in warm["summary"]
+
+
+def source_build_of_torch_mlir(folder: Path) -> Path:
+    """torch-mlir as a source build on PYTHONPATH: the installed files linked, one of them copied."""
+    installed = Path(next(iter(importlib.util.find_spec("torch_mlir").submodule_search_locations)))
+    package = folder / "torch_mlir"
+    package.mkdir(parents=True)
+    for entry in installed.iterdir():
+        if entry.name not in ("__pycache__", "compiler_utils.py"):
+            (package / entry.name).symlink_to(entry)
+    (package / "compiler_utils.py").write_text((installed / "compiler_utils.py").read_text())
+    return package
+
+
+@pytest.mark.e2e
+def test_a_rebuilt_torch_mlir_hits_the_export_and_misses_from_the_decomposition(tmp_path):
+    build = source_build_of_torch_mlir(tmp_path / "build")
+    first = run(tmp_path, "linalg-on-tensors", "on", python_path=str(build.parent))
+    (build / "compiler_utils.py").write_text((build / "compiler_utils.py").read_text() + "# rebuilt\n")
+    rebuilt = run(tmp_path, "linalg-on-tensors", "on", python_path=str(build.parent))
+    assert outcomes(rebuilt) == outcomes(first)
+    assert statuses(rebuilt, "exported") == {"hit"}
+    passed = [r for case, r in rebuilt.items() if case != "summary" and r["outcome"] == "passed"]
+    programs = {r["fingerprints"]["exported"] for r in passed}   # cases sharing a program share its decomposition
+    assert sum(r["cache"]["decomposed"] == "miss" for r in passed) == len(programs) < len(passed)
+    assert statuses(rebuilt, "torch_ir") == {"miss"}   # named for its case: one entry per case
+
+
+@pytest.mark.e2e
+def test_the_direct_lowering_on_a_warm_cache_gives_its_uncached_outcomes(tmp_path):
+    run(tmp_path, "linalg-on-tensors", "on")
+    direct = run(tmp_path, "linalg-on-tensors-direct", "on")
+    assert statuses(direct, "torch_ir") == {"hit"}   # the same program, imported the same way
+    assert outcomes(direct) == outcomes(run(tmp_path, "linalg-on-tensors-direct", "off"))
+    assert direct["conv_backward/1d/basic"]["notes"]["torch.aten.convolution_backward"] == "direct"
+
+
+@pytest.mark.e2e
+def test_entries_cut_in_half_are_recomputed_with_one_warning(tmp_path):
+    cold = run(tmp_path, "linalg-on-tensors", "on")
+    entries = [p for p in (tmp_path / "stages" / "entries").rglob("*") if p.is_file()]
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:entry.stat().st_size // 2])
+    cut = run(tmp_path, "linalg-on-tensors", "on")
+    assert outcomes(cut) == outcomes(cold)
+    warnings = [line for line in cut["summary"].splitlines() if line.startswith("WARNING: stage cache:")]
+    assert len(warnings) == 1 and "is damaged" in warnings[0] and "more like it" in warnings[0], cut["summary"]
+    again = run(tmp_path, "linalg-on-tensors", "on")   # rewritten whole
+    assert statuses(again, "exported") == {"hit"} and "WARNING" not in again["summary"]
