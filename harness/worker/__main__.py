@@ -19,10 +19,10 @@ import os
 import select
 import signal
 import sys
+from typing import TYPE_CHECKING
 
-from harness.protocol import Message, Ready, RunRequest, decode, encode
-from harness.worker.crash_handler import install_crash_dump
-from harness.worker.session import PRELOAD_ENV, Session
+if TYPE_CHECKING:
+    from harness.protocol import Message
 
 
 def _die_with_parent() -> None:
@@ -52,7 +52,11 @@ def _keep_group() -> None:
 
 
 def main() -> None:
-    _keep_group()
+    _keep_group()   # before the harness's modules load: the keeper's copy of the pages stays small
+    from harness.protocol import Ready, RunRequest, decode, encode
+    from harness.worker.crash_handler import install_crash_dump
+    from harness.worker.session import PRELOAD_ENV, Session
+
     reply = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
