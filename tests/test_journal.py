@@ -64,12 +64,13 @@ def stop(proc, watch) -> dict:
 
 
 @needs_proc
-@pytest.mark.parametrize("xdist", [False, True], ids=["serial", "n2"])
-def test_sigterm_writes_the_report_with_every_finished_result(e2e_project, xdist):
+@pytest.mark.parametrize(("xdist", "group"), [(False, False), (True, True), (True, False)],
+                         ids=["serial", "n2-group", "n2-controller"])
+def test_sigterm_writes_the_report_with_every_finished_result(e2e_project, xdist, group):
     proc, watch = start_awaiting_run(e2e_project, *(["-n", "2"] if xdist else []))
     try:
         before = journaled(e2e_project)
-        if xdist:   # `timeout` and a terminal's job control signal the group: the xdist workers too
+        if group:   # `timeout` and a terminal's job control signal the group: the xdist workers too
             os.killpg(proc.pid, signal.SIGTERM)
         else:       # docker stop, Kubernetes: the main process alone
             proc.send_signal(signal.SIGTERM)
