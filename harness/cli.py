@@ -4,6 +4,7 @@ the installed families' own, which `python -m harness --help` lists).
     python -m harness table REPORT.json ... [--readme docs/reference/backends.md]
     python -m harness diff OLD.json NEW.json [--markdown] [-o PATH]
     python -m harness merge SHARD.json ... -o ALL.json
+    python -m harness recover REPORT.json
     python -m harness durations REPORT.json ... -o .test_durations
     python -m harness report REPORT.json [--FORMAT PATH ...] [--history DB] [--reductions FILE]
     python -m harness check [--cases-dir DIR] [--configs-dir DIR] [--xfail-dir DIR] [--crash-sets-dir DIR]
@@ -38,9 +39,10 @@ from harness.controller.schedule import write_durations
 from harness.errors import HarnessInputError
 from harness.expectations import proposals_for_report
 from harness.families.loader import entry_point_families
-from harness.files import display_path, write_between_markers, writing
+from harness.files import display_path, write_between_markers, write_text_atomically, writing
 from harness.fuzz.command import add_fuzz_command
 from harness.isolate.command import add_isolate_command
+from harness.journal import journal_path, recovered_report
 from harness.project import Project, add_tool_arguments, tool_arguments
 from harness.project_files.configs import missing_requirement
 from harness.record import Record
@@ -89,6 +91,18 @@ def merge(args: argparse.Namespace) -> None:
     with writing(args.output):
         reports.write_report(args.output, merged["environment"], merged["results"], merged["complete"],
                    merged["run_id"], merged["created"])
+
+
+def recover(args: argparse.Namespace) -> None:
+    """A killed run's report from its journal (harness.journal), marked incomplete."""
+    data, count, dropped = recovered_report(args.report)
+    with writing(args.report):
+        write_text_atomically(args.report, reports.report_text(data))
+    journal = display_path(journal_path(args.report))
+    print(f"{display_path(args.report)}: {count} result{'s' * (count != 1)} recovered from {journal}, "
+          f"marked incomplete")
+    if dropped:
+        print(f"{journal}: {dropped} line dropped: cut mid-way, the run was killed while writing it")
 
 
 def durations(args: argparse.Namespace) -> None:
@@ -207,6 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("reports", nargs="+", type=Path, help="shard reports; no (backend, case) in two of them")
     sub.add_argument("-o", "--output", type=Path, required=True, help="the merged report")
     sub.set_defaults(run=merge)
+
+    sub = commands.add_parser("recover", help="write a killed run's JSON report from the results journal beside it "
+                                              "(marked incomplete)")
+    sub.add_argument("report", type=Path, help="the --report-json path of the killed run; its journal is "
+                                               "REPORT.journal")
+    sub.set_defaults(run=recover)
 
     sub = commands.add_parser("durations", help="a pytest-split durations file from JSON reports, "
                                                 "for --splits/--group shards of equal time (and --durations-from)")

@@ -143,6 +143,7 @@ FLOOD_LAST_LINE = "flood: last line"
 # Only when named by RandomFaultBackend's `force` option (kind: phase).
 ON_REQUEST_FAULTS = {
     "await_signal": "run",       # write the worker's pid to pids/<case id, '/' as '_'>.pid, then wait
+    "await_with_child": "run",   # start a child process (a compiler's stand-in), then as await_signal
     "big_flood": "compile",      # write the `flood_bytes` option's worth to fd 1, then to fd 2; pass
     "big_flood_abort": "run",    # the same, then abort
 }
@@ -185,6 +186,17 @@ def _await_signal(case_id: str) -> None:
     time.sleep(3600)
 
 
+def _await_with_child(case_id: str) -> None:
+    """A child that would sleep for an hour (its pid in pids/<case>.child), then wait as await_signal."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    os.makedirs("pids", exist_ok=True)
+    path = os.path.join("pids", case_id.replace("/", "_") + ".child")
+    with open(path + ".tmp", "w") as out:
+        out.write(str(child.pid))
+    os.replace(path + ".tmp", path)
+    _await_signal(case_id)
+
+
 RANDOM_ACTIONS = {
     "slow": lambda case_id: time.sleep(SLOW_SECONDS),
     "flood_stdout": lambda case_id: _flood(sys.stdout),
@@ -195,6 +207,7 @@ RANDOM_ACTIONS = {
     "abort": lambda case_id: FAULTS["abort"](),
     "hang": lambda case_id: hang_in_native_code(),
     "await_signal": _await_signal,
+    "await_with_child": _await_with_child,
 }
 
 

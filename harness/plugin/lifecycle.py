@@ -1,10 +1,12 @@
 """The runner's life in a pytest process: the family table and the settings at configure (one
 error line for bad input), its first worker started early, the markers, the reporter, the run
-order (longest first), the backends' classes checked before the first case, and the workers
-stopped at unconfigure."""
+order (longest first), the backends' classes checked before the first case, SIGTERM taken as
+Ctrl-C, and the workers stopped at unconfigure."""
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from harness.settings import Settings
 from harness.views import json_report
 
 BACKEND_CHECK = pytest.StashKey[BackendCheck]()   # xdist's controller: the classes checked in a process
+SIGTERM_BEFORE = pytest.StashKey[object]()   # the SIGTERM handler this process had before the run
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -40,6 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for marker in sorted({m for family in runner.families.values() for m in family.markers} - set(runner.families)):
         config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
     config.stash[RUNNER] = runner
+    _interrupt_on_sigterm(config)
     if _xdist_controller_runs_cases(config, project):   # its workers' workers would find a problem too late
         config.stash[BACKEND_CHECK] = BackendCheck(runner.configs.values(), project.settings.rootdir)
     config.stash[DURATIONS] = _durations(config, runner.settings)   # before this run's report replaces the last one
@@ -81,6 +85,18 @@ def _collects_cases(config: pytest.Config, project: Project) -> bool:
     return any(a == h or a in h.parents or h in a.parents for a in collected for h in homes)
 
 
+def _interrupt_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM (timeout, docker stop, Kubernetes, Slurm, CI runners out of time) stops the run as
+    Ctrl-C does: the workers stopped, the report written with every finished result, marked
+    incomplete, and pytest's interrupted status. A handler someone else set is left alone."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        config.stash[SIGTERM_BEFORE] = signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"{signal.Signals(signum).name} received")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     runner = config.stash.get(RUNNER, None)
     if runner is not None:
@@ -88,6 +104,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     check = config.stash.get(BACKEND_CHECK, None)
     if check is not None:
         check.stop()
+    before = config.stash.get(SIGTERM_BEFORE, None)
+    if before is not None:
+        signal.signal(signal.SIGTERM, before)
 
 
 @pytest.hookimpl(trylast=True)   # after -k, -m and pytest-split have chosen the items

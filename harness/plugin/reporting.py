@@ -1,6 +1,7 @@
-"""Reporting: the records of every case (from xdist workers too), the report formats asked for
-(harness.views.formats: each one's file, and the terminal's summary), the run recorded in the
-history, and the expectation files rewritten with --update-expectations."""
+"""Reporting: the records of every case (from xdist workers too), each journaled as it arrives beside
+the JSON report (harness.journal), the report formats asked for (harness.views.formats: each one's
+file, and the terminal's summary), the run recorded in the history, and the expectation files
+rewritten with --update-expectations."""
 from __future__ import annotations
 
 import contextlib
@@ -9,6 +10,7 @@ import json
 import os
 import platform
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from harness.controller.runner import Runner
 from harness.errors import HarnessInputError
 from harness.files import display_path
 from harness.installation.commits import run_identity
+from harness.journal import JournalWriter, journal_path, split_versions, with_reported
 from harness.perf.machine import machine
 from harness.plugin.selection import touched_families
 from harness.plugin.state import RUNNER
@@ -37,30 +40,49 @@ class ResultReporter:
         self.messages: list[str] = []   # the summary's lines after the results: history, proposals
         self.report: dict | None = None  # the run's report, once it is over
         self.identity = run_identity(config.rootpath)  # the command line and the commits, at the start
+        self.run_id = uuid.uuid4().hex
+        self._environment: dict | None = None   # without the backends' reported versions: known at the start
+        self.journal = self._journal()
+
+    def _journal(self) -> JournalWriter | None:
+        """With --report-json, in the process that writes it: the journal beside the report."""
+        report_json = self.config.stash[RUNNER].settings.reports.get(json_report.FORMAT.name)
+        if report_json is None or hasattr(self.config, "workerinput"):
+            return None
+        return JournalWriter(journal_path(report_json), lambda: {"run_id": self.run_id,
+                                                                  "environment": self.base_environment()})
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.journal is not None:   # an earlier killed run's: this run writes the report it would recover
+            self.journal.remove()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "e2e", None)
         if record is not None and report.when == "call":
-            record = dict(record)
-            self.backend_versions.setdefault(record["backend"], {}).update(record.pop("backend_versions", {}))
-            self.records.append(record)
+            if self.journal is not None:
+                self.journal.append(record)
+            self.records += split_versions([record], self.backend_versions)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         if hasattr(self.config, "workerinput"):  # the xdist controller writes, workers send
             return
         if exitstatus == pytest.ExitCode.USAGE_ERROR:   # bad input found as the run starts: no report
+            if self.journal is not None:
+                self.journal.remove()
             return
         runner = self.config.stash[RUNNER]
         if runner.settings.artifacts_dir is not None:
             remove_empty_folders(runner.settings.artifacts_dir)
         complete = exitstatus != pytest.ExitCode.INTERRUPTED and not (session.shouldstop or session.shouldfail)
-        self.report = report = build_report(self.environment(), self.records, complete)
+        self.report = report = build_report(self.environment(), self.records, complete, self.run_id)
         settings = runner.settings
         proposals = functools.cache(lambda: self.proposals(runner, report))
         context = ReportContext(find_proposals=lambda: shown(proposals()),
                                 find_history=lambda: history_of(settings.history, report))
         record = {name: path for name, path in settings.reports.items() if name == json_report.FORMAT.name}
         write_reports(report, record, context)   # first: the history ingests that file
+        if self.journal is not None:
+            self.journal.remove()
         if settings.history:
             self.messages.append(record_history(settings.history, report, record.get(json_report.FORMAT.name)))
         write_reports(report, {name: path for name, path in settings.reports.items() if name not in record}, context)
@@ -77,13 +99,20 @@ class ResultReporter:
             return {}
 
     def environment(self) -> dict:
-        runner = self.config.stash[RUNNER]
-        versions = {name.replace("-", "_"): version for name, version in runner.versions.items()}
-        return {**versions, "platform": platform.platform(), "machine": machine(), **self.identity,
-                "backends": {name: {**info, "reported": self.backend_versions.get(name, {})}
-                             for name, info in runner.backend_environment().items()},
-                "run_crash_set": runner.settings.run_crash_set,
-                **({"assumed_versions": runner.settings.assumed_versions} if runner.settings.assumed_versions else {})}
+        return with_reported(self.base_environment(), self.backend_versions)
+
+    def base_environment(self) -> dict:
+        """The run's environment as known when it starts: all but what the backends report of
+        themselves with their first case (computed once: the journal's header needs it too)."""
+        if self._environment is None:
+            runner = self.config.stash[RUNNER]
+            versions = {name.replace("-", "_"): version for name, version in runner.versions.items()}
+            settings = runner.settings
+            self._environment = {
+                **versions, "platform": platform.platform(), "machine": machine(), **self.identity,
+                "backends": runner.backend_environment(), "run_crash_set": settings.run_crash_set,
+                **({"assumed_versions": settings.assumed_versions} if settings.assumed_versions else {})}
+        return self._environment
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         runner = self.config.stash[RUNNER]

@@ -5,6 +5,10 @@ It speaks harness.protocol: requests on stdin, replies on the original stdout. f
 pointed at stderr, so whatever a case or compiler prints lands in the captured log and cannot
 corrupt the protocol. The backends of $HARNESS_WORKER_PRELOAD are created before Ready, which
 says those that could not be.
+
+A worker dies with the controller (PR_SET_PDEATHSIG), even a SIGKILLed one; the processes it
+started (a compiler, say) would outlive both, so a keeper forked first waits for the controller's
+end of stdin to close and then kills the worker's process group, those processes with it.
 """
 from __future__ import annotations
 
@@ -12,12 +16,13 @@ import ctypes
 import faulthandler
 import json
 import os
+import select
 import signal
 import sys
+from typing import TYPE_CHECKING
 
-from harness.protocol import Message, Ready, RunRequest, decode, encode
-from harness.worker.crash_handler import install_crash_dump
-from harness.worker.session import PRELOAD_ENV, Session
+if TYPE_CHECKING:
+    from harness.protocol import Message
 
 
 def _die_with_parent() -> None:
@@ -30,7 +35,28 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def _keep_group() -> None:
+    """Fork the keeper: it holds no pipe but stdin's read end, and once every writer is gone (the
+    controller exited, was killed or dropped this worker) it SIGKILLs the worker's process group."""
+    if os.fork() != 0:
+        return
+    try:
+        os.closerange(1, os.sysconf("SC_OPEN_MAX"))   # the controller must see the worker's EOF
+        waiting = select.poll()
+        waiting.register(0, 0)   # no events asked: it wakes on the hang-up alone
+        while not waiting.poll():
+            pass
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+    finally:
+        os._exit(0)
+
+
 def main() -> None:
+    _keep_group()   # before the harness's modules load: the keeper's copy of the pages stays small
+    from harness.protocol import Ready, RunRequest, decode, encode
+    from harness.worker.crash_handler import install_crash_dump
+    from harness.worker.session import PRELOAD_ENV, Session
+
     reply = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
