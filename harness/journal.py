@@ -58,15 +58,23 @@ class JournalWriter:
     """Appends a run's records to its journal. The header (`header()`: the run id, the environment)
     goes first, with the first record, so a run that finishes nothing leaves no journal."""
 
-    def __init__(self, path: Path, header: Callable[[], dict]):
-        self.path, self.header = Path(path), header
+    def __init__(self, path: Path, header: Callable[[], dict], warn: Callable[[str], None] = print):
+        self.path, self.header, self.warn = Path(path), header, warn
         self.file: IO[str] | None = None
+        self.failed = False   # the journal could not be written: said once, the run goes on without it
 
     def append(self, record: dict) -> None:
-        if self.file is None:
-            self.file = open(self.path, "w", encoding="utf-8")
-            self._write({"$report_type": HEADER, "e2e_journal": VERSION, **self.header()})
-        self._write({"$report_type": RESULT, "record": record})
+        if self.failed:
+            return
+        try:
+            if self.file is None:
+                self.file = open(self.path, "w", encoding="utf-8")
+                self._write({"$report_type": HEADER, "e2e_journal": VERSION, **self.header()})
+            self._write({"$report_type": RESULT, "record": record})
+        except OSError as e:
+            self.failed = True
+            self.warn(f"results journal: cannot write {self.path} ({e.strerror or e}): the run goes on, but a "
+                      "killed run could not be recovered")
 
     def _write(self, line: dict) -> None:
         self.file.write(json.dumps(line) + "\n")

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.outcomes import Outcome, Phase
 
+KEEPER_NAME = "e2e-keeper"   # the process name of a worker's keeper (harness.worker.__main__)
 
 @dataclasses.dataclass(frozen=True)
 class Ready:

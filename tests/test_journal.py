@@ -200,3 +200,13 @@ def test_a_missing_or_damaged_journal_is_one_error_line(tmp_path, capsys, monkey
     assert main(["recover", "report.json"]) == 2
     assert capsys.readouterr().err == f"error: {problem}{FIX}\n"   # as docs/reference/bad-input.md shows it
     assert not (tmp_path / "report.json").exists()
+
+
+def test_a_journal_that_cannot_be_written_is_one_summary_line(tmp_path):
+    from harness.journal import JournalWriter
+
+    said: list[str] = []
+    journal = JournalWriter(tmp_path / "missing-folder" / "r.json.journal", lambda: {}, warn=said.append)
+    journal.append({"case": "a"})
+    journal.append({"case": "b"})
+    assert len(said) == 1 and said[0].startswith("results journal: cannot write ") and "No such file" in said[0]

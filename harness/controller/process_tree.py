@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import psutil
 
+from harness.protocol import KEEPER_NAME
+
 
 class ProcessTree:
     """A worker and the processes under it. Every process seen under it is remembered, so one that
@@ -30,9 +32,18 @@ class ProcessTree:
 
         A child still running the worker's command line is a fork (subprocess forks, then execs
         iree-compile or a compile worker): it shares the worker's pages, so its resident size
-        repeats the worker's. It counts with its private memory (USS) instead."""
-        children = sum(_private(p) if _cmdline(p) == self.command else _rss(p) for p in self.members()) / 2**20
+        repeats the worker's. It counts with its private memory (USS) instead. The worker's keeper
+        (5 MiB, the harness's own) is left out: the figures are the case's."""
+        children = sum(_private(p) if _cmdline(p) == self.command else _rss(p) for p in self.members()
+                       if not _keeper(p)) / 2**20
         return (_rss(self.root) / 2**20 if self.root else 0.0) + children, children
+
+
+def _keeper(process: psutil.Process) -> bool:
+    try:
+        return process.name() == KEEPER_NAME
+    except psutil.Error:
+        return False
 
 
 def _rss(process: psutil.Process) -> int:

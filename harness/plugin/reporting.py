@@ -50,7 +50,8 @@ class ResultReporter:
         if report_json is None or hasattr(self.config, "workerinput"):
             return None
         return JournalWriter(journal_path(report_json), lambda: {"run_id": self.run_id,
-                                                                  "environment": self.base_environment()})
+                                                                  "environment": self.base_environment()},
+                             warn=self.messages.append)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.journal is not None:   # an earlier killed run's: this run writes the report it would recover

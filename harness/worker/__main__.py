@@ -12,6 +12,7 @@ end of stdin to close and then kills the worker's process group, those processes
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import faulthandler
 import json
@@ -20,6 +21,8 @@ import select
 import signal
 import sys
 from typing import TYPE_CHECKING
+
+from harness.protocol import KEEPER_NAME
 
 if TYPE_CHECKING:
     from harness.protocol import Message
@@ -42,6 +45,8 @@ def _keep_group() -> None:
         return
     try:
         os.closerange(1, os.sysconf("SC_OPEN_MAX"))   # the controller must see the worker's EOF
+        with contextlib.suppress(OSError, AttributeError):   # its name: the worker's memory leaves it out
+            ctypes.CDLL(None).prctl(15, KEEPER_NAME.encode())   # PR_SET_NAME
         waiting = select.poll()
         waiting.register(0, 0)   # no events asked: it wakes on the hang-up alone
         while not waiting.poll():
