@@ -144,9 +144,15 @@ def shard() -> None:
                 *selection(env("SELECTION")), "--splits", env("SPLITS"), "--group", env("SHARD"), *durations,
                 f"--report-json=reports/{cell}.json", f"--report-md=reports/{cell}.md",
                 f"--report-html=reports/{cell}.html", f"--junitxml=reports/{cell}.xml", "--artifacts-dir=artifacts/",
-                check=False)
+                f"--cache-dir={stage_cache()}", check=False)
     output(status=status)
     print(f"pytest exited with status {status}")
+
+
+def stage_cache() -> Path:
+    """The folder the workflow restores and saves with actions/cache; under act (no cache action
+    offline), one kept between runs in the user's cache folder."""
+    return Path.home() / ".cache" / "torch-backend-e2e" / "act-stages" if os.environ.get("ACT") else Path("stage-cache")
 
 
 def shard_result() -> None:
