@@ -27,6 +27,7 @@ IREE_STAGES = ("exported", "decomposed", "torch_ir", "input_ir", "vmfb")
 INDUCTOR_STAGES = ("captured", "aot_graph", "inductor_code")
 ONNXRUNTIME_STAGES = ("onnx",)
 
+_ASSERT_MESSAGE = re.compile(r"@assert_msg_\d+\b")
 _LOC_ALIAS = re.compile(r"^#loc\d*\s*=.*\n?", re.MULTILINE)
 
 
@@ -168,11 +169,22 @@ def tensor_bytes(tensor: Any) -> Any:
     return tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
 
 
+def _process_names_numbered(text: str) -> str:
+    """Names a pass numbers by a counter that lives as long as the process, numbered again in the
+    order they appear: MLIR's runtime verification names its messages `@assert_msg_N`, N counting
+    every message the worker made before, so the same case's LLVM text would differ with the
+    cases that ran before it in its worker."""
+    if "@assert_msg_" not in text:
+        return text
+    numbers: dict[str, str] = {}
+    return _ASSERT_MESSAGE.sub(lambda m: numbers.setdefault(m.group(0), f"@assert_msg_#{len(numbers)}"), text)
+
+
 def fingerprint_of(output: Any) -> str:
     """The fingerprint of a stage's output: MLIR or other text, bytes (a serialised model, a
     compiled artifact), an ExportedProgram, or an FX GraphModule or Graph."""
     if isinstance(output, str):
-        return digest(canonical_mlir(output))
+        return digest(_process_names_numbered(canonical_mlir(output)))
     if isinstance(output, (bytes, bytearray, memoryview)):
         return digest(output)
     if hasattr(output, "graph_signature"):

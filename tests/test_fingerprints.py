@@ -143,3 +143,17 @@ def test_two_cold_runs_give_the_same_fingerprints_and_another_case_another(e2e_p
     assert first[FIRST_CASE]["outcome"] == first[OTHER_CASE]["outcome"] == "passed"
     stage = stages[0]
     assert first[FIRST_CASE]["fingerprints"][stage] != first[OTHER_CASE]["fingerprints"][stage]
+
+
+def test_a_process_wide_message_counter_does_not_count():
+    """MLIR's runtime verification numbers its messages per process: the same case's LLVM text
+    after other cases in its worker must fingerprint as when it runs first."""
+    from harness.stage_fingerprints import fingerprint_of
+
+    def text(first: int, message: str) -> str:
+        return (f'llvm.mlir.global private constant @assert_msg_{first + 1}(dense<"0x{message}">)\n'
+                f'llvm.mlir.global private constant @assert_msg_{first}(dense<"0x4142">)\n'
+                f"llvm.call @puts(@assert_msg_{first + 1})\nllvm.call @puts(@assert_msg_{first})\n")
+
+    assert fingerprint_of(text(0, "4343")) == fingerprint_of(text(46, "4343"))
+    assert fingerprint_of(text(0, "4343")) != fingerprint_of(text(0, "4444"))
