@@ -121,3 +121,56 @@ def test_two_runs_of_one_build_change_no_ir(e2e_project):
     assert (data["ir_changed"], data["ir_compared"], data["ir_not_compared"]) == ([], 2, 0)
     assert main(["diff", *paths, "-o", str(out)]) == 0
     assert out.read_text().splitlines()[0].endswith("IR changed: 0")
+
+
+# ---- the history -----------------------------------------------------------------------------
+
+def night(tmp_path, number, fingerprints_x, outcome_x="passed"):
+    data = report([rec("fam/x", fingerprints_x, outcome=outcome_x), rec("fam/y", SAME)])
+    data.update(run_id=f"night-{number}", created=1000.0 + number)
+    data["environment"]["backends"]["be"]["versions"] = {"torch-mlir": "1" if number < 2 else "2"}   # a rebuild
+    path = tmp_path / f"night{number}.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+MOVED_IMPORT = {**SAME, "torch_ir": "c" * 16, "torch_backend_ir": "d" * 16, "linalg_ir": "e" * 16}
+
+
+@pytest.mark.parametrize("order", [(1, 2, 3), (3, 1, 2)], ids=["in order", "a late report rebuilds the state"])
+def test_the_history_says_since_which_run_the_ir_changed_and_at_which_stage(tmp_path, capsys, order):
+    reports = {1: night(tmp_path, 1, SAME), 2: night(tmp_path, 2, MOVED_IMPORT, "mismatch"),
+               3: night(tmp_path, 3, MOVED_IMPORT, "mismatch")}
+    db = str(tmp_path / "history.db")
+    for number in order:
+        assert main(["history", "ingest", db, reports[number]]) == 0
+    capsys.readouterr()
+    assert main(["history", "show", db, "--format=json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(c["case"], c["since"], c["stage"], c["status"], c["last_outcome"]) for c in data["ir_changes"]] == [
+        ("fam/x", 2, "torch_ir", "failing", "mismatch")]
+    assert [(c["case"], c["ir_changed"]) for c in data["cases"]] == [("fam/x", {"since": 2, "stage": "torch_ir"})]
+    assert main(["history", "show", db]) == 0
+    text = capsys.readouterr().out
+    assert "IR changed since run 2 at torch_ir" in text   # beside its failure
+    section = text.split("IR changed, at the first stage that did (stage fingerprints) (1)\n")[1]
+    assert section.split()[:6] == ["since", "run", "2", "be", "fam/x", "at"]
+
+
+def test_fingerprints_are_stored_where_they_change_and_a_late_report_between_two_runs_is_dated_right(tmp_path):
+    from harness.history.status import ir_changes
+    from harness.history.store import open_history
+
+    reports = {1: night(tmp_path, 1, SAME), 2: night(tmp_path, 2, MOVED_IMPORT), 3: night(tmp_path, 3, SAME)}
+    with open_history(tmp_path / "in_order.db", write=True) as store:
+        store.ingest_all([reports[1], reports[2], reports[3]])
+        # fam/x at runs 1, 2 and 3 (each differs from the one before), fam/y at run 1 alone
+        assert store.db.execute("SELECT count(*) FROM ir_fingerprints").fetchall() == [(4,)]
+        in_order = ir_changes(store)
+    with open_history(tmp_path / "late.db", write=True) as store:
+        store.ingest(reports[1])
+        store.ingest(reports[3])   # the same IR as run 1: no row
+        assert store.db.execute("SELECT count(*) FROM ir_fingerprints").fetchall() == [(2,)]
+        store.ingest(reports[2])   # between them: its IR, and run 3's again after it
+        assert ir_changes(store) == in_order
+    assert [(c["case"], c["since"], c["stage"]) for c in in_order] == [("fam/x", 3, "torch_ir")]
