@@ -1,12 +1,13 @@
 """Stage fingerprints in the history, as SQL: how they are stored, and which stage changed first
 between two results (harness.stage_changes, the same rule as the report diff's).
 
-Stored only when they change: `ir_fingerprints` holds a (case, backend)'s fingerprints, as the
-report has them (their JSON object, which DuckDB reads minified), at the first run that fingerprinted it and at each run
-whose fingerprints differ from its result before, in the order the runs ran. A build's
-fingerprints stay the same night after night, so a year of nightlies adds rows only where a
-compiler or torch changed a case's IR. Stored with every result they were 8 bytes a stage that no
-compression takes away: twice the file and half the ingest rate (benchmarks/RESULTS.md).
+Stored only when they change: `ir_fingerprints` holds a (case, backend)'s fingerprints as the
+report has them (their JSON object, which DuckDB reads minified) at the first run that
+fingerprinted it and at each run whose fingerprints differ from its result before, in the order
+the runs ran. A build's fingerprints stay the same night after night, so a year of nightlies adds
+rows only where a compiler or torch changed a case's IR. Stored with every result (a MAP of 64-bit
+integers), they were 8 bytes a stage that no compression takes away: 4 times the file of 8
+synthetic nights and 0.56 times the ingest rate (benchmarks/RESULTS.md).
 
 `state` keeps per (case, backend) a 64-bit hash of its latest fingerprints' JSON, so that an
 ingest finds the changed ones by comparing one number per result (parsing no JSON object but
