@@ -88,6 +88,9 @@ def diff(args: argparse.Namespace) -> int:
     ir_lines = expect_same_ir_lines(result.compiler) if args.expect_same_ir else []
     for line in ir_lines:
         print(line, file=sys.stderr)
+    if args.expect_same_ir and not result.compiler.compared:   # reports older than fingerprints: say so
+        print("warning: --expect-same-ir compared nothing: no result has a stage fingerprinted in both reports",
+              file=sys.stderr)
     return 1 if result.failing or ir_lines else 0
 
 

@@ -104,6 +104,10 @@ def test_expect_same_ir_fails_on_a_changed_stage_with_a_line_each_and_passes_on_
                                 "1 result(s) changed IR, expected none (--expect-same-ir); 2 compared"]
     status, out, err = diff(tmp_path, capsys, old, old, "--expect-same-ir", "--format=json")
     assert (status, err, json.loads(out)["ir_changed"]) == (0, "", [])
+    unfingerprinted = report([rec("fam/same", {})])   # reports older than fingerprints: a pass that says so
+    status, _, err = diff(tmp_path, capsys, unfingerprinted, unfingerprinted, "--expect-same-ir")
+    assert (status, err) == (0, "warning: --expect-same-ir compared nothing: no result has a stage fingerprinted "
+                                "in both reports\n")
 
 
 # ---- a real pair of runs ---------------------------------------------------------------------
