@@ -2,7 +2,7 @@
 the installed families' own, which `python -m harness --help` lists).
 
     python -m harness table REPORT.json ... [--readme docs/reference/backends.md]
-    python -m harness diff OLD.json NEW.json [--markdown] [-o PATH]
+    python -m harness diff OLD.json NEW.json [--format text|markdown|json] [--expect-same-ir] [-o PATH]
     python -m harness merge SHARD.json ... -o ALL.json
     python -m harness recover REPORT.json
     python -m harness durations REPORT.json ... -o .test_durations
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import sys
 from pathlib import Path
 
@@ -48,9 +49,10 @@ from harness.project_files.configs import missing_requirement
 from harness.record import Record
 from harness.reduce.command import add_reduce_command
 from harness.tools.cache_commands import add_cache_commands
+from harness.tools.compiler_change import expect_same_ir_lines
 from harness.tools.history_commands import add_history_commands
 from harness.tools.perf_commands import add_perf_commands
-from harness.tools.report_diff import diff_markdown, diff_reports, diff_text
+from harness.tools.report_diff import diff_json, diff_markdown, diff_reports, diff_text
 from harness.views.formats import Proposals, ReportContext, report_formats, write_reports
 from harness.views.tables import backend_table, lowering_table
 
@@ -74,15 +76,24 @@ def table(args: argparse.Namespace) -> None:
 
 
 def diff(args: argparse.Namespace) -> int:
-    """Compare two runs; exit status 1 on regressions and new crashes or hangs (RunDiff.failing)."""
+    """Compare two runs; exit status 1 on regressions and new crashes or hangs (RunDiff.failing),
+    and with --expect-same-ir when any result's IR changed (its lines on stderr)."""
     result = diff_reports(reports.read_report(args.old), reports.read_report(args.new))
-    text = (diff_markdown if args.markdown else diff_text)(result)
+    shown = "markdown" if args.markdown else args.format
+    text = {"text": diff_text, "markdown": diff_markdown,
+            "json": lambda d: json.dumps(diff_json(d), indent=1) + "\n"}[shown](result)
     if args.output is None:
         print(text, end="")
     else:
         with writing(args.output):
             args.output.write_text(text, encoding="utf-8")
-    return 1 if result.failing else 0
+    ir_lines = expect_same_ir_lines(result.compiler) if args.expect_same_ir else []
+    for line in ir_lines:
+        print(line, file=sys.stderr)
+    if args.expect_same_ir and not result.compiler.compared:   # reports older than fingerprints: say so
+        print("warning: --expect-same-ir compared nothing: no result has a stage fingerprinted in both reports",
+              file=sys.stderr)
+    return 1 if result.failing or ir_lines else 0
 
 
 def merge(args: argparse.Namespace) -> None:
@@ -209,11 +220,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--readme", type=Path, help="replace the table between the markers of this file")
     sub.set_defaults(run=table)
 
-    sub = commands.add_parser("diff", help="what changed between two JSON reports "
-                                           "(exit status 1 on regressions and new crashes or hangs)")
+    sub = commands.add_parser("diff", help="what changed between two JSON reports: outcomes, the first stage whose "
+                                           "IR changed, speed (exit status 1 on regressions and new crashes or "
+                                           "hangs, and with --expect-same-ir on any IR change)")
     sub.add_argument("old", type=Path, help="the earlier report, e.g. last night's")
     sub.add_argument("new", type=Path, help="the later report")
-    sub.add_argument("--markdown", action="store_true", help="Markdown instead of plain text")
+    sub.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    sub.add_argument("--markdown", action="store_true", help="the same as --format=markdown")
+    sub.add_argument("--expect-same-ir", action="store_true",
+                     help="exit status 1 when any stage's fingerprint changed: a refactor's check (one line per "
+                          "changed result on stderr, then the count)")
     sub.add_argument("-o", "--output", type=Path, help="write the diff to this file instead of stdout")
     sub.set_defaults(run=diff)
 

@@ -9,6 +9,9 @@ before (the runs that hold it):
   flaky        at some run its outcome changed while nothing it depends on did (no package
                version, no commit), or its reruns in fresh workers disagreed; flaky wins
 
+Each also says whether its IR changed (`ir_changed`): the latest run at which one of its stage
+fingerprints differed from its result before, and the first stage that did (harness.stage_changes).
+
 A failure is any outcome but passed; not_run (a crash-set case not attempted) is no result.
 Runs are numbered from 1, oldest first.
 """
@@ -35,12 +38,13 @@ STATUS_SQL = f"""
       s.last_outcome, s.last_phase, s.last_signature,
       NOT s.last_pass AND s.prev_pass IS NOT NULL AND NOT s.prev_pass
           AND s.last_signature IS DISTINCT FROM s.prev_signature AS signature_changed,
-      s.prev_seq, s.last_seq, s.recent
+      s.prev_seq, s.last_seq, s.recent, ir.run AS ir_since, s.ir_stage
     FROM state s
     JOIN numbered last ON last.seq = s.last_seq
     LEFT JOIN numbered prev ON prev.seq = s.prev_seq
     LEFT JOIN numbered since ON since.seq = s.streak_start
     LEFT JOIN numbered flaky ON flaky.seq = s.flaky_seq
+    LEFT JOIN numbered ir ON ir.seq = s.ir_seq
 """
 
 
@@ -62,6 +66,7 @@ def case_statuses(store: HistoryStore, include_passing: bool = False,
                                     for seq in (c["prev_seq"], c["last_seq"])})
     for case in cases:
         before, after = case.pop("prev_seq"), case.pop("last_seq")
+        case["ir_changed"] = ir_changed(case)
         case["changed"] = (differences(seen_by(versions[before], case["backend"]),
                                         seen_by(versions[after], case["backend"]))
                            if case["status"] in ("new_failure", "fixed") else None)
@@ -71,6 +76,25 @@ def case_statuses(store: HistoryStore, include_passing: bool = False,
         if case["status"] != "flaky":
             case.pop("flaky_since")
     return cases
+
+
+def ir_changed(row: dict[str, Any]) -> dict[str, Any] | None:
+    """A status row's IR change as {since: run, stage}; None when its IR never changed."""
+    since, stage = row.pop("ir_since"), row.pop("ir_stage")
+    return None if since is None else {"since": since, "stage": stage}
+
+
+def ir_changes(store: HistoryStore) -> list[dict[str, Any]]:
+    """Every (case, backend) whose IR changed at some run (its latest such run, and the first stage
+    that changed), beside its status and latest outcome: the latest change first."""
+    rows = store.db.execute(f"""SELECT "case", backend, ir_since, ir_stage, status, run, last_outcome, last_phase
+                                FROM ({STATUS_SQL}) WHERE ir_since IS NOT NULL
+                                ORDER BY ir_since DESC, backend, ir_stage, "case" """).fetchall()
+    names = [d[0] for d in store.db.description]
+    changes = [dict(zip(names, row)) for row in rows]
+    for change in changes:
+        change.update(ir_changed(change))
+    return changes
 
 
 def versions_of(store: HistoryStore, seqs: set[int]) -> dict[int, dict[str, dict[str, str]]]:

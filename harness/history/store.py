@@ -12,6 +12,7 @@ Tables:
   tallies       per run and backend, its results and how many passed (not_run left out)
   results       every result: case, backend, outcome, phase, signature, expected, verdict,
                 duration, attempts (JSON, when rerun), flaky, compile seconds (export to compile), peak MiB
+  ir_fingerprints  a result's stage fingerprints where they changed (harness.history.stage_sql)
   timings       every timed result (--perf): its threads, speedup over eager with its interval, and
                 both medians; `runs.machine` says where it was timed
   sizes         every result's size figures (ops per stage, artifact bytes), one row per figure
@@ -20,7 +21,8 @@ Tables:
   state         per (case, backend), what the status needs, kept up to date at each ingest (a
                 year of nightlies holds 77 million results; no view scans them): its last and
                 previous result, where its current pass/fail streak began, the first run that
-                showed it flaky, and its last 30 outcomes
+                showed it flaky, its last 30 outcomes, its latest stage fingerprints and the latest
+                run that changed them, at which stage
 
 Runs are numbered by when they ran (`created`), oldest first; a report older than the newest
 run already recorded rebuilds `state` from `results`. Writers hold an exclusive lock on
@@ -40,6 +42,8 @@ import duckdb
 from harness.errors import HarnessInputError
 from harness.files import display_path
 from harness.history.fingerprints import fingerprint, scoped_versions
+from harness.history.schema import MIGRATIONS, SCHEMA_VERSION
+from harness.history.stage_sql import IR_STATE, fingerprints_hash, record_newest, record_older
 from harness.outcomes import COMPILE_COST_PHASES, Outcome
 from harness.reports import REGENERATE, read_report, report_identity
 
@@ -54,41 +58,6 @@ HISTORY_OUTCOMES = [o for o in Outcome if OUTCOME_CODES[o]]   # what the history
 # The outcomes as the results table holds them (the reports' strings), for the SQL below.
 _PASSED, _NOT_RUN = Outcome.PASSED.value, Outcome.NOT_RUN.value
 
-# MIGRATIONS[i] takes a file from schema version i to i + 1; a new file runs them all.
-MIGRATIONS: list[list[str]] = [
-    [   # 1: runs, their versions, results, and the state of each (case, backend)
-        "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
-        """CREATE TABLE runs (seq INTEGER PRIMARY KEY, identity VARCHAR UNIQUE, created DOUBLE, command VARCHAR,
-               harness_commit VARCHAR, project_commit VARCHAR, complete BOOLEAN, results INTEGER, source VARCHAR)""",
-        "CREATE TABLE versions (seq INTEGER, scope VARCHAR, package VARCHAR, version VARCHAR)",
-        "CREATE TABLE fingerprints (seq INTEGER, backend VARCHAR, fingerprint VARCHAR)",
-        "CREATE TABLE tallies (seq INTEGER, backend VARCHAR, results INTEGER, passed INTEGER)",
-        """CREATE TABLE results (seq INTEGER, "case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase VARCHAR,
-               signature VARCHAR, expected VARCHAR, verdict VARCHAR, duration DOUBLE)""",
-        """CREATE TABLE state ("case" VARCHAR, backend VARCHAR, last_seq INTEGER, last_pass BOOLEAN,
-               last_outcome VARCHAR, last_phase VARCHAR, last_signature VARCHAR, prev_seq INTEGER,
-               prev_pass BOOLEAN, prev_signature VARCHAR, streak_start INTEGER, flaky_seq INTEGER,
-               recent VARCHAR)""",
-    ],
-    [   # 2: reruns in a fresh worker (--rerun-failures): every attempt, and whether they disagreed
-        "ALTER TABLE results ADD COLUMN attempts VARCHAR",
-        "ALTER TABLE results ADD COLUMN flaky BOOLEAN DEFAULT false",
-        "REBUILD_STATE",   # the flaky rule now reads reruns too
-    ],
-    [   # 3: what a result cost and how fast it ran (--perf), its size figures, and the machine
-        "ALTER TABLE runs ADD COLUMN machine VARCHAR",
-        "ALTER TABLE results ADD COLUMN compile_s DOUBLE",
-        "ALTER TABLE results ADD COLUMN peak_mb DOUBLE",
-        """CREATE TABLE timings (seq INTEGER, "case" VARCHAR, backend VARCHAR, threads INTEGER, speedup DOUBLE,
-               low DOUBLE, high DOUBLE, compiled_s DOUBLE, eager_s DOUBLE)""",
-        'CREATE TABLE sizes (seq INTEGER, "case" VARCHAR, backend VARCHAR, name VARCHAR, value BIGINT)',
-    ],
-    [   # 4: the culprit ops of a mismatch isolated with --isolate
-        """CREATE TABLE culprits (seq INTEGER, "case" VARCHAR, backend VARCHAR, rank INTEGER, op VARCHAR,
-               module VARCHAR, ratio DOUBLE)""",
-    ],
-]
-SCHEMA_VERSION = len(MIGRATIONS)
 
 # A report's results as DuckDB reads them from the file (keys not named here are not read).
 RESULT_STRUCT = ('STRUCT("case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase VARCHAR, signature VARCHAR, '
@@ -96,7 +65,8 @@ RESULT_STRUCT = ('STRUCT("case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase
                  'phase_durations MAP(VARCHAR, DOUBLE), phase_peak_mb MAP(VARCHAR, DOUBLE), '
                  'sizes MAP(VARCHAR, BIGINT), perf STRUCT(threads INTEGER, speedup STRUCT(value DOUBLE, low DOUBLE, '
                  'high DOUBLE), compiled STRUCT(median DOUBLE), eager STRUCT(median DOUBLE)), '
-                 'isolation STRUCT(culprits STRUCT(op VARCHAR, module VARCHAR, ratio DOUBLE)[]))[]')
+                 'isolation STRUCT(culprits STRUCT(op VARCHAR, module VARCHAR, ratio DOUBLE)[]), '
+                 'fingerprints JSON)[]')
 # A result's compile cost: its phases from export to compile (an eager result has none of them).
 COMPILE_SQL = f"list_sum([coalesce(r.phase_durations[p], 0) for p in {list(COMPILE_COST_PHASES)}])"
 HEADER_COLUMNS = {"schema_version": "INTEGER", "run_id": "VARCHAR", "created": "DOUBLE", "complete": "BOOLEAN",
@@ -139,9 +109,14 @@ class HistoryStore:
                 self._insert_results({str(reports[i]): seqs[i] for i in new})
                 if headers[new[0]]["created"] >= newest:
                     for i in new:
+                        for statement in record_newest(seqs[i]):
+                            self.db.execute(statement)
                         self._advance_state(seqs[i])
                 else:   # a report older than the newest run: its results change every later streak
+                    for i in new:
+                        self.db.execute(record_older(seqs[i]), [list(seqs.values())])
                     self.rebuild_state()
+                self.db.execute("DROP TABLE incoming; DROP TABLE IF EXISTS ir_new")
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
@@ -202,7 +177,6 @@ class HistoryStore:
             FROM (SELECT seq, r."case" AS "case", r.backend AS backend, unnest(r.isolation.culprits) AS c,
                          generate_subscripts(r.isolation.culprits, 1) AS rank
                   FROM incoming WHERE len(r.isolation.culprits) > 0)""")
-        self.db.execute("DROP TABLE incoming")
         chosen = list(seqs.values())
         self.db.execute(f"""INSERT INTO tallies
                            SELECT seq, backend, count(*), count(*) FILTER (WHERE outcome = '{_PASSED}')
@@ -216,13 +190,15 @@ class HistoryStore:
                            WHERE f.seq = r.seq AND f.backend = r.backend)""", [chosen])
 
     def _advance_state(self, seq: int) -> None:
-        """Fold the newest run's results into `state`, one set operation (no per-case loop); the
-        table is replaced whole, which DuckDB writes faster than it updates 200,000 rows."""
+        """Fold the newest run's results (the ingest's `incoming`, its IR changes `ir_new`) into
+        `state`, one set operation (no per-case loop); the table is replaced whole, which DuckDB
+        writes faster than it updates 200,000 rows."""
         self.db.execute(f"""
             CREATE OR REPLACE TABLE state AS
-            WITH incoming AS (
-              SELECT "case", backend, outcome = '{_PASSED}' AS pass, outcome, phase, signature, flaky
-              FROM results WHERE seq = {seq} AND outcome IN {_codes_list()})
+            WITH arriving AS (
+              SELECT r."case", r.backend, r.outcome = '{_PASSED}' AS pass, r.outcome, r.phase, r.signature,
+                     coalesce(r.flaky, false) AS flaky, {fingerprints_hash('r.fingerprints')} AS fingerprints_hash
+              FROM incoming WHERE seq = {seq} AND r.outcome IN {_codes_list()})
             SELECT coalesce(n."case", s."case") AS "case", coalesce(n.backend, s.backend) AS backend,
               CASE WHEN n."case" IS NULL THEN s.last_seq ELSE {seq} END AS last_seq,
               CASE WHEN n."case" IS NULL THEN s.last_pass ELSE n.pass END AS last_pass,
@@ -238,8 +214,12 @@ class HistoryStore:
                    WHEN n.flaky OR (s.last_pass <> n.pass AND f_last.fingerprint = f_new.fingerprint) THEN {seq}
                    END AS flaky_seq,
               CASE WHEN n."case" IS NULL THEN s.recent
-                   ELSE right(coalesce(s.recent, '') || {_code_sql('n.outcome')}, {RECENT}) END AS recent
-            FROM state s FULL OUTER JOIN incoming n ON s."case" = n."case" AND s.backend = n.backend
+                   ELSE right(coalesce(s.recent, '') || {_code_sql('n.outcome')}, {RECENT}) END AS recent,
+              coalesce(n.fingerprints_hash, s.last_hash) AS last_hash,
+              CASE WHEN c.changed IS NULL THEN s.ir_seq ELSE {seq} END AS ir_seq,
+              coalesce(c.changed, s.ir_stage) AS ir_stage
+            FROM state s FULL OUTER JOIN arriving n ON s."case" = n."case" AND s.backend = n.backend
+            LEFT JOIN ir_new c ON c."case" = n."case" AND c.backend = n.backend
             LEFT JOIN fingerprints f_last ON f_last.seq = s.last_seq AND f_last.backend = s.backend
             LEFT JOIN fingerprints f_new ON f_new.seq = {seq} AND f_new.backend = n.backend""")
 
@@ -258,8 +238,9 @@ class HistoryStore:
               SELECT *, lag(pass) OVER w AS before_pass, lag(fingerprint) OVER w AS before_fingerprint,
                      lag(signature) OVER w AS before_signature, lag(seq) OVER w AS before_seq,
                      count(*) OVER (PARTITION BY "case", backend) AS n
-              FROM ordered WINDOW w AS (PARTITION BY "case", backend ORDER BY k))
-            SELECT "case", backend,
+              FROM ordered WINDOW w AS (PARTITION BY "case", backend ORDER BY k)),
+            {IR_STATE},
+            outcomes AS (SELECT "case", backend,
               max(seq) FILTER (WHERE k = n) AS last_seq, bool_or(pass) FILTER (WHERE k = n) AS last_pass,
               max(outcome) FILTER (WHERE k = n) AS last_outcome, max(phase) FILTER (WHERE k = n) AS last_phase,
               max(signature) FILTER (WHERE k = n) AS last_signature,
@@ -270,7 +251,9 @@ class HistoryStore:
               arg_min(seq, k) FILTER (WHERE flaky OR (before_pass <> pass AND before_fingerprint = fingerprint))
                   AS flaky_seq,
               string_agg({_code_sql('outcome')}, '' ORDER BY k) FILTER (WHERE k > n - {RECENT}) AS recent
-            FROM steps GROUP BY "case", backend""")
+              FROM steps GROUP BY "case", backend)
+            SELECT o.*, i.last_hash, i.ir_seq, i.ir_stage FROM outcomes o LEFT JOIN ir_state i USING ("case", backend)
+            """)
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -288,10 +271,6 @@ def _code_sql(column: str) -> str:
 
 def _codes_list() -> str:
     return "(" + ", ".join(f"'{o.value}'" for o in HISTORY_OUTCOMES) + ")"
-
-
-def _columns(columns: dict[str, str]) -> str:
-    return "{" + ", ".join(f"'{k}': '{v}'" for k, v in columns.items()) + "}"
 
 
 def _first_line(error: Exception) -> str:
@@ -337,14 +316,15 @@ def _migrate(store: HistoryStore, write: bool) -> None:
 
 
 def apply_migrations(store: HistoryStore, start: int, stop: int) -> None:
-    """Take the file from schema `start` to `stop`, in one transaction."""
+    """Take the file from schema `start` to `stop`, in one transaction; `state` is rebuilt once, at
+    the end, when a step asks for it (the rebuild reads the newest schema's columns)."""
     store.db.execute("BEGIN TRANSACTION")
-    for version in range(start, stop):
-        for statement in MIGRATIONS[version]:
-            if statement == "REBUILD_STATE":
-                store.rebuild_state()
-            else:
-                store.db.execute(statement)
+    steps = [statement for version in range(start, stop) for statement in MIGRATIONS[version]]
+    for statement in steps:
+        if statement != "REBUILD_STATE":
+            store.db.execute(statement)
+    if "REBUILD_STATE" in steps:
+        store.rebuild_state()
     store.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(stop)])
     store.db.execute("COMMIT")
 

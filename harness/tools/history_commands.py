@@ -34,14 +34,31 @@ def ingest(args: argparse.Namespace) -> None:
 
 
 def history_json(store, include_passing: bool = False) -> str:
-    """`history show --format=json`: the runs, the cases' statuses, the speed and size changes."""
+    """`history show --format=json`: the runs, the cases' statuses, the speed, size and IR changes."""
     from harness.history import status
     from harness.history.culprit_groups import culprit_groups
     from harness.history.perf_changes import perf_changes, size_changes
 
+    performance, ir = side_by_side(perf_changes(store), status.ir_changes(store))
     return json.dumps({"runs": status.runs(store), "cases": status.case_statuses(store, include_passing),
-                       "performance": perf_changes(store), "sizes": size_changes(store),
-                       "culprits": culprit_groups(store)}, indent=1)
+                       "performance": performance, "sizes": size_changes(store),
+                       "culprits": culprit_groups(store), "ir_changes": ir}, indent=1)
+
+
+def side_by_side(performance: list[dict], ir: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Each speed change with its case's IR change (`ir_changed`), each IR change with its case's
+    speed change (`speed`); None where the case has none."""
+    def key(change: dict) -> tuple[str, str]:
+        return change["case"], change["backend"]
+
+    speeds = {key(p): p for p in performance}
+    stages = {key(c): {"since": c["since"], "stage": c["stage"]} for c in ir}
+    for change in ir:
+        speed = speeds.get(key(change))
+        change["speed"] = None if speed is None else {k: speed[k] for k in ("status", "since", "baseline", "latest")}
+    for change in performance:
+        change["ir_changed"] = stages.get(key(change))
+    return performance, ir
 
 
 def show(args: argparse.Namespace) -> None:
@@ -56,8 +73,9 @@ def show(args: argparse.Namespace) -> None:
         else:
             from harness.views.history_text import history_text
 
-            print(history_text(status.runs(store), status.case_statuses(store), perf_changes(store),
-                               size_changes(store), culprit_groups(store)))
+            performance, ir = side_by_side(perf_changes(store), status.ir_changes(store))
+            print(history_text(status.runs(store), status.case_statuses(store), performance,
+                               size_changes(store), culprit_groups(store), ir))
         if args.html:
             from harness.views.history_html import render_history_html
 

@@ -1,5 +1,6 @@
 """What changed between two JSON reports (`python -m harness diff`): see diff_reports for what
-lands in which section and RunDiff.failing for the exit status."""
+lands in which section and RunDiff.failing for the exit status; the IR and speed changes beside
+them come from harness.tools.compiler_change."""
 from __future__ import annotations
 
 import collections
@@ -8,6 +9,14 @@ import dataclasses
 from harness.outcomes import Outcome
 from harness.record import Record
 from harness.reports import TOP_VERSIONS, key
+from harness.tools.compiler_change import (
+    CompilerChange,
+    compiler_change,
+    ir_line,
+    not_compared_note,
+    speed_text,
+    to_json,
+)
 
 
 @dataclasses.dataclass
@@ -45,6 +54,7 @@ class RunDiff:
     new_complete: bool
     added_backends: list[str]    # backends in only one report: their cases are listed as one line
     removed_backends: list[str]
+    compiler: CompilerChange     # the first stage whose fingerprint changed per result, the speed changes
 
     @property
     def failing(self) -> bool:
@@ -94,10 +104,12 @@ def diff_reports(old: dict, new: dict) -> RunDiff:
         for name in _sections_of(change):
             sections[name].append(change)
     old_backends, new_backends = {k[0] for k in old_by_key}, {k[0] for k in new_by_key}
+    both = sorted(old_by_key.keys() & new_by_key.keys())
+    compiler = compiler_change([(old_by_key[k], new_by_key[k]) for k in both], old, new)
     return RunDiff(**sections, environment=environment_changes(old.get("environment", {}), new.get("environment", {})),
                    old_complete=old.get("complete") is True, new_complete=new.get("complete") is True,
                    added_backends=sorted(new_backends - old_backends),
-                   removed_backends=sorted(old_backends - new_backends))
+                   removed_backends=sorted(old_backends - new_backends), compiler=compiler)
 
 
 def _records(report: dict) -> dict[tuple[str, str], Record]:
@@ -166,13 +178,15 @@ def _rerun(change: Change) -> str | None:
 
 
 def _counts(diff: RunDiff) -> list[tuple[str, int]]:
-    return [(title, len(getattr(diff, name))) for name, title, _ in SECTIONS]
+    return [(title, len(getattr(diff, name))) for name, title, _ in SECTIONS] + [
+        ("IR changed", len(diff.compiler.ir_changed))]
 
 
 def _notes(diff: RunDiff) -> list[str]:
-    return [f"the {side} report is incomplete (the run was interrupted): cases missing from it show as "
-            f"{'removed' if side == 'new' else 'added'}"
-            for side, complete in (("old", diff.old_complete), ("new", diff.new_complete)) if not complete]
+    notes = [f"the {side} report is incomplete (the run was interrupted): cases missing from it show as "
+             f"{'removed' if side == 'new' else 'added'}"
+             for side, complete in (("old", diff.old_complete), ("new", diff.new_complete)) if not complete]
+    return notes + list(filter(None, [not_compared_note(diff.compiler)]))
 
 
 def _shown(value: object) -> str:
@@ -209,6 +223,14 @@ def diff_text(diff: RunDiff) -> str:
                 lines.append(f"  {case} [{backend}]  {states}  {_signature(c) if c else ''}".rstrip())
                 command = _rerun(c) if rerun else None
                 lines += [f"    rerun: {command}"] if command else []
+    compiler = diff.compiler
+    if compiler.ir_changed:
+        lines += ["", f"IR changed, at the first stage whose fingerprint did ({len(compiler.ir_changed)}):"]
+        lines += [f"  {c.case} [{c.backend}]  {ir_line(c, compiler)}" for c in compiler.ir_changed]
+    if compiler.speed:
+        lines += ["", f"speed changes (--perf, as perf compare judges them) ({len(compiler.speed)}):"]
+        lines += [f"  {s['case']} [{s['backend']}]  {speed_text(s)}, {s['low']:.3g}-{s['high']:.3g}"
+                  for s in compiler.speed]
     return "\n".join(lines) + "\n"
 
 
@@ -231,7 +253,33 @@ def diff_markdown(diff: RunDiff) -> str:
             commands = [cmd for cmd in map(_rerun, changes) if cmd] if rerun else []
             if commands:
                 lines += ["", "<details><summary>rerun commands</summary>", "", "```", *commands, "```", "</details>"]
+    compiler = diff.compiler
+    if compiler.ir_changed:
+        lines += ["", f"### IR changed ({len(compiler.ir_changed)})", "",
+                  _row(["case", "backend", "first changed stage, outcome, speed"]), _row(["---"] * 3)]
+        lines += [_row([_code(c.case), _code(c.backend), ir_line(c, compiler)]) for c in compiler.ir_changed]
+    if compiler.speed:
+        lines += ["", f"### Speed changes ({len(compiler.speed)})", "", _row(["case", "backend", "time new/old"]),
+                  _row(["---"] * 3)]
+        lines += [_row([_code(s["case"]), _code(s["backend"]), f"{speed_text(s)}, {s['low']:.3g}-{s['high']:.3g}"])
+                  for s in compiler.speed]
     return "\n".join(lines) + "\n"
+
+
+def diff_json(diff: RunDiff) -> dict:
+    """The diff as data (`--format=json`): what the text shows, and the IR and speed changes."""
+    def side(record: Record | None) -> dict | None:
+        return None if record is None else {"outcome": record.outcome.value, "phase": record.phase and
+                                            record.phase.value, "signature": record.signature}
+
+    sections = {name: [{"case": c.case, "backend": c.backend, "old": side(c.old), "new": side(c.new),
+                        **({"rerun": _rerun(c)} if rerun and _rerun(c) else {})} for c in getattr(diff, name)]
+                for name, _, rerun in SECTIONS}
+    return {"failing": diff.failing, "counts": {name: len(getattr(diff, name)) for name, _, _ in SECTIONS},
+            "notes": _notes(diff), "old_complete": diff.old_complete, "new_complete": diff.new_complete,
+            "environment": [{"what": what, "old": was, "new": now} for what, was, now in diff.environment],
+            "added_backends": diff.added_backends, "removed_backends": diff.removed_backends,
+            **sections, **to_json(diff.compiler)}
 
 
 def _row(cells) -> str:

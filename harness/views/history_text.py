@@ -10,9 +10,11 @@ SHOWN = 50   # rows per section; --format=json lists them all
 
 
 def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]], performance: Sequence[dict[str, Any]] = (),
-                 sizes: Sequence[dict[str, Any]] = (), culprits: Sequence[dict[str, Any]] = ()) -> str:
-    """What changed: correctness by status, then speed (harness.history.perf_changes) and sizes, then
-    the mismatches by culprit op (harness.history.culprit_groups)."""
+                 sizes: Sequence[dict[str, Any]] = (), culprits: Sequence[dict[str, Any]] = (),
+                 ir: Sequence[dict[str, Any]] = ()) -> str:
+    """What changed: correctness by status, then speed (harness.history.perf_changes), sizes and
+    IR (harness.history.status.ir_changes), then the mismatches by culprit op
+    (harness.history.culprit_groups)."""
     if not runs:
         return "no runs recorded yet"
     latest = runs[-1]
@@ -21,6 +23,7 @@ def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]], perfor
     sections = [(title, [row(c) for c in cases if c["status"] == status]) for status, title in SECTIONS]
     sections += [("slower or faster than the runs before (--perf)", [perf_row(c) for c in performance]),
                  ("size figures changed", [size_row(c) for c in sizes]),
+                 ("IR changed, at the first stage that did (stage fingerprints)", [ir_row(c) for c in ir]),
                  ("mismatches by culprit op (--isolate; their latest results)", [culprit_row(g) for g in culprits])]
     for title, rows in sections:
         if rows:
@@ -34,8 +37,22 @@ def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]], perfor
 
 def perf_row(change: dict[str, Any]) -> list[str]:
     figures = f"{change['status']}: speedup {change['baseline']:.3g}x -> {change['latest']:.3g}x"
+    detail = describe_changes(change["changed"], "->") or "nothing recorded changed"
     return [f"since run {change['since']}", change["backend"], change["case"], figures,
-            describe_changes(change["changed"], "->") or "nothing recorded changed"]
+            "; ".join(filter(None, [detail, ir_note(change)]))]
+
+
+def ir_row(change: dict[str, Any]) -> list[str]:
+    outcome = change["last_outcome"] + (f" in {change['last_phase']}" if change["last_phase"] else "")
+    speed = change.get("speed")
+    beside = f"{change['status']}, {outcome} in run {change['run']}" + (
+        f"; {speed['status']} since run {speed['since']}" if speed else "")
+    return [f"since run {change['since']}", change["backend"], change["case"], f"at {change['stage']}", beside]
+
+
+def ir_note(case: dict[str, Any]) -> str:
+    ir = case.get("ir_changed")
+    return f"IR changed since run {ir['since']} at {ir['stage']}" if ir else ""
 
 
 def size_row(change: dict[str, Any]) -> list[str]:
@@ -68,7 +85,8 @@ def row(case: dict[str, Any]) -> list[str]:
         detail = "; ".join(filter(None, [detail, case["last_signature"][:100]]))
     if case.get("signature_changed"):
         detail = "signature changed: " + detail
-    return [when_, case["backend"], case["case"], outcome, case["recent"], detail or "nothing recorded changed"]
+    detail = "; ".join(filter(None, [detail or "nothing recorded changed", ir_note(case)]))
+    return [when_, case["backend"], case["case"], outcome, case["recent"], detail]
 
 
 def table(rows: list[list[str]]) -> list[str]:
