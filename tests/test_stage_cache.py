@@ -118,8 +118,21 @@ def test_a_build_digest_sees_a_comment_but_not_a_touch(tmp_path, monkeypatch):
     assert digest() == first
     (package / "__init__.py").write_text("LOWERING = 1  # a comment\n")
     assert digest() != first
-    memo = json.loads((tmp_path / "memo" / "fake_compiler.json").read_text())
+    memo = json.loads(next((tmp_path / "memo").glob("fake_compiler-*.json")).read_text())
     assert sorted(Path(p).name for p in memo) == ["__init__.py", "lib.so"]
+
+
+def test_two_checkouts_of_one_build_digest_alike(tmp_path, monkeypatch):
+    for checkout in ("a", "b"):
+        package = tmp_path / checkout / "same_build"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("X = 1\n")
+    digests = []
+    for checkout in ("a", "b"):
+        monkeypatch.syspath_prepend(str(tmp_path / checkout))
+        sys.modules.pop("same_build", None)
+        digests.append(build_digest.__wrapped__("same_build", tmp_path / "memo"))
+    assert digests[0] == digests[1] and len(list((tmp_path / "memo").glob("same_build-*.json"))) == 2
 
 
 def harness(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -50,7 +50,8 @@ def build_digest(package: str, memo_dir: Path | None = None, files: bool = True)
     folders = _folders(package)
     if not folders:
         return version
-    hashes = _file_hashes(folders, memo_dir / f"{package}.json" if memo_dir else None)
+    where = hashlib.sha256("\0".join(map(str, folders)).encode()).hexdigest()[:12]   # one memo per build folder
+    hashes = _file_hashes(folders, memo_dir / f"{package}-{where}.json" if memo_dir else None)
     return hashlib.sha256(json.dumps([version, hashes], sort_keys=True).encode()).hexdigest()
 
 
@@ -100,11 +101,11 @@ def _folders(package: str) -> list[Path]:
 
 
 def _file_hashes(folders: list[Path], memo_path: Path | None) -> dict[str, str]:
-    """{path: SHA-256} of every file under the folders; a file whose size, time and inode the memo
-    knows is not read again."""
+    """{path within its folder: SHA-256} of every file under the folders (two checkouts of one
+    commit hash alike); a file whose size, time and inode the memo knows is not read again."""
     memo = _read_memo(memo_path)
     hashes, fresh = {}, {}
-    for path in _files(folders):
+    for folder, path in _files(folders):
         try:
             stat = path.stat()
         except OSError:
@@ -114,7 +115,7 @@ def _file_hashes(folders: list[Path], memo_path: Path | None) -> dict[str, str]:
         digest = known[3] if known and known[:3] == seen else _content_hash(path)
         if digest is None:
             continue
-        hashes[str(path)] = digest
+        hashes[path.name if path == folder else str(path.relative_to(folder))] = digest
         fresh[str(path)] = [*seen, digest]
     if memo_path is not None and fresh != memo:
         with contextlib.suppress(OSError):   # a read-only cache folder: the next run reads the files again
@@ -123,16 +124,17 @@ def _file_hashes(folders: list[Path], memo_path: Path | None) -> dict[str, str]:
     return hashes
 
 
-def _files(folders: list[Path]) -> Iterator[Path]:
+def _files(folders: list[Path]) -> Iterator[tuple[Path, Path]]:
+    """(its folder, the file) of every file under the folders (a module's file is its own folder)."""
     for folder in folders:
         if folder.is_file():
-            yield folder
+            yield folder, folder
             continue
         for root, dirs, names in os.walk(folder, followlinks=True):   # a build tree links its files
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
             for name in sorted(names):
                 if not name.endswith(".pyc"):
-                    yield Path(root) / name
+                    yield folder, Path(root) / name
 
 
 def _content_hash(path: Path) -> str | None:
