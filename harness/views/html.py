@@ -177,7 +177,8 @@ class _Model:
 
 def vocabulary() -> dict:
     """What the page's script knows of outcomes and verdicts: harness.outcomes, as data."""
-    return {"outcomes": {o.value: {"title": o.title, "failure": o.is_failure, "crash": o.is_crash} for o in Outcome},
+    return {"outcomes": {o.value: {"title": o.description, "failure": o.is_failure, "crash": o.is_crash}
+                         for o in Outcome},
             "unexpected": sorted(v.value for v in Verdict if v.is_unexpected)}
 
 
@@ -243,7 +244,7 @@ def _summary(model: _Model) -> list[dict]:
         mine = [model.records[k] for (c, b), k in model.cell.items() if b == j]
         info = env_backends.get(backend) or {}
         versions = {**(info.get("versions") or {}), **(info.get("reported") or {})}
-        bar = [{"cls": _outcome_class(o), "n": n, "title": o.title}
+        bar = [{"cls": _outcome_class(o), "n": n, "title": o.description}
                for o in Outcome if (n := sum(r.outcome is o for r in mine))]
         if len(model.cases) > len(mine):
             bar.append({"cls": "o-missing", "n": len(model.cases) - len(mine), "title": "no result"})
@@ -260,7 +261,7 @@ def _summary(model: _Model) -> list[dict]:
 
 
 def _outcomes(model: _Model) -> list[dict]:
-    return [{"value": o.value, "cls": _outcome_class(o), "label": o.label, "title": o.title,
+    return [{"value": o.value, "cls": _outcome_class(o), "label": o.label, "title": o.description,
              "count": sum(r.outcome is o for r in model.records)} for o in Outcome]
 
 
