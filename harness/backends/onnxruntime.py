@@ -55,7 +55,8 @@ class OnnxRuntimeBackend(Backend):
 
     def compile(self, program: OnnxProgram | Program, case: CaseContext) -> Session:
         torch_inputs = isinstance(program, Program)
-        model = export_to_onnx(program, self.options.get("opset"), case) if torch_inputs else program.model
+        model = export_to_onnx(program, self.options.get("opset"), case) if isinstance(program, Program) \
+            else program.model
         case.enter(Phase.COMPILE)
         options = ort.SessionOptions()
         options.intra_op_num_threads = case.threads or int(self.options.get("intra_op_threads", 1))

@@ -126,7 +126,7 @@ class EagerGolden(Golden):
 
     def compute(self, built: Built, context: GoldenContext) -> list:
         """`Built.reference`, as given."""
-        return list(built.reference)
+        return list(built.reference or ())   # check() made sure it is given
 
 
 @dataclasses.dataclass(frozen=True)

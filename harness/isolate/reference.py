@@ -32,7 +32,7 @@ import torch
 from torch.export.graph_signature import InputKind
 
 from harness import graph_source
-from harness.backend_interface import export_program
+from harness.backend_interface import Program, export_program
 from harness.case_data import Case
 from harness.families.interface import load_builder
 from harness.isolate import serve
@@ -55,7 +55,7 @@ class ExportedRuns:
         self.rule = {"ratio": list(rule) if rule else None,
                      "tolerance": list(built.tolerance) if built.tolerance else None}
         program = built.program
-        if not hasattr(program, "graph_module"):
+        if not isinstance(program, Program):
             raise TypeError(f"its program is an {type(program).__name__}, not a PyTorch program")
         try:
             exported = export_program(program)

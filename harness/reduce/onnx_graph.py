@@ -20,7 +20,7 @@ import onnx
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from harness.backend_interface import graph_inputs
+from harness.backend_interface import OnnxProgram, graph_inputs
 from harness.families.interface import Built
 from harness.reduce import candidate_family
 
@@ -35,6 +35,7 @@ class OnnxGraph:
 
     def __init__(self, built: Built):
         self.family = candidate_family("onnx")   # the candidates'
+        assert isinstance(built.program, OnnxProgram), "the ONNX reducer is chosen for an ONNX model"
         self.model: onnx.ModelProto = built.program.model
         graph = self.model.graph
         self.units = list(graph.node)
