@@ -165,7 +165,8 @@ def _signature(change: Change, shown=str) -> str:
 
 
 def _rerun(change: Change) -> str | None:
-    return change.new.rerun if change.new and change.new.nodeid else None  # a hand-made record without nodeid: no command
+    # a hand-made record without nodeid: no command
+    return change.new.rerun if change.new and change.new.nodeid else None
 
 
 def _counts(diff: RunDiff) -> list[tuple[str, int]]:
