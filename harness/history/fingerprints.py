@@ -26,7 +26,7 @@ NOT_VERSIONS = {"platform", "machine", "run_crash_set", "command", "harness_comm
                 "assumed_versions"}
 
 
-def fingerprint(scoped: dict[str, dict[str, str]], backend: str, environment: dict) -> str:
+def fingerprint(scoped: dict[str, dict[str, str | None]], backend: str, environment: dict) -> str:
     """What a backend's results depend on in a run: the run's versions, the backend's, the commits,
     the machine (a report older than the machine key leaves it out)."""
     commits = {"harness commit": environment.get("harness_commit"),

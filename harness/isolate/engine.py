@@ -170,6 +170,7 @@ class Isolation:
         self.compiles += 1
         settings = self.project.settings
         family = serving_family("isolates", self.family.program)
+        assert self.workers is not None, "run() started them"
         return run_case(self.workers.pool, family.case(name, params, timeout=self.timeout), family, self.backend,
                         given_timeout=settings.case_timeout, memory_limit_mb=settings.memory_limit_mb,
                         bundle=bundle, rerun=rerun)

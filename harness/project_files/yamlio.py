@@ -79,7 +79,7 @@ def check_node_keys(path: Path, node: dict, allowed: set[str], required: set[str
 def key_line(node: Any, key: Any) -> int:
     """The line of a key of a loaded mapping, else the mapping's (0: not known)."""
     key_lines: dict[Any, int] = getattr(node, "key_lines", {})
-    return key_lines.get(key) or getattr(node, "line", 0)
+    return key_lines.get(key) or int(getattr(node, "line", 0))
 
 
 def unknown_key_error(path: Path, node: Any, key: Any, allowed: Any, what: str = "key",
