@@ -7,13 +7,15 @@ torch-mlir's own suite (projects/pt1/python/torch_mlir_e2e_test/test_suite/backp
 with their exact upstream shapes. Structural tags (rank2, transposed, grouped, dynamic, ...) are
 derived from the params; the rows add only the tags that are not (parity, edge, slow, ...).
 """
+from typing import Any
+
 from harness.families.conv import conv_backward_case
 
 F, T = False, True
 
 # ---------------------------------------------------------------------------- 1-D
-BASE_1D = dict(input_shape=[2, 3, 16], weight_shape=[4, 3, 3])
-ROWS_1D = [
+BASE_1D: dict[str, Any] = dict(input_shape=[2, 3, 16], weight_shape=[4, 3, 3])
+ROWS_1D: list[tuple[str, dict[str, Any]]] = [
     ("basic",                 {}),
     ("stride2",               dict(stride=2)),
     ("pad1",                  dict(padding=1)),
@@ -31,9 +33,9 @@ ROWS_1D = [
 ]
 
 # ---------------------------------------------------------------------------- 2-D
-BASE_2D = dict(input_shape=[2, 4, 8, 8], weight_shape=[6, 4, 3, 3])
+BASE_2D: dict[str, Any] = dict(input_shape=[2, 4, 8, 8], weight_shape=[6, 4, 3, 3])
 TRANSPOSED_2D = dict(input_shape=[2, 4, 6, 6], weight_shape=[4, 3, 3, 3], transposed=T)
-ROWS_2D = [
+ROWS_2D: list[tuple[str, dict[str, Any]]] = [
     # stride, padding, dilation
     ("basic",                 {}),
     ("stride2",               dict(stride=2)),
@@ -109,7 +111,7 @@ ROWS_2D = [
 ]
 
 # Every non-empty output_mask pattern, on a strided and padded 2-D case.
-MASK_BASE_2D = dict(BASE_2D, stride=2, padding=1)
+MASK_BASE_2D: dict[str, Any] = dict(BASE_2D, stride=2, padding=1)
 MASKS = {
     "mask_input":             [T, F, F],
     "mask_weight":            [F, T, F],
@@ -121,8 +123,8 @@ MASKS = {
 }
 
 # ---------------------------------------------------------------------------- 3-D
-BASE_3D = dict(input_shape=[2, 2, 6, 6, 6], weight_shape=[3, 2, 3, 3, 3])
-ROWS_3D = [
+BASE_3D: dict[str, Any] = dict(input_shape=[2, 2, 6, 6, 6], weight_shape=[3, 2, 3, 3, 3])
+ROWS_3D: list[tuple[str, dict[str, Any]]] = [
     ("basic",                 {}),
     ("stride2",               dict(stride=2)),
     ("pad1",                  dict(padding=1)),
@@ -144,7 +146,7 @@ ROWS_3D = [
 # Exact upstream shapes, grad_output first. Upstream's 2D and 2DPadded annotate every dim dynamic
 # and pass bias_sizes=None with the full output_mask (and output_padding=[0], which PyTorch
 # broadcasts): here the batch is dynamic (the only dynamic dim this family supports).
-PARITY = [
+PARITY: list[tuple[str, dict[str, Any], list[str], float | None]] = [
     # name, params, extra tags, timeout
     ("ConvolutionBackwardModule2D",
      dict(input_shape=[2, 2, 6, 6], weight_shape=[2, 2, 2, 2], bias=F, unsized_grad_bias=T,

@@ -5,18 +5,20 @@ harness.families.conv.params. Ids read `conv_forward/<rank>d/<name>`; structural
 from the params. A backend that fails a conv_backward case but passes the matching forward case
 points at the backward lowering rather than at convolution itself.
 """
+from typing import Any
+
 from harness.families.conv import conv_forward_case
 
 F, T = False, True
 
-BASE = {
+BASE: dict[int, dict[str, Any]] = {
     1: dict(input_shape=[2, 3, 16], weight_shape=[4, 3, 3]),
     2: dict(input_shape=[2, 4, 8, 8], weight_shape=[6, 4, 3, 3]),
     3: dict(input_shape=[2, 2, 6, 6, 6], weight_shape=[3, 2, 3, 3, 3]),
 }
 TRANSPOSED_2D = dict(input_shape=[2, 4, 6, 6], weight_shape=[4, 3, 3, 3], transposed=T)
 
-ROWS = [
+ROWS: list[tuple[int, str, dict[str, Any]]] = [
     # rank, name, params
     (1, "basic",                   {}),
     (1, "stride2_pad1",            dict(stride=2, padding=1)),

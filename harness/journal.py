@@ -77,6 +77,7 @@ class JournalWriter:
                       "killed run could not be recovered")
 
     def _write(self, line: dict) -> None:
+        assert self.file is not None, "opened by append"
         self.file.write(json.dumps(line) + "\n")
         self.file.flush()
         os.fsync(self.file.fileno())   # 0.2 ms a line here: a machine's crash keeps it too
@@ -119,10 +120,10 @@ def recovered_report(report: Path) -> tuple[dict, int, int]:
     reported: dict[str, dict] = {}
     records = split_versions(records, reported)
     created = path.stat().st_mtime   # when its last result arrived
-    report = build_report(with_reported(environment, reported), records, complete=False, run_id=header.get("run_id"),
-                          created=created)
-    check_report(where, report)   # a result twice, say
-    return report, len(records), dropped
+    recovered = build_report(with_reported(environment, reported), records, complete=False,
+                             run_id=header.get("run_id"), created=created)
+    check_report(where, recovered)   # a result twice, say
+    return recovered, len(records), dropped
 
 
 def _checked(record: dict, line: str, where: str) -> dict:

@@ -81,6 +81,8 @@ def culprit(frames: list[str]) -> str | None:
     """The innermost frame that is neither a runtime library nor the interpreter."""
     for frame in frames:
         match = _FRAME.match(" " + frame)
+        if match is None:   # an empty line
+            continue
         name, where = match.group("name"), match.group("where") or ""
         if name.startswith("0x"):
             if not where:  # an address in no library: code the ExecutionEngine generated

@@ -2,13 +2,19 @@
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 
 class Outcome(str, enum.Enum):
     """What happened when a case ran on a backend. Each carries its labels and what kind of
     result it is (as lit's ResultCode does), so no view keeps its own list of strings."""
 
-    # value, the short label a matrix cell shows, the title, is_failure, is_crash
+    label: str            # what a matrix cell shows
+    description: str      # what a legend or a details panel says
+    is_failure: bool      # the backend did not produce the right answer
+    is_crash: bool        # it crashed or hung: the crash set's business
+
+    # value, the short label a matrix cell shows, the description, is_failure, is_crash
     PASSED = "passed", "pass", "passed", False, False
     MISMATCH = "mismatch", "mismatch", "mismatch (wrong numbers)", True, False
     COMPILE_ERROR = "compile_error", "compile", "compile error", True, False
@@ -17,14 +23,17 @@ class Outcome(str, enum.Enum):
     TIMED_OUT = "timed_out", "timeout", "timed out", True, True    # a hang: a crash for every purpose
     NOT_RUN = "not_run", "not run", "not run", False, False
 
-    def __new__(cls, value: str, label: str, title: str, is_failure: bool, is_crash: bool):
+    def __new__(cls, value: str, label: str, description: str, is_failure: bool, is_crash: bool) -> Outcome:
         member = str.__new__(cls, value)
         member._value_ = value
-        member.label = label            # what a matrix cell shows
-        member.title = title            # what a legend or a details panel says
-        member.is_failure = is_failure  # the backend did not produce the right answer
-        member.is_crash = is_crash      # it crashed or hung: the crash set's business
+        member.label = label
+        member.description = description
+        member.is_failure = is_failure
+        member.is_crash = is_crash
         return member
+
+    if TYPE_CHECKING:   # Outcome("passed") looks a member up by its value: mypy reads a call as __new__'s
+        def __init__(self, value: str) -> None: ...
 
 
 class Expected(str, enum.Enum):
@@ -32,18 +41,25 @@ class Expected(str, enum.Enum):
     says so: its folder (xfail/<backend>.yaml, crash_sets/<backend>.yaml) and how a message
     calls it."""
 
+    label: str
+    folder: str | None       # None: no file says "pass"
+    file_title: str | None
+
     # value, label, the folder of its files, the file as a message names it
     PASS = "pass", "expected to pass", None, None
     XFAIL = "xfail", "expected failure", "xfail", "the xfail file"
     CRASH = "crash", "in the crash set", "crash_sets", "the crash set"
 
-    def __new__(cls, value: str, label: str, folder: str | None, file_title: str | None):
+    def __new__(cls, value: str, label: str, folder: str | None, file_title: str | None) -> Expected:
         member = str.__new__(cls, value)
         member._value_ = value
         member.label = label
-        member.folder = folder            # None: no file says "pass"
+        member.folder = folder
         member.file_title = file_title
         return member
+
+    if TYPE_CHECKING:   # as Outcome's
+        def __init__(self, value: str) -> None: ...
 
     @property
     def other_file_kind(self) -> "Expected":
@@ -59,18 +75,24 @@ class Expected(str, enum.Enum):
 class Verdict(str, enum.Enum):
     """Whether the outcome agrees with the expectation."""
 
+    label: str
+    is_unexpected: bool   # fails the run, and views single it out
+
     OK = "ok", "as expected", False
     UNEXPECTED_FAILURE = "unexpected_failure", "unexpected failure", True
     UNEXPECTED_PASS = "unexpected_pass", "unexpected pass", True
     SKIPPED = "skipped", "skipped", False
     FLAKY = "flaky", "flaky: its outcome varies (its entry says so, or its reruns disagreed with --flaky-ok)", False
 
-    def __new__(cls, value: str, label: str, is_unexpected: bool):
+    def __new__(cls, value: str, label: str, is_unexpected: bool) -> Verdict:
         member = str.__new__(cls, value)
         member._value_ = value
         member.label = label
-        member.is_unexpected = is_unexpected  # fails the run, and views single it out
+        member.is_unexpected = is_unexpected
         return member
+
+    if TYPE_CHECKING:   # as Outcome's
+        def __init__(self, value: str) -> None: ...
 
 
 class Phase(enum.StrEnum):

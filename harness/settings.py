@@ -60,6 +60,7 @@ def output_file(flag: str, help: str, ini: str) -> Declared:
 
 
 def _default(declared: Declared, root: Path) -> Any:
+    value: Any
     if declared.many:
         value = [_one(declared, text, root, None) for text in declared.default]
     else:
@@ -309,14 +310,18 @@ def resolve_outputs(declared: Mapping[str, Declared], typed: Mapping[str, Any], 
                     here: Path, root: Path) -> dict[str, Path]:
     """The files asked for, by name, of settings declared outside Settings (`output_file`): typed
     and ini values as `resolve` takes them, keyed by the same names and ini keys."""
-    values = {name: _value(one, typed.get(name), ini.get(one.ini), here, root) for name, one in declared.items()}
+    values = {name: _value(one, typed.get(name), ini.get(one.ini or ""), here, root) for name, one in declared.items()}
     return {name: path for name, path in values.items() if path is not None}
 
 
+_Source = tuple[Any, Path, "str | None"]   # a value as given, the folder it is relative to, where it was given
+
+
 def _value(declared: Declared, typed: Any, ini: Any, here: Path, root: Path) -> Any:
+    value: Any
     if declared.many:
-        given = [(t, here, f"{declared.flag}={t}") for t in typed or []]
-        configured = [(t, root, f"{declared.ini} = {t}") for t in _texts(ini, declared.ini_type)]
+        given: list[_Source] = [(t, here, f"{declared.flag}={t}") for t in typed or []]
+        configured: list[_Source] = [(t, root, f"{declared.ini} = {t}") for t in _texts(ini, declared.ini_type)]
         if not configured and (declared.extend or not given):
             configured = [(t, root, None) for t in declared.default]
         chosen = configured + given if declared.extend or not given else given
@@ -336,11 +341,12 @@ def _one(declared: Declared, text: Any, base: Path, source: str | None) -> Any:
     try:
         value = declared.type(text) if isinstance(text, str) and declared.type is not str else text
     except ValueError:
-        raise HarnessInputError(source or declared.flag, f"not a valid {declared.type.__name__}") from None
+        where = source or declared.flag or f"{declared.ini}"
+        raise HarnessInputError(where, f"not a valid {declared.type.__name__}") from None
     if declared.path and value is not None:
         value = base / value
     problem = declared.check(value) if declared.check and source is not None else None
-    if problem:
+    if problem and source is not None:
         raise HarnessInputError(source, problem)
     return value
 

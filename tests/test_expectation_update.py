@@ -759,3 +759,12 @@ def test_an_update_after_a_fix_names_the_new_failure_end_to_end(e2e_project):
         assert signature.startswith("mismatch: ")
         assert (entries[case]["phase"], entries[case]["reason"], entries[case]["signature"]) == (
             "compare", signature, signature)
+
+
+def test_a_pattern_stands_for_an_id_it_matches_or_for_itself_when_none_is_found():
+    """Without the registry, each entry's id pattern is checked through an id it matches; a negated
+    class that none of the tried characters fits leaves the pattern as it is."""
+    from harness.expectations.update import _witness
+
+    assert _witness("conv_backward/[12]d/*_stride?") == "conv_backward/1d/_stridex"
+    assert _witness("conv_backward/[!x0_az]d") == "conv_backward/[!x0_az]d"

@@ -104,7 +104,7 @@ def test_each_outcome_and_verdict_carries_its_labels_and_kind():
     assert {o.value for o in Outcome if o.is_crash} == {"crashed", "timed_out"}
     assert {o.value for o in Outcome if o.is_failure} == {"mismatch", "compile_error", "runtime_error", "crashed",
                                                           "timed_out"}
-    assert all(o.label and o.title for o in Outcome) and Outcome.COMPILE_ERROR.label == "compile"
+    assert all(o.label and o.description for o in Outcome) and Outcome.COMPILE_ERROR.label == "compile"
     assert {v.value for v in Verdict if v.is_unexpected} == {"unexpected_failure", "unexpected_pass"}
     assert Outcome("crashed") is Outcome.CRASHED and Outcome.CRASHED == "crashed"  # still the JSON strings
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,21 @@ def test_a_candidate_that_is_no_program_counts_as_passing():
 
 
 # --------------------------------------------------------------------------- the cut graph, in eager PyTorch
+
+def test_a_whole_program_that_passes_is_one_error_line(tmp_path):
+    """The exported program, uncut, passes where the case fails: the error says so (a candidate's
+    result is False when it passes, which is not a Failure)."""
+    from harness.controller.signature import Failure
+    from harness.errors import HarnessInputError
+    from harness.reduce.engine import Reduction
+
+    reduction = Reduction.__new__(Reduction)   # no workers: the candidate's run is faked below
+    reduction.case, reduction.pools = types.SimpleNamespace(id="module/m"), [None]
+    reduction._candidate_failure = lambda pool, params: False
+    graph = types.SimpleNamespace(units=[0, 1], write=lambda kept, folder: {"kept": sorted(kept)})
+    with pytest.raises(HarnessInputError, match=r"fails otherwise \(it passes; the case: RuntimeError: boom"):
+        reduction._check_whole(graph, Failure("run", "RuntimeError: boom"), tmp_path)
+
 
 def test_the_whole_graph_and_a_cut_of_it_compute_what_the_program_computed(tmp_path):
     import importlib.util

@@ -36,6 +36,7 @@ class ConvBNReLU(nn.Module):
     def __init__(self, channels: int = 3, out: int = 8):
         super().__init__()
         self.conv, self.bn = nn.Conv2d(channels, out, 3, padding=1), nn.BatchNorm2d(out)
+        assert self.bn.running_mean is not None and self.bn.running_var is not None   # tracked by default
         with torch.no_grad():   # running statistics that are not the identity, so eval mode tests them
             self.bn.running_mean.uniform_(-0.5, 0.5)
             self.bn.running_var.uniform_(0.5, 2.0)

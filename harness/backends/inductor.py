@@ -105,8 +105,8 @@ class InductorBackend(Backend):
             case.fingerprint("aot_graph", graph)
             case.enter(Phase.COMPILE)
             compiled = compile_fx_inner(graph, *args, **kwargs)
-            if getattr(compiled, "source_code", None):   # the Python and C++ Inductor generated
-                case.fingerprint("inductor_code", compiled.source_code)
+            if source := getattr(compiled, "source_code", None):   # the Python and C++ Inductor generated
+                case.fingerprint("inductor_code", source)
             return compiled
 
         def backend(graph, example_inputs):

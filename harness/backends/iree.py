@@ -228,6 +228,6 @@ class IreeBackend(Backend):
             "flags": self.flags, "driver": self.options.get("driver", "local-task")})
 
     def versions(self) -> dict[str, str]:
-        iree = {d: version_text(d, m) for d, m in (("iree-base-compiler", "iree.compiler"),
+        iree = {d: version_text(d, m) or "unknown" for d, m in (("iree-base-compiler", "iree.compiler"),
                                                     ("iree-base-runtime", "iree.runtime"))}
         return {"torch": torch.__version__, **iree}

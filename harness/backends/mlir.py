@@ -296,7 +296,7 @@ class MlirBackend(Backend):
         return own_outputs(results, artifact.outputs)
 
     def versions(self) -> dict[str, str]:
-        return {"torch": torch.__version__, "torch-mlir": version_text("torch-mlir")}  # a source build too
+        return {"torch": torch.__version__, "torch-mlir": version_text("torch-mlir") or "unknown"}  # a source build too
 
     def standalone(self, program: Program | OnnxProgram) -> Standalone | None:
         to_llvm = [*self.options["to_linalg_pipelines"], ",".join(self.llvm_lowering_passes())]

@@ -83,7 +83,7 @@ def pipeline_of(passes: Sequence[str]) -> str:
 def _value_types(types, what: str, scalars: bool = False) -> list[tuple[str, tuple | None]]:
     """(element type, shape with None for dynamic sizes) of each ranked tensor type; with
     `scalars`, (type, None) for a scalar the JIT passes by value."""
-    out = []
+    out: list[tuple[str, tuple[Any, ...] | None]] = []
     for t in types:
         if scalars and str(t) in _SCALAR:
             out.append((str(t), None))
@@ -231,7 +231,7 @@ class JitModule:
     def _make_callback(self):
         readers = [(lambda m, c=_CARRIER[elem]: _from_memref(m.contents, c)) if shape is not None
                    else _SCALAR[elem][1] for elem, shape in self.result_types]
-        arg_types = [ctypes.POINTER(_MemRef) if shape is not None else _SCALAR[elem][0]
+        arg_types: list[Any] = [ctypes.POINTER(_MemRef) if shape is not None else _SCALAR[elem][0]
                      for elem, shape in self.result_types]
 
         def consume(*values):

@@ -16,6 +16,7 @@ def export_to_onnx(program: Program, opset: int | None, case: CaseContext) -> An
     module = program.graph_module()
     exported = torch.onnx.export(module, tuple(program.example_inputs), dynamo=True, opset_version=opset,
                                  verbose=False, dynamic_shapes=signature_shapes(module.forward, program.dynamic_shapes))
+    assert exported is not None, "dynamo=True returns the exported program"
     case.sizes["onnx_nodes"] = len(exported.model_proto.graph.node)
     return without_metadata(exported.model_proto)
 

@@ -55,7 +55,8 @@ class OnnxRuntimeBackend(Backend):
 
     def compile(self, program: OnnxProgram | Program, case: CaseContext) -> Session:
         torch_inputs = isinstance(program, Program)
-        model = export_to_onnx(program, self.options.get("opset"), case) if torch_inputs else program.model
+        model = export_to_onnx(program, self.options.get("opset"), case) if isinstance(program, Program) \
+            else program.model
         case.enter(Phase.COMPILE)
         options = ort.SessionOptions()
         options.intra_op_num_threads = case.threads or int(self.options.get("intra_op_threads", 1))
@@ -111,8 +112,8 @@ def ort_input(value: Any) -> Any:
         packed = pack_sub_byte(array)
         carrier.reshape(-1)[:packed.size] = packed
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(carrier, onnx_type)
-    carrier = np.dtype(f"uint{8 * array.dtype.itemsize}")
-    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(carrier), onnx_type)
+    same_width = np.dtype(f"uint{8 * array.dtype.itemsize}")
+    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(same_width), onnx_type)
 
 
 # ONNX packs these types several to a byte, the first element in the lowest bits.

@@ -4,6 +4,7 @@ environment, and halves the range towards the first version with the bad failure
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 from harness.bisect.environments import NotInstallable, Probe
 from harness.case_data import Case
@@ -21,9 +22,10 @@ class Bisection:
         or "source build", for the lines printed."""
         self.case, self.project, self.config = case, project, config
         self.labels, self.make_probe, self.what = labels, make_probe, what
-        self.results: dict[int, Failure | bool | None] = {}   # index -> failure, False (passed), None (skipped)
+        # index -> failure, False (passed), None (skipped)
+        self.results: dict[int, Failure | Literal[False] | None] = {}
 
-    def probe(self, index: int) -> Failure | bool | None:
+    def probe(self, index: int) -> Failure | Literal[False] | None:
         if index in self.results:
             return self.results[index]
         label, started = self.labels[index], time.monotonic()

@@ -66,10 +66,11 @@ def between(dists: list[str], good: str, bad: str, index_url: str | None, find_l
     if low >= high:
         raise HarnessInputError(f"--good={good} --bad={bad}", "the good version must be older than the bad one",
                                 "swap them (a bisection looks for the first bad version after a good one)")
-    common = None
+    common: set[Version] | None = None
     for dist in dists:
         versions = set(available(dist, index_url, find_links))
         common = versions if common is None else common & versions
+    common = common or set()
     ordered = sorted(common)
     for version, option in ((low, "--good"), (high, "--bad")):
         if version not in common:

@@ -43,7 +43,7 @@ class BackendCheck:
                 last = None
         if self.proc.returncode or last is not None:
             tail = " | ".join(err.strip().splitlines()[-TAIL_LINES:])
-            culprit = self.configs.get(last)
+            culprit = self.configs.get(last) if last is not None else None
             where = culprit.place("class") if culprit else "backend configs"
             raise HarnessInputError(where, f"checking the backend classes: the process exited with status "
                                     f"{self.proc.returncode}{f' importing {culprit.class_path}' if culprit else ''}"

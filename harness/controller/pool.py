@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 import psutil
 
@@ -94,12 +95,14 @@ class Worker:
             [interpreter.python, "-m", "harness.worker"], cwd=rootdir, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr   # all three piped above
+        self.stdin, self.stdout, self.stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         self.tree = ProcessTree(self.proc.pid)
         self.output = bytearray()   # the last OUTPUT_CAP_BYTES the worker printed (its fd 1 is fd 2)
         self.memory_limit_mb: float | None = None  # of the case being run
         self.cases = 0
         self.selector = selectors.DefaultSelector()  # waits for replies and output, with a deadline
-        for stream in (self.proc.stdout, self.proc.stderr):
+        for stream in (self.stdout, self.stderr):
             os.set_blocking(stream.fileno(), False)
             self.selector.register(stream, selectors.EVENT_READ)
         self.buffer = b""
@@ -117,8 +120,8 @@ class Worker:
         self.drain()
         self.output.clear()  # each case's message shows its own output only
         try:
-            self.proc.stdin.write(encode(message).encode())
-            self.proc.stdin.flush()
+            self.stdin.write(encode(message).encode())
+            self.stdin.flush()
         except BrokenPipeError:
             raise self.lost("sending the case") from None
 
@@ -132,10 +135,10 @@ class Worker:
             ready = self.selector.select(min(remaining, WATCH_INTERVAL))
             self.check_memory(doing)
             for key, _ in ready:
-                if key.fileobj is self.proc.stderr:
+                if key.fileobj is self.stderr:
                     self.drain()
                     continue
-                chunk = self.proc.stdout.read()
+                chunk = self.stdout.read()
                 if chunk == b"":  # end of file: the worker has exited
                     raise self.lost(doing)
                 self.buffer += chunk or b""  # None: nothing to read after all
@@ -147,7 +150,7 @@ class Worker:
         got = False
         for _ in range(64):  # at most 64 MiB per call: a flood must not keep the controller here
             try:
-                chunk = os.read(self.proc.stderr.fileno(), 1 << 20)
+                chunk = os.read(self.stderr.fileno(), 1 << 20)
             except (BlockingIOError, OSError):
                 return got
             if not chunk:
@@ -235,7 +238,7 @@ class Worker:
         self.kill_group()
         self.proc.wait()
         self.selector.close()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        for stream in (self.stdin, self.stdout, self.stderr):
             try:
                 stream.close()
             except BrokenPipeError:   # a request still buffered for the dead worker
@@ -246,7 +249,7 @@ class WorkerPool:
     """Runs cases one at a time in a reusable worker, with a spare started after the first loss."""
 
     def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None,
-                 preload: list[dict] = (), env: dict[str, str] | None = None,
+                 preload: Sequence[dict] = (), env: dict[str, str] | None = None,
                  interpreter: Interpreter = Interpreter()):
         self.rootdir = Path(rootdir)
         self.interpreter = interpreter
@@ -278,13 +281,13 @@ class WorkerPool:
                     self._recycle_if_due(worker)
                     return message
         except WorkerLost as lost:
-            message, frame = lost.message, lost.frame
+            text, frame = lost.message, lost.frame
             if lost.outcome is Outcome.TIMED_OUT and sent:
                 frame, stacks = worker.where_stuck()
                 where = f"; hung in {frame}" if frame else ""
-                message = f"timed out after {timeout:g} s in phase {phase.value}{where}{stacks}"
+                text = f"timed out after {timeout:g} s in phase {phase.value}{where}{stacks}"
             self._replace()
-            return CaseResult(outcome=lost.outcome, phase=phase, message=message, frame=frame,
+            return CaseResult(outcome=lost.outcome, phase=phase, message=text, frame=frame,
                               durations={phase.value: round(time.monotonic() - started, 6)})
         except BaseException:  # Ctrl-C or pytest-timeout mid-case: the worker's next answer would
             worker.kill()      # belong to this case, so it must not serve another

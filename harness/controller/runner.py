@@ -67,7 +67,7 @@ class Runner:
         rerun = self.place.case(backend, nodeid, expected)
         bundle = None
         started = time.monotonic()
-        if expected is Expected.CRASH and not self.settings.run_crash_set:
+        if entry is not None and expected is Expected.CRASH and not self.settings.run_crash_set:
             result = CaseResult(Outcome.NOT_RUN, None, f"in the crash set ({entry.source}): {entry.reason}; "
                                                        "run it with --run-crash-set")
         else:
@@ -77,7 +77,7 @@ class Runner:
             if self.settings.perf_rounds > 1 and is_timed(result.perf):
                 result = dataclasses.replace(result, perf=self._timed_rounds(case, config, result.perf, rerun))
         phase = result.phase and result.phase.value
-        judged = functools.partial(decide, result.outcome, expected, result.phase, entry and entry.phase,
+        judged = functools.partial(decide, result.outcome, expected, result.phase, entry.phase if entry else None,
                                    nondeterministic=bool(entry and entry.nondeterministic))
         attempts = self._reruns(case, config, result, rerun) if judged().is_unexpected else []
         flaky = len({a.outcome for a in attempts}) > 1
@@ -86,7 +86,7 @@ class Runner:
                         tags=list(case.tags), outcome=result.outcome, phase=result.phase, expected=expected,
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                         message=result.message, expectation_source=entry.source if entry else None,
-                        expected_phase=entry and entry.phase,
+                        expected_phase=entry.phase if entry else None,
                         phase_durations=result.durations, phase_cpu_s=result.cpu_s,
                         phase_peak_mb=result.peak_mb, sizes=result.sizes,
                         fingerprints=result.fingerprints, cache=result.cache, cache_saved_s=result.cache_saved_s,

@@ -81,7 +81,7 @@ def case_workers(project: Project, backends: list[BackendConfig], role: Role,
     """Workers for `role` that create `backends` before they say ready; `interpreter`: the Python
     they run (a bisection's probed version), this one by default. No worker starts until asked."""
     settings = project.settings
-    recycling = (settings.recycle_after, settings.recycle_rss) if role.recycles else (None, None)
-    pool = WorkerPool(settings.rootdir, *recycling, preload=[config.to_json() for config in backends],
+    recycle_after, recycle_rss = (settings.recycle_after, settings.recycle_rss) if role.recycles else (None, None)
+    pool = WorkerPool(settings.rootdir, recycle_after, recycle_rss, preload=[config.to_json() for config in backends],
                       env=worker_environment(project), interpreter=interpreter or Interpreter())
     return CaseWorkers(project, pool)

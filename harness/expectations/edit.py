@@ -40,6 +40,7 @@ from harness.expectations.yaml_roundtrip import (
     ListItem,
     Span,
     anchor_of,
+    children,
     dump_list,
     keep_end_of_line_comments,
     round_trip_yaml,
@@ -121,6 +122,7 @@ class ExpectationFile:
 
     def _versions(self, index: int, operation: Operation | None) -> list:
         """What entry `index` becomes: its note line and ListItems, nothing when it goes."""
+        assert self.root is not None, "only a file with entries has entries to change"
         node = self.root[index]
         eol = (self.root.ca.items.get(index) or [None])[0]
         if isinstance(operation, Drop):
@@ -199,7 +201,7 @@ class ExpectationFile:
         return name
 
     def entry_node(self, index: int | None) -> CommentedMap | dict:
-        return self.root[index] if index is not None else {}
+        return self.root[index] if index is not None and self.root is not None else {}
 
     def _text_with(self, new: list) -> str:
         """The text of a file with no entry, with the new entries in: in place of its `[]`, else at its end."""
@@ -255,10 +257,10 @@ def _copy(node: CommentedMap) -> CommentedMap:
 
 
 def _anchors(node: Any) -> Iterator[str]:
-    if anchor_of(node):
-        yield anchor_of(node)
+    if anchor := anchor_of(node):
+        yield anchor
     if isinstance(node, CommentedBase):
-        for child in (node.values() if isinstance(node, CommentedMap) else node):
+        for child in children(node):
             yield from _anchors(child)
 
 

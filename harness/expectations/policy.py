@@ -49,7 +49,7 @@ import fnmatch
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
 from harness.errors import HarnessInputError
 from harness.files import display_path
@@ -110,11 +110,14 @@ class Plan:
 
 
 class EntryFile(Protocol):
-    path: Path
-    entries: Sequence[dict]    # loaded entries; each has `.line`, the line of its first key
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def entries(self) -> Sequence[dict]: ...   # loaded entries; each has `.line`, the line of its first key
 
 
-def make_plan(records: Iterable[Record], files: dict[Expected, EntryFile], backend: str,
+def make_plan(records: Iterable[Record], files: Mapping[Expected, EntryFile], backend: str,
               case_ids: Sequence[str] | None) -> Plan:
     """The operations that make a rerun of `records`' cases match the two files."""
     plan = Plan({kind: {} for kind in Expected.files()}, {kind: [] for kind in Expected.files()})
@@ -136,10 +139,10 @@ def make_plan(records: Iterable[Record], files: dict[Expected, EntryFile], backe
         index = _entry_for(r, files[kind])
         if index is not None:
             judged[(kind, index)].append(r)
-    for (kind, index), recs in judged.items():
-        operation = _judge(kind, index, files[kind].entries[index], recs, plan, case_ids)
+    for (file_kind, index), recs in judged.items():
+        operation = _judge(file_kind, index, files[file_kind].entries[index], recs, plan, case_ids)
         if operation is not None:
-            plan.changes[kind][index] = operation
+            plan.changes[file_kind][index] = operation
     for added in plan.added.values():
         added.sort(key=lambda e: e.case)
     return plan
@@ -191,18 +194,23 @@ def _judge(kind: Expected, index: int, entry: dict, records: list[Record], plan:
         return None
     pattern = str(entry["id"])
     if not any(ch in GLOB_CHARS for ch in pattern):
-        return _noted(entry, next(iter(stay.values()))) if stay else Drop()
+        if not stay:
+            return Drop()
+        rewrite = next(iter(stay.values()))   # None: it failed as the entry says, and also passed or moved
+        return _noted(entry, rewrite) if rewrite else None
     exercised = {r.case for r in records}
     unexercised = [c for c in case_ids or () if fnmatch.fnmatchcase(c, pattern) and c not in exercised]
     failures = set(stay.values())
-    if not left and not unexercised and len(failures) == 1:
-        return _noted(entry, failures.pop())
+    only = failures.pop() if len(failures) == 1 else None   # all None and nothing left: returned above
+    if not left and not unexercised and only is not None:
+        return _noted(entry, only)
     copies = _narrow(pattern, {**stay, **{c: None for c in unexercised}}, case_ids)
     if not copies:
         return Drop()
-    moved = sum(f is not None and f.phase != phase0 for f in stay.values())
+    other_phase = sum(f is not None and f.phase != phase0 for f in stay.values())
     changed = sum(f is not None and f.phase == phase0 for f in stay.values())
-    why = ([f"{n} {what}" for what, n in sorted(left.items())] + [f"{moved} failed in another phase"] * bool(moved)
+    why = ([f"{n} {what}" for what, n in sorted(left.items())]
+           + [f"{other_phase} failed in another phase"] * bool(other_phase)
            + [f"{changed} failed with another signature"] * bool(changed))
     note = f"# review: narrowed from {flow_text(pattern)} by --update-expectations ({', '.join(why)})"
     return Narrow(tuple(copies), note)
@@ -256,13 +264,13 @@ def exact(case_id: str) -> str:
 
 def _entry_for(record: Record, file: EntryFile) -> int | None:
     """The index of the entry a record's expectation_source names; None when it names another file."""
-    source = record.expectation_source
+    source = record.expectation_source or ""   # the caller chose records that have one
     path, _, line = source.rpartition(":")
     if not line.isdigit():
         raise HarnessInputError(source, "expectation_source is not 'file:line'")
     if not _same_file(path, file.path):
         return None
-    index = next((i for i, e in enumerate(file.entries) if e.line == int(line)), None)
+    index = next((i for i, e in enumerate(file.entries) if getattr(e, "line", None) == int(line)), None)
     if index is None or not fnmatch.fnmatchcase(record.case, str(file.entries[index].get("id"))):
         raise HarnessInputError(source, f"names no entry for {record.case} in {display_path(file.path)}",
                                 "the file changed since the run: run again, then update")

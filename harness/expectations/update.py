@@ -74,7 +74,8 @@ def apply(proposals: Mapping[Path | str, str]) -> None:
 
 def _witness(pattern: str) -> str:
     """A string the fnmatch pattern matches (to check a file when the registry's ids are unknown)."""
-    out, i = [], 0
+    out: list[str] = []
+    i = 0
     while i < len(pattern):
         ch = pattern[i]
         if ch == "*":
@@ -93,7 +94,7 @@ def _witness(pattern: str) -> str:
             if close >= 0:
                 members = pattern[i + 1 + negated:close]
                 pick = next((c for c in "x0_az" if fnmatch.fnmatchcase(c, pattern[i:close + 1])), None)
-                out.append(pick if negated or not members else members[0])
+                out.append((pick or "") if negated or not members else members[0])   # "": no witness
                 i = close + 1
                 continue
         out.append(ch)
@@ -118,11 +119,12 @@ class _AnyVersion(Mapping):
         return 0
 
 
-def _validate(backend: str, files: dict[str, ExpectationFile], texts: dict[str, str], case_ids: list[str] | None,
+def _validate(backend: str, files: dict[Expected, ExpectationFile], texts: dict[Expected, str],
+              case_ids: list[str] | None,
               versions: Mapping[str, str | None] | None, missing_families: set[str]) -> None:
     """Load the proposed files with the harness's own loader; a failure here is a bug of this module
     (unless the files as they were fail the same way: then the problem was there before)."""
-    def load(candidate: dict[str, str]) -> str | None:
+    def load(candidate: dict[Expected, str]) -> str | None:
         ids = case_ids
         if ids is None:  # a string matching each entry's id stands in for the registry
             try:
@@ -131,11 +133,12 @@ def _validate(backend: str, files: dict[str, ExpectationFile], texts: dict[str, 
                 return str(e)
             ids = [_witness(e["id"]) for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
         with tempfile.TemporaryDirectory() as tmp:
-            for kind in Expected.files():
-                (Path(tmp) / kind.folder).mkdir()
-                (Path(tmp) / kind.folder / f"{backend}.yaml").write_text(candidate[kind], encoding="utf-8")
+            folders = {kind: Path(tmp) / f"{kind.folder}" for kind in Expected.files()}   # the kinds with a folder
+            for kind, folder in folders.items():
+                folder.mkdir()
+                (folder / f"{backend}.yaml").write_text(candidate[kind], encoding="utf-8")
             try:
-                load_expectations(backend, Path(tmp) / Expected.XFAIL.folder, Path(tmp) / Expected.CRASH.folder, ids,
+                load_expectations(backend, folders[Expected.XFAIL], folders[Expected.CRASH], ids,
                                   versions if versions is not None else _AnyVersion(), missing_families)
             except HarnessInputError as e:
                 return f"{e.problem} ({e.where.replace(tmp + os.sep, '')})"
@@ -166,9 +169,10 @@ def proposals_for_report(report: dict, root: Path | str, case_ids: Iterable[str]
     ids = list(case_ids) if case_ids is not None else None
     found: dict[str, str] = {}
     for name, info in sorted(((report.get("environment") or {}).get("backends") or {}).items()):
-        shown = {Expected.XFAIL: (info or {}).get("xfail_file"), Expected.CRASH: (info or {}).get("crash_set_file")}
-        if not all(shown.values()):
+        xfail_file, crash_set_file = (info or {}).get("xfail_file"), (info or {}).get("crash_set_file")
+        if not (xfail_file and crash_set_file):
             continue
+        shown = {Expected.XFAIL: xfail_file, Expected.CRASH: crash_set_file}
         paths = {kind: root / path for kind, path in shown.items()}
         if not all(path.parent.is_dir() for path in paths.values()):
             continue

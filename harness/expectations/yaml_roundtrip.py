@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
@@ -80,7 +80,7 @@ class Layout:
 
     def spans(self) -> list[Span]:
         dashes = [self._dash(self.root.lc.item(i)[0]) for i in range(len(self.root))]
-        spans = []
+        spans: list[Span] = []
         for index, dash in enumerate(dashes):
             limit = dashes[index + 1] if index + 1 < len(dashes) else len(self.lines)
             content_last = max(n for n in range(dash, limit) if self._is_content(n))
@@ -101,7 +101,7 @@ def _tokens(node: Any) -> Iterator[CommentToken]:
     if isinstance(node, CommentedBase):
         ca = node.ca
         yield from _flat_tokens([ca.comment, list(ca.items.values()), ca.end])
-        for child in (node.values() if isinstance(node, CommentedMap) else node):
+        for child in children(node):
             yield from _tokens(child)
 
 
@@ -137,13 +137,15 @@ def keep_end_of_line_comments(node: Any, lines: list[str]) -> None:
         ca.items.clear()
         ca.items.update(kept)
         ca.end = []
-        for child in (node.values() if isinstance(node, CommentedMap) else node):
+        for child in children(node):
             keep_end_of_line_comments(child, lines)
 
 
 def dump_list(pieces: list) -> str:
     """Text lines and ListItems as one YAML list; the lines become the comments before and after items."""
-    items, befores, text = [], [], []
+    items: list[ListItem] = []
+    befores: list[str] = []
+    text: list[str] = []
     for piece in pieces:
         if isinstance(piece, ListItem):
             items.append(piece)
@@ -180,7 +182,7 @@ def _no_block_scalars_in_flow(seq: CommentedSeq) -> None:
             first_in_flow.setdefault(id(node), in_flow)
         elif isinstance(node, CommentedBase):
             flow = in_flow or bool(node.fa.flow_style())
-            for child in (node.values() if isinstance(node, CommentedMap) else node):
+            for child in children(node):
                 visit(child, flow)
 
     visit(seq, False)
@@ -196,10 +198,15 @@ def _no_block_scalars_in_flow(seq: CommentedSeq) -> None:
                 node[key] = replaced[id(value)]
 
 
-def _collections(node: Any) -> Iterator[CommentedBase]:
+def children(node: Any) -> Iterable[Any]:
+    """A loaded collection's values: a mapping's, or a sequence's items."""
+    return node.values() if isinstance(node, CommentedMap) else node
+
+
+def _collections(node: Any) -> Iterator[Any]:
     if isinstance(node, CommentedBase):
         yield node
-        for child in (node.values() if isinstance(node, CommentedMap) else node):
+        for child in children(node):
             yield from _collections(child)
 
 

@@ -126,7 +126,7 @@ class EagerGolden(Golden):
 
     def compute(self, built: Built, context: GoldenContext) -> list:
         """`Built.reference`, as given."""
-        return list(built.reference)
+        return list(built.reference or ())   # check() made sure it is given
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,7 +202,7 @@ class Built:
     # (position of the input tensor they index, dim or None for the flattened tensor). They are
     # compared by the values they select from that input, exactly.
     selects: dict[str, tuple[int, int | None]] = dataclasses.field(default_factory=dict)
-    notes: dict[str, str] = dataclasses.field(default_factory=dict)   # facts for the report
+    notes: dict[str, Any] = dataclasses.field(default_factory=dict)   # facts for the report (JSON-able)
 
     def __post_init__(self) -> None:
         self.golden.check(self)   # what the golden needs of the Built (its reference): said here, not at the run

@@ -15,6 +15,7 @@ The options families declare are read here too (`declared_options`, `resolve`).
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -69,7 +70,7 @@ def load_families(ini_entries: Iterable[str], rootdir: Path) -> dict[str, Family
     table = entry_point_families()
     for entry in ini_entries:
         where = f"{INI_KEY} entry {entry!r}"
-        families = _loaded(lambda entry=entry: _import_entry(entry, rootdir), where, "fix the entry or the module")
+        families = _loaded(functools.partial(_import_entry, entry, rootdir), where, "fix the entry or the module")
         for family in families:
             if family.options:
                 raise HarnessInputError(where, f"family {family.name!r} declares options, which pytest must know "
@@ -96,6 +97,7 @@ def declared_options(families: Mapping[str, Family]) -> list[Option]:
 def resolve(option: Option, typed: str | None, ini: str | None, here: Path, root: Path) -> Any:
     """The option's value: typed on the command line (paths relative to `here`), else in the ini
     (relative to `root`), else its default; None when none is given. Bad text: one error line."""
+    text: str | None
     if typed is not None:
         text, source, base = typed, f"--{option.name}={typed}", here
     elif ini:
@@ -156,6 +158,7 @@ def _import_entry(entry: str, rootdir: Path) -> Any:
         module = sys.modules.get(module_name)
         if module is None:
             spec = importlib.util.spec_from_file_location(module_name, path)
+            assert spec is not None and spec.loader is not None, "a .py file has a spec and a loader"
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             sys.modules[module_name] = module

@@ -15,14 +15,14 @@ only. harness.draw_tensors draws the tensors, in a worker.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 from harness.case_data import DTYPES, check_keys
 
 FLOAT_DTYPES = DTYPES
 INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
 INPUT_DTYPES = FLOAT_DTYPES + INT_DTYPES + ("bool",)
-DISTRIBUTIONS = {   # values -> its keys and their defaults
+DISTRIBUTIONS: dict[str, dict[str, float]] = {   # values -> its keys and their defaults
     "uniform": {"low": 0.0, "high": 1.0},
     "normal": {"mean": 0.0, "std": 1.0},
     "integers": {"low": 0, "high": 10},
@@ -146,7 +146,7 @@ def flag(params: Mapping[str, Any], key: str) -> bool:
     return value
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -105,11 +105,11 @@ class _OutOfTime(BaseException):
 
 def fuzz_examples(project: Project, family: str) -> Examples:
     """The named family's fuzz space, or one error line naming the families that have one."""
-    fuzzed = {name: f for name, f in project.families.items() if f.fuzz_space}
+    fuzzed = {name: f.fuzz_space for name, f in project.families.items() if f.fuzz_space}
     if family not in fuzzed:
         raise HarnessInputError(f"--family={family}", "no fuzz strategy for this family",
                                 f"use one of {', '.join(fuzzed)}")
-    return Examples(fuzzed[family], load_object(fuzzed[family].fuzz_space))
+    return Examples(project.families[family], load_object(fuzzed[family]))
 
 
 class Fuzzer:
@@ -163,7 +163,7 @@ class Fuzzer:
     def _settings(self, **overrides):
         from hypothesis import HealthCheck, Verbosity, settings
 
-        values = dict(max_examples=self.options.search_examples, deadline=None, derandomize=False,
+        values: dict[str, Any] = dict(max_examples=self.options.search_examples, deadline=None, derandomize=False,
                       database=None, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
                       print_blob=False, report_multiple_bugs=False)
         values.update(overrides)
@@ -333,8 +333,9 @@ class Fuzzer:
             why = f"find met no example in {self.options.search_examples} generated ones"
         group.shrink_runs = len(self.cache) - runs_before
         group.shrink_s = round(time.monotonic() - started, 1)
-        how = {"complete": "shrunk", "partial": "shrunk until its time ran out"}.get(group.shrink,
+        how = {"complete": "shrunk", "partial": "shrunk until its time ran out"}.get(group.shrink or "",
                                                                                      f"not shrunk ({why})")
+        assert group.minimal is not None, "found or kept above"
         self.log(f"{how} in {group.shrink_s:g} s, {group.shrink_runs} configurations run: "
                  f"{self.space.describe(group.minimal.params)}: {group.signature}")
 
@@ -351,7 +352,7 @@ class Fuzzer:
         """Keep this run's minimal configurations as the findings the next run replays first."""
         if self.database is None:
             return
-        keep = {canonical(g.minimal.params).encode() for g in self.groups.values()}
+        keep = {canonical(g.minimal.params).encode() for g in self.groups.values() if g.minimal is not None}
         for value in set(self.database.fetch(FINDINGS_KEY)) - keep:
             self.database.delete(FINDINGS_KEY, value)
         for value in sorted(keep):

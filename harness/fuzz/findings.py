@@ -39,6 +39,7 @@ class Group:
 def finding(group: Group, examples: Examples, backend: str, against: str | None) -> dict[str, Any]:
     """One finding of the JSON report: its minimal configuration, as a cases-file entry and expectations."""
     minimal = group.minimal
+    assert minimal is not None, "a group is shrunk, or its smallest example kept, before it is a finding"
     entry = examples.entry(minimal.params)
     on = ", ".join(f"{name}: {outcome_text(r)}" for name, r in minimal.results.items())
     failing = {name: r for name, r in minimal.results.items() if r["outcome"] != Outcome.PASSED}

@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 
-def scoped_versions(environment: dict) -> dict[str, dict[str, str]]:
+def scoped_versions(environment: dict) -> dict[str, dict[str, str | None]]:
     """A report environment's package versions: '' -> the run's own (python, torch, ...), and each
     backend -> the versions its config checked and its workers reported (null: not installed)."""
     def text(value: Any) -> str | None:
         return None if value is None else str(value)
 
     top = {k: text(v) for k, v in environment.items() if isinstance(v, (str, int, float)) and k not in NOT_VERSIONS}
-    scoped = {"": top}
+    scoped: dict[str, dict[str, str | None]] = {"": top}
     for backend, block in (environment.get("backends") or {}).items():
         if isinstance(block, dict):
             scoped[backend] = {str(k): text(v) for part in ("versions", "reported")
@@ -26,7 +26,7 @@ NOT_VERSIONS = {"platform", "machine", "run_crash_set", "command", "harness_comm
                 "assumed_versions"}
 
 
-def fingerprint(scoped: dict[str, dict[str, str]], backend: str, environment: dict) -> str:
+def fingerprint(scoped: dict[str, dict[str, str | None]], backend: str, environment: dict) -> str:
     """What a backend's results depend on in a run: the run's versions, the backend's, the commits,
     the machine (a report older than the machine key leaves it out)."""
     commits = {"harness commit": environment.get("harness_commit"),

@@ -64,8 +64,8 @@ def perf_changes(store: HistoryStore) -> list[dict[str, Any]]:
         ORDER BY "case", backend, run""").fetchall()
     versions = versions_of(store, {row[5] for row in rows})
     series: dict[tuple, list[Point]] = {}
-    for (case, backend), group in itertools.groupby(rows, key=lambda row: row[:2]):
-        group = list(group)
+    for (case, backend), grouped in itertools.groupby(rows, key=lambda row: row[:2]):
+        group = list(grouped)
         latest = group[-1][2:4]   # judged on the machine and threads of its latest timing
         series[(case, backend, *latest)] = _points([row[4:] for row in group if tuple(row[2:4]) == latest],
                                                    versions, backend)
@@ -83,7 +83,8 @@ def perf_changes(store: HistoryStore) -> list[dict[str, Any]]:
 
 def _points(rows: list[tuple], versions: dict[int, dict], backend: str) -> list[Point]:
     seen = [seen_by(versions[row[1]], backend) for row in rows]
-    return [Point(*row, changed=i > 0 and seen[i] != seen[i - 1]) for i, row in enumerate(rows)]
+    return [Point(run, seq, value, low, high, changed=i > 0 and seen[i] != seen[i - 1])
+            for i, (run, seq, value, low, high) in enumerate(rows)]
 
 
 def _typical_noise(series: dict[tuple, list[Point]]) -> dict[tuple, float]:

@@ -93,7 +93,7 @@ def ir_changes(store: HistoryStore) -> list[dict[str, Any]]:
     names = [d[0] for d in store.db.description]
     changes = [dict(zip(names, row)) for row in rows]
     for change in changes:
-        change.update(ir_changed(change))
+        change.update(ir_changed(change) or {})   # the query keeps the changed ones: never None here
     return changes
 
 

@@ -82,7 +82,7 @@ def _describes(dist: importlib.metadata.Distribution, module: str, path: Path) -
     or it is an editable install (whose package lives elsewhere by design). A source build on
     PYTHONPATH shadowing an installed wheel is neither."""
     site = path.parents[module.count(".")]
-    if Path(dist.locate_file("")).resolve() == site.resolve():
+    if Path(str(dist.locate_file(""))).resolve() == site.resolve():
         return True
     direct_url = dist.read_text("direct_url.json")
     try:

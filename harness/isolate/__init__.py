@@ -18,7 +18,7 @@ def failure_line(result: CaseResult) -> str:
     """How a program failed on the backend, in one line: outcome, phase, the message's first line."""
     first = result.message.strip().splitlines()[0] if result.message.strip() else ""
     phase = f" in phase {result.phase.value}" if result.phase else ""
-    return f"{result.outcome.title}{phase}" + (f": {first[:200]}" if first else "")
+    return f"{result.outcome.description}{phase}" + (f": {first[:200]}" if first else "")
 
 
 def serve(answer: Callable[[dict], dict]) -> None:

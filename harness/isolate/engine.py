@@ -112,9 +112,9 @@ class Isolation:
         if result.outcome is Outcome.PASSED:
             raise HarnessInputError(self.case.id, f"passes on {self.backend.name}: nothing to isolate")
         if result.outcome is not Outcome.MISMATCH:
-            raise HarnessInputError(self.case.id, f"fails on {self.backend.name} as {result.outcome.title} in phase "
-                                    f"{result.phase.value if result.phase else '?'}, not as a mismatch: isolate "
-                                    "finds wrong numbers", "python -m harness reduce finds where it fails")
+            raise HarnessInputError(self.case.id, f"fails on {self.backend.name} as {result.outcome.description} "
+                                    f"in phase {result.phase.value if result.phase else '?'}, not as a mismatch: "
+                                    "isolate finds wrong numbers", "python -m harness reduce finds where it fails")
         self.log(f"{self.case.id} mismatches on {self.backend.name}: {result.message.splitlines()[0]}")
 
     # ---- 2. the reference values, in a process of its own
@@ -170,6 +170,7 @@ class Isolation:
         self.compiles += 1
         settings = self.project.settings
         family = serving_family("isolates", self.family.program)
+        assert self.workers is not None, "run() started them"
         return run_case(self.workers.pool, family.case(name, params, timeout=self.timeout), family, self.backend,
                         given_timeout=settings.case_timeout, memory_limit_mb=settings.memory_limit_mb,
                         bundle=bundle, rerun=rerun)

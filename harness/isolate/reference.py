@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import operator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch.export.graph_signature import InputKind
 
 from harness import graph_source
-from harness.backend_interface import export_program
+from harness.backend_interface import Program, export_program
 from harness.case_data import Case
 from harness.families.interface import load_builder
 from harness.isolate import serve
@@ -55,7 +55,7 @@ class ExportedRuns:
         self.rule = {"ratio": list(rule) if rule else None,
                      "tolerance": list(built.tolerance) if built.tolerance else None}
         program = built.program
-        if not hasattr(program, "graph_module"):
+        if not isinstance(program, Program):
             raise TypeError(f"its program is an {type(program).__name__}, not a PyTorch program")
         try:
             exported = export_program(program)
@@ -131,8 +131,8 @@ def result_positions(node: torch.fx.Node, value: Any) -> list[int | None] | None
     if _floating(value):
         return [None]
     if isinstance(value, (list, tuple)):
-        read = sorted({u.args[1] for u in node.users if u.target is operator.getitem})
-        positions = [i for i in read if _floating(value[i])]
+        read = sorted({cast(int, u.args[1]) for u in node.users if u.target is operator.getitem})
+        positions: list[int | None] = [i for i in read if _floating(value[i])]
         return positions or None
     return None
 
@@ -162,6 +162,7 @@ def one_op_graph(node: torch.fx.Node, runs: ExportedRuns) -> tuple[torch.fx.Grap
             env[argument] = graph_source.literal(at_dtype)
     copied = graph.node_copy(node, lambda a: env[a])
     positions = result_positions(node, runs.at_dtype[node])
+    assert positions is not None, "a candidate node has results to compare"
     results = [copied if p is None else graph.call_function(operator.getitem, (copied, p)) for p in positions]
     graph.output(tuple(results))
     names = [node.name if p is None else f"{node.name}.{p}" for p in positions]
@@ -204,7 +205,8 @@ def reduction_length(node: torch.fx.Node, inputs: list, outputs: list) -> int:
     """Terms summed into each result element, for the default comparison's tolerance: a matrix
     product's inner dimension, a convolution's window, a reduction's input per output element; 1
     for any other op (a normalisation's own sums are short next to its error)."""
-    name = node.target._opname
+    target: Any = node.target   # an OpOverload: candidates are aten ops
+    name = target._opname
     tensors = [t for _, t in inputs]
     if name in MATRIX_PRODUCTS and tensors[0].dim():
         return max(1, tensors[-2 if len(tensors) > 1 else 0].shape[-1])
@@ -228,7 +230,9 @@ def write_op(node: torch.fx.Node, runs: ExportedRuns, folder: Path) -> dict | No
     if not all(torch.equal(a, b) or bool(torch.isnan(a).any()) for a, b in zip(eager, again)):
         return None
     value = runs.at_float64[node]
-    want = [value if p is None else value[p] for p in result_positions(node, runs.at_dtype[node])]
+    positions = result_positions(node, runs.at_dtype[node])
+    assert positions is not None, "a candidate node has results to compare"
+    want = [value if p is None else value[p] for p in positions]
     folder.mkdir(parents=True, exist_ok=True)
     graph_source.write_model(folder, graph, {}, inputs, f"{op_name(node)} ({node.name}) alone, as in the program",
                              written_by="python -m harness isolate")
@@ -243,7 +247,7 @@ def write_op(node: torch.fx.Node, runs: ExportedRuns, folder: Path) -> dict | No
 def write_ops(case: Case, family: dict, out: Path) -> dict:
     """The reply: every op written, and the rule the case's family judges by."""
     runs = ExportedRuns(case, family)
-    ops = []
+    ops: list[dict] = []
     for node in runs.graph_module.graph.nodes:
         if is_candidate(node, runs):
             written = write_op(node, runs, out / "ops" / str(len(ops)))

@@ -101,12 +101,12 @@ class ModelRuns:
         self.initializers = {i.name: numpy_helper.to_array(i) for i in self.model.graph.initializer}
         self.feeds = dict(zip((i.name for i in graph_inputs(self.model)), built.input_sets[0]))
         self.at_dtype = {**self.initializers, **self.feeds,
-                         **ReferenceEvaluator(self.model).run(None, self.feeds, intermediate=True)}
+                         **_every_value(self.model, self.feeds)}
         self.float64_failure = ""
         try:
             wide_feeds = {name: _wide_value(value) for name, value in self.feeds.items()}
-            self.at_float64 = {**{n: _wide_value(v) for n, v in self.initializers.items()}, **wide_feeds,
-                               **ReferenceEvaluator(widened(self.model)).run(None, wide_feeds, intermediate=True)}
+            self.at_float64: dict[str, Any] | None = {**{n: _wide_value(v) for n, v in self.initializers.items()},
+                                                      **wide_feeds, **_every_value(widened(self.model), wide_feeds)}
         except Exception as e:  # noqa: BLE001 - an op the evaluator cannot run at float64
             self.at_float64 = None
             self.float64_failure = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
@@ -184,14 +184,27 @@ def reference_runtime(model: onnx.ModelProto, inputs: list) -> tuple[list, str]:
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         return session.run(None, feeds), "onnxruntime"
     except Exception:  # noqa: BLE001 - not installed, or no kernel for the node: the evaluator runs anything
-        return ReferenceEvaluator(model).run(None, feeds), EVALUATOR
+        return _outputs(model, feeds), EVALUATOR
+
+
+def _every_value(model: onnx.ModelProto, feeds: dict) -> dict[str, Any]:
+    """Every value the evaluator computes, by name: the inputs', the nodes' and the outputs'."""
+    values = ReferenceEvaluator(model).run(None, feeds, intermediate=True)
+    assert isinstance(values, dict), "intermediate=True gives them by name"
+    return values
+
+
+def _outputs(model: onnx.ModelProto, feeds: dict) -> list:
+    values = ReferenceEvaluator(model).run(None, feeds)
+    assert isinstance(values, list), "the outputs, in order"
+    return values
 
 
 def float64_outputs(model: onnx.ModelProto, inputs: list) -> list | None:
     """The model widened to float64 on its inputs widened; None when the evaluator cannot run it so."""
     try:
         feeds = {i.name: _wide_value(value) for i, value in zip(model.graph.input, inputs)}
-        return ReferenceEvaluator(widened(model)).run(None, feeds)
+        return _outputs(widened(model), feeds)
     except Exception:  # noqa: BLE001 - an op whose float64 form the evaluator lacks
         return None
 
@@ -208,8 +221,10 @@ def write_case(folder: Path, model: onnx.ModelProto, inputs: list, want: list, e
     for j, (w, e) in enumerate(zip(want, eager)):
         expected = np.asarray(w).astype(np.asarray(e).dtype)
         (data / f"output_{j}.pb").write_bytes(numpy_helper.from_array(expected).SerializeToString())
-    np.savez(folder / "references.npz", **{f"want_{j}": np.asarray(w, np.float64) for j, w in enumerate(want)},
-             **{f"eager_{j}": np.asarray(e).astype(np.float64) for j, e in enumerate(eager)})
+    arrays = {**{f"want_{j}": np.asarray(w, np.float64) for j, w in enumerate(want)},
+              **{f"eager_{j}": np.asarray(e).astype(np.float64) for j, e in enumerate(eager)}}
+    # the names are want_J and eager_J, never savez's own allow_pickle, which mypy cannot tell
+    np.savez(folder / "references.npz", **arrays)  # type: ignore[arg-type]
 
 
 def write_node(node: onnx.NodeProto, runs: ModelRuns, folder: Path, node_name: str) -> dict | None:
@@ -239,10 +254,10 @@ def write_ops(case: Case, family: dict, out: Path) -> dict:
     """The reply: every candidate node written, and the family's tolerance."""
     runs = ModelRuns(case, family)
     graph_nodes = list(runs.model.graph.node)
-    names = {}
+    names: dict[str, int] = {}
     for node in graph_nodes:
         names[node.name] = names.get(node.name, 0) + 1
-    ops = []
+    ops: list[dict] = []
     for node in graph_nodes:
         if is_candidate(node, runs):
             written = write_node(node, runs, out / "ops" / str(len(ops)), node_id(node, names))
@@ -258,7 +273,7 @@ def write_prefix(case: Case, family: dict, boundary: str, out: Path) -> dict:
     if runs.at_float64 is None:
         raise ValueError(f"the model does not run at float64 ({runs.float64_failure}): no prefix to judge")
     nodes = list(runs.model.graph.node)
-    names = {}
+    names: dict[str, int] = {}
     for node in nodes:
         names[node.name] = names.get(node.name, 0) + 1
     end = next(i for i, node in enumerate(nodes) if node_id(node, names) == boundary) + 1

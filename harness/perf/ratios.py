@@ -56,12 +56,12 @@ def sides(reports: Sequence[Path], backends: Sequence[str]) -> tuple[Side, Side]
             raise HarnessInputError("perf compare", "one report compares two of its backends",
                                     "name them: --backends A,B (or give two reports)")
         found = _timed(reports[0])
-        return tuple(_side(reports[0], found, name) for name in backends)
+        return _side(reports[0], found, backends[0]), _side(reports[0], found, backends[1])
     if len(reports) != 2 or len(backends) > 2:
         raise HarnessInputError("perf compare", "give one report and --backends A,B, or two reports "
                                 "(and at most one backend for each)")
-    names = list(backends) * 2 if len(backends) == 1 else list(backends) or [None, None]
-    return tuple(_side(path, _timed(path), name) for path, name in zip(reports, names))
+    names: list[str | None] = [*backends] * 2 if len(backends) == 1 else [*backends] or [None, None]
+    return _side(reports[0], _timed(reports[0]), names[0]), _side(reports[1], _timed(reports[1]), names[1])
 
 
 def _timed(path: Path) -> dict[str, dict[str, dict]]:

@@ -11,16 +11,16 @@ summaries and samples under `rounds`; its top-level `compiled` and `eager` pool 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from harness.perf.stats import median, over_rounds, relative_time, summary
 
 SIDES = ("compiled", "eager")
 
 
-def is_timed(perf: dict[str, Any] | None) -> bool:
+def is_timed(perf: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
     """A record's perf figures hold a timing (not `skipped` or `error`)."""
-    return bool(perf) and "compiled" in perf
+    return perf is not None and "compiled" in perf
 
 
 def compiled_samples(round_: dict[str, Any]) -> list[float]:

@@ -37,7 +37,7 @@ class CaseModule(pytest.File):
 
     def collect(self):
         runner = self.config.stash[RUNNER]
-        for case in runner.project.cases_at(self.path):
+        for case in runner.project.cases_at(self.path) or []:   # None: not a case module (not collected)
             for backend in runner.backends_for(case):
                 yield CaseItem.from_parent(self, name=f"{case.id}[{backend}]", case=case, backend=backend,
                                            **_structured_id(self, case.id, backend))

@@ -8,6 +8,7 @@ import contextlib
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ from harness.settings import Settings
 from harness.views import json_report
 
 BACKEND_CHECK = pytest.StashKey[BackendCheck]()   # xdist's controller: the classes checked in a process
-SIGTERM_BEFORE = pytest.StashKey[object]()   # the SIGTERM handler this process had before the run
+SIGTERM_BEFORE = pytest.StashKey[Any]()   # the SIGTERM handler this process had before the run
 
 
 def pytest_configure(config: pytest.Config) -> None:

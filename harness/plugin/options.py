@@ -53,7 +53,7 @@ def add_settings(parser: pytest.Parser) -> None:
     for _, declared in declarations():
         if declared.ini:
             # Paths are read as text and resolved by harness.settings, as the tools read the ini.
-            kind = "args" if declared.ini_type == "paths" else declared.ini_type
+            kind: Any = "args" if declared.ini_type == "paths" else declared.ini_type   # one of addini's names
             parser.addini(declared.ini, declared.help, type=kind, default="" if kind == "string" else [])
 
 
@@ -70,6 +70,7 @@ def add_format_options(parser: pytest.Parser, formats: Iterable[ReportFormat]) -
     group = parser.getgroup("e2e")
     for one in formats:
         declared = one.declared
+        assert declared.flag and declared.ini, "a report format declares both (harness.views.formats)"
         group.addoption(declared.flag, dest=one.dest, help=declared.help, **declared.kind)
         parser.addini(declared.ini, declared.help, default="")
 
@@ -84,7 +85,9 @@ def settings_from(config: pytest.Config, families: Mapping[str, Family]) -> Sett
     formats = report_formats()
     reports = resolve_outputs({name: f.declared for name, f in formats.items()},
                               {name: config.getoption(f.dest) for name, f in formats.items()},
-                              {f.declared.ini: config.getini(f.declared.ini) for f in formats.values()}, here, root)
+                              {f.declared.ini: config.getini(f.declared.ini)
+                               for f in formats.values() if f.declared.ini},
+                              here, root)
     settings = resolve_settings(typed, ini, here, root, options, reports=reports)
     if not settings.backends:
         raise HarnessInputError("--backend", "no backend named", "give one or more names, e.g. "

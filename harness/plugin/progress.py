@@ -27,7 +27,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 class Progress:
     def __init__(self, reporter, config: pytest.Config):
-        self.reporter, self.started = reporter, None
+        self.reporter = reporter
+        self.started: float | None = None
         self.default = reporter._get_progress_information_message
         reporter._get_progress_information_message = self.message
         reporter._write_progress_information_if_past_edge = self.end_of_line_if_full

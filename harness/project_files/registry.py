@@ -61,6 +61,7 @@ def _import(path: Path):
     module = sys.modules.get(name)
     if module is None:
         spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None, "a .py file has a spec and a loader"
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)

@@ -59,7 +59,7 @@ def parse_yaml(text: str, path: Path) -> Any:
         raise HarnessInputError(display_path(path), f"malformed YAML ({e})", "fix the syntax") from None
 
 
-def check_node_keys(path: Path, node: dict, allowed: set[str], required: set[str] = frozenset(),
+def check_node_keys(path: Path, node: dict, allowed: set[str], required: set[str] | frozenset[str] = frozenset(),
                     at_key: bool = False) -> None:
     """An unknown or missing key as one error line at the mapping's line; with `at_key`, an unknown
     key at its own line, with a "did you mean" for a typo (unknown_key_error)."""
@@ -78,7 +78,8 @@ def check_node_keys(path: Path, node: dict, allowed: set[str], required: set[str
 
 def key_line(node: Any, key: Any) -> int:
     """The line of a key of a loaded mapping, else the mapping's (0: not known)."""
-    return getattr(node, "key_lines", {}).get(key) or getattr(node, "line", 0)
+    key_lines: dict[Any, int] = getattr(node, "key_lines", {})
+    return key_lines.get(key) or int(getattr(node, "line", 0))
 
 
 def unknown_key_error(path: Path, node: Any, key: Any, allowed: Any, what: str = "key",

@@ -18,7 +18,7 @@ from harness.errors import HarnessInputError
 from harness.files import display_path, write_text_atomically
 from harness.outcomes import Verdict
 from harness.project import Project
-from harness.reduce.engine import Reduction
+from harness.reduce.engine import Reduction, Workers
 from harness.reports import read_report
 from harness.rerun import Place
 
@@ -41,7 +41,8 @@ def reduce_all(project: Project, report_path: Path, out: Path, parallel: int, ve
     groups = failure_groups(report)
     print(f"{display_path(report_path)}: {len(groups)} signature groups of unexpected failures", file=sys.stderr,
           flush=True)
-    entries, workers = [], {}
+    entries: list[dict] = []
+    workers: dict[str, Workers] = {}
     try:
         for index, ((backend, signature), records) in enumerate(groups.items(), 1):
             case = cases.get(records[0]["case"])

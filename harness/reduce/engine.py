@@ -26,7 +26,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
 import yaml
 
@@ -112,7 +112,7 @@ class Reduction:
     def _check_whole(self, graph, failure: Failure, folder: Path) -> None:
         """The exported program, uncut, must fail as the case does (or nothing it is cut to can)."""
         whole = self._candidate_failure(self.pools[0], graph.write(frozenset(range(len(graph.units))), folder))
-        if not failure.kept_by(whole):
+        if not failure.kept_by(whole or None):   # False (it passes) is no failure
             got = f"{whole.signature} in phase {whole.phase}" if whole else "it passes"
             raise HarnessInputError(self.case.id, f"its program as exported fails otherwise ({got}; the case: "
                                     f"{failure.signature} in phase {failure.phase})",
@@ -166,7 +166,7 @@ class Reduction:
         """The reduced case's name, as case.yaml's entry gives it (a cases file's cases are cases_file/...)."""
         return "cases_file/" + re.sub(r"[^A-Za-z0-9_.\-]", "_", self.case.id)
 
-    def _candidate_failure(self, pool: CaseWorkers, params: dict | None) -> Failure | bool | None:
+    def _candidate_failure(self, pool: CaseWorkers, params: dict | None) -> Failure | Literal[False] | None:
         """The candidate's failure; False when it passes, None when it is no program."""
         if params is None:
             return None

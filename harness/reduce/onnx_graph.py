@@ -20,7 +20,7 @@ import onnx
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from harness.backend_interface import graph_inputs
+from harness.backend_interface import OnnxProgram, graph_inputs
 from harness.families.interface import Built
 from harness.reduce import candidate_family
 
@@ -35,6 +35,7 @@ class OnnxGraph:
 
     def __init__(self, built: Built):
         self.family = candidate_family("onnx")   # the candidates'
+        assert isinstance(built.program, OnnxProgram), "the ONNX reducer is chosen for an ONNX model"
         self.model: onnx.ModelProto = built.program.model
         graph = self.model.graph
         self.units = list(graph.node)
@@ -42,7 +43,9 @@ class OnnxGraph:
         self.declared = {v.name: v for v in [*graph.input, *graph.output]}
         self.own_outputs = [o.name for o in graph.output]
         feeds = dict(zip((i.name for i in graph_inputs(self.model)), built.input_sets[0]))
-        self.values = {**feeds, **ReferenceEvaluator(self.model).run(None, feeds, intermediate=True)}
+        intermediate = ReferenceEvaluator(self.model).run(None, feeds, intermediate=True)
+        assert isinstance(intermediate, dict), "intermediate=True: every value by name"
+        self.values = {**feeds, **intermediate}
         self.tolerance = built.tolerance or (1e-3, 1e-7)
         self.reads = [_read_names(node) for node in self.units]
 
@@ -73,7 +76,7 @@ class OnnxGraph:
         folder.mkdir(parents=True, exist_ok=True)
         onnx.save(model, folder / "model.onnx")
         (folder / "model.onnx.txt").write_text(onnx.printer.to_text(model), encoding="utf-8")   # to read
-        files = {}
+        files: dict[str, list] = {}
         for kind, names in (("input", needed), ("output", outputs)):
             files[kind] = []
             for index, name in enumerate(names):

@@ -27,7 +27,7 @@ import torch
 from torch.export.graph_signature import InputKind, OutputKind
 
 from harness import graph_source
-from harness.backend_interface import export_program
+from harness.backend_interface import Program, export_program
 from harness.families.interface import Built
 from harness.reduce import NotReducible, candidate_family
 
@@ -47,6 +47,7 @@ class TorchGraph:
     def __init__(self, built: Built, case_params: dict):
         self.family = candidate_family("torch")   # the candidates'
         program = built.program
+        assert isinstance(program, Program), "the torch reducer is chosen for a PyTorch program"
         self.params = case_params
         self.tolerance = built.tolerance
         rule = getattr(built.golden, "rule", None)   # RatioGolden's (multiplier, floor): a model's rule

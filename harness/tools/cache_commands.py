@@ -44,7 +44,7 @@ def clear(args: argparse.Namespace) -> None:
     print(f"{display_path(args.project.settings.cache_dir)}: {removed} entries removed")
 
 
-def _size(count: int) -> str:
+def _size(count: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if count < 1024 or unit == "GiB":
             return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"

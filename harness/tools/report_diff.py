@@ -28,7 +28,9 @@ class Change:
 
     @property
     def either(self) -> Record:
-        return self.new or self.old
+        record = self.new or self.old
+        assert record is not None, "a change has a record on one side at least"
+        return record
 
     @property
     def backend(self) -> str:
@@ -64,7 +66,8 @@ class RunDiff:
         that is usually the crash set being run for the first time, and there was no result to
         lose. Progressions, added and removed cases never fail it.
         """
-        return bool(self.regressions) or any(c.old.outcome is not Outcome.NOT_RUN for c in self.new_crashes)
+        return bool(self.regressions) or any(c.old is not None and c.old.outcome is not Outcome.NOT_RUN
+                                             for c in self.new_crashes)
 
 
 # (attribute, title, whether to print the rerun command of the new result)
@@ -174,7 +177,8 @@ def _signature(change: Change, shown=str) -> str:
 
 
 def _rerun(change: Change) -> str | None:
-    return change.new.rerun if change.new.nodeid else None  # a hand-made record without nodeid: no command
+    # a hand-made record without nodeid: no command
+    return change.new.rerun if change.new and change.new.nodeid else None
 
 
 def _counts(diff: RunDiff) -> list[tuple[str, int]]:
@@ -221,7 +225,7 @@ def diff_text(diff: RunDiff) -> str:
             lines += ["", f"{title} ({len(getattr(diff, name))}):"]
             for case, backend, states, c in _lines(diff, name):
                 lines.append(f"  {case} [{backend}]  {states}  {_signature(c) if c else ''}".rstrip())
-                command = _rerun(c) if rerun else None
+                command = _rerun(c) if rerun and c else None
                 lines += [f"    rerun: {command}"] if command else []
     compiler = diff.compiler
     if compiler.ir_changed:

@@ -77,9 +77,10 @@ def isolation_markdown(records: list[Record]) -> list[str]:
            "on the same op.", ""]
     for r in chosen:
         out += [f"### {code(r.case)} on {code(r.backend)}", ""]
-        ops = culprit_ops(r.isolation) if "error" not in r.isolation else []
+        isolation = r.isolation or {}   # isolated() chose records that have one
+        ops = culprit_ops(isolation) if "error" not in isolation else []
         if not ops:
-            out += [escape_text(isolation_line(r.isolation)), ""]
+            out += [escape_text(isolation_line(isolation)), ""]
             continue
         out += [row(["op", "module", "nodes", "error", "repro bundle"]), row(["---"] * 5)]
         out += [row([code(c.op), code(c.module) if c.module else "(the program)", str(c.places), ratio_text(c),

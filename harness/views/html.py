@@ -168,7 +168,7 @@ class _Model:
             if r.tags != cases[c]["tags"]:
                 p["tags"] = r.tags
             p["repro"] = r.rerun
-            if (r.backend, r.signature) in self.reductions:
+            if r.signature is not None and (r.backend, r.signature) in self.reductions:
                 p["reduced"] = list(self.reductions[(r.backend, r.signature)])
             packed.append(p)
         return {"backends": self.backends, "families": self.families, "cases": cases,
@@ -177,7 +177,8 @@ class _Model:
 
 def vocabulary() -> dict:
     """What the page's script knows of outcomes and verdicts: harness.outcomes, as data."""
-    return {"outcomes": {o.value: {"title": o.title, "failure": o.is_failure, "crash": o.is_crash} for o in Outcome},
+    return {"outcomes": {o.value: {"title": o.description, "failure": o.is_failure, "crash": o.is_crash}
+                         for o in Outcome},
             "unexpected": sorted(v.value for v in Verdict if v.is_unexpected)}
 
 
@@ -196,7 +197,7 @@ def _escaped(value: Any) -> str:
     return str(markupsafe.escape("" if value is None else value))
 
 
-def _facts(env: dict) -> list[tuple[str, str]]:
+def _facts(env: dict) -> list[tuple[str, Any]]:
     facts = [(k, env.get(key)) for k, key in (("python", "python"), ("torch", "torch"), ("torch-mlir", "torch_mlir"),
                                              ("numpy", "numpy"), ("platform", "platform"))]
     facts = [(k, v) for k, v in facts if v]
@@ -221,7 +222,7 @@ def _signatures(model: _Model) -> list[dict]:
             # An old report has no signatures: its outcome and phase stand in.
             key = r.signature or f"{r.outcome.value} in {r.phase.value if r.phase else 'start-up'}"
             groups.setdefault(key, []).append(r)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key, mine in groups.items():
         unexpected = [r for r in mine if _is_unexpected(r)]
         example = min(unexpected or mine, key=lambda r: (model.case_index[r.case], model.backend_index[r.backend]))
@@ -243,7 +244,7 @@ def _summary(model: _Model) -> list[dict]:
         mine = [model.records[k] for (c, b), k in model.cell.items() if b == j]
         info = env_backends.get(backend) or {}
         versions = {**(info.get("versions") or {}), **(info.get("reported") or {})}
-        bar = [{"cls": _outcome_class(o), "n": n, "title": o.title}
+        bar = [{"cls": _outcome_class(o), "n": n, "title": o.description}
                for o in Outcome if (n := sum(r.outcome is o for r in mine))]
         if len(model.cases) > len(mine):
             bar.append({"cls": "o-missing", "n": len(model.cases) - len(mine), "title": "no result"})
@@ -260,7 +261,7 @@ def _summary(model: _Model) -> list[dict]:
 
 
 def _outcomes(model: _Model) -> list[dict]:
-    return [{"value": o.value, "cls": _outcome_class(o), "label": o.label, "title": o.title,
+    return [{"value": o.value, "cls": _outcome_class(o), "label": o.label, "title": o.description,
              "count": sum(r.outcome is o for r in model.records)} for o in Outcome]
 
 
@@ -317,11 +318,11 @@ def _cell(model: _Model, i: int, j: int) -> dict | None:
     elif _is_expected_failure(record):
         classes.append("xf")
     phase = record.phase
-    shown = phase is not None and phase is not _PHASE_IN_LABEL.get(outcome)
+    shown = phase.value if phase is not None and phase is not _PHASE_IN_LABEL.get(outcome) else None
     other = _phase_differs(record)
     if other:
         classes.append("pm")
-    return {"classes": " ".join(classes), "k": k, "label": outcome.label, "phase": phase.value if shown else None,
+    return {"classes": " ".join(classes), "k": k, "label": outcome.label, "phase": shown,
             "expected_phase": other}
 
 
@@ -352,7 +353,7 @@ def _outcome_class(outcome: Outcome) -> str:
 
 
 def _created(report: dict) -> tuple[str, str]:
-    created = report.get("created")
+    created = report.get("created", "")
     try:
         moment = datetime.datetime.fromtimestamp(float(created), tz=datetime.timezone.utc)
     except (TypeError, ValueError, OverflowError, OSError):

@@ -283,7 +283,7 @@ def _by_subject(records: list[Record]) -> list[str]:
         backends = sorted({r.backend for r in mine})
         cells: dict[str, dict[str, list[Record]]] = {}
         for r in mine:
-            cells.setdefault(r.subject, {}).setdefault(r.backend, []).append(r)
+            cells.setdefault(r.subject or "", {}).setdefault(r.backend, []).append(r)
         out += [f"## {_code(family)} by subject", "",
                 f"What its {len(mine)} results test, one row each: on each backend, the cases passed of those run, "
                 "and the phase where most of the others failed.", "",

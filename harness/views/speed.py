@@ -37,11 +37,12 @@ def backend_speeds(records: list[Record]) -> list[BackendSpeed]:
     for backend in sorted({r.backend for r in records if r.perf is not None}):
         mine = [r for r in records if r.backend == backend]
         timed = [r for r in mine if is_timed(r.perf)]
+        figures = [r.perf for r in timed if r.perf is not None]
         compile_s = [sum(r.phase_durations.get(p, 0.0) for p in COMPILE_COST_PHASES) for r in timed]
         peaks = [mb for r in timed for mb in r.phase_peak_mb.values()]
         rows.append(BackendSpeed(
-            backend, geomean([r.perf["speedup"] for r in timed if "speedup" in r.perf]),
-            sum(1 for r in timed if "speedup" not in r.perf),
+            backend, geomean([f["speedup"] for f in figures if "speedup" in f]),
+            sum(1 for f in figures if "speedup" not in f),
             sum(1 for r in mine if r.perf and not is_timed(r.perf)), sum(1 for r in mine if r.perf is None),
             statistics.median(compile_s) if compile_s else None, max(peaks, default=None)))
     return rows

@@ -55,9 +55,10 @@ def _isolations(records: list[Record]) -> list[str]:
     chosen = isolated(records)
     lines = [f"isolated mismatches: {len(chosen)}"] if chosen else []
     for r in chosen:
-        lines.append(f"  {r.case} on {r.backend}: {isolation_line(r.isolation)}")
-        if r.isolation.get("folder"):
-            lines.append(f"      details: {r.isolation['folder']}")
+        isolation = r.isolation or {}   # isolated() chose records that have one
+        lines.append(f"  {r.case} on {r.backend}: {isolation_line(isolation)}")
+        if isolation.get("folder"):
+            lines.append(f"      details: {isolation['folder']}")
     return lines
 
 

@@ -147,8 +147,8 @@ def _equal_selection(got: Output, want: Output, source: np.ndarray, dim: int | N
         values = np.asarray(o.values)
         if values.size and not (0 <= values.min() and values.max() < length):
             return f"indices out of range: {values.min()} to {values.max()} for {length} elements along dim {dim}"
-    selected = [dataclasses.replace(o, values=select(source, np.asarray(o.values), dim)) for o in (got, want)]
-    return _equal(*selected, how="by the input's values they select, exactly; ties make the indices ambiguous")
+    got_at, want_at = (dataclasses.replace(o, values=select(source, np.asarray(o.values), dim)) for o in (got, want))
+    return _equal(got_at, want_at, how="by the input's values they select, exactly; ties make the indices ambiguous")
 
 
 def select(source: np.ndarray, indices: np.ndarray, dim: int | None) -> np.ndarray:

@@ -8,6 +8,8 @@ import subprocess
 
 from harness.native_stacks import CRASH_BEGIN, CRASH_END, DUMP_TIMEOUT, FATAL_SIGNALS, PY_SPY
 
+_KEPT_ALIVE: list[object] = []   # the installed callback: freed, it would crash the handler
+
 
 def install_crash_dump() -> None:
     """In a worker: on a fatal signal, write our own native stack to stderr, then die of it.
@@ -35,7 +37,7 @@ def install_crash_dump() -> None:
         os.kill(os.getpid(), signum)
 
     handler = ctypes.CFUNCTYPE(None, ctypes.c_int)(on_fatal_signal)
-    install_crash_dump.handler = handler  # keep the callback alive for the life of the process
+    _KEPT_ALIVE.append(handler)  # the callback lives as long as the process
     for signum in FATAL_SIGNALS:
         libc.signal(int(signum), ctypes.cast(handler, ctypes.c_void_p))
 

@@ -62,7 +62,9 @@ class HarnessRule:
         self.references = [as_outputs(self.names, r) for r in built.reference] if built.reference else None
 
     def upcast(self, inputs: tuple) -> Any:
-        return upcast_run(self.built.program, inputs)
+        program = self.built.program
+        assert isinstance(program, Program), "Float64Golden checked it is a PyTorch program"
+        return upcast_run(program, inputs)
 
     def compare(self, got: Any, want: Any, index: int, ratio: tuple[float, float] | None = None) -> str | None:
         got, want = as_outputs(self.names, got), as_outputs(self.names, want)

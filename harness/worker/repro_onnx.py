@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness.backend_interface import STANDALONE_SCRIPTS, Standalone
+from harness.backend_interface import STANDALONE_SCRIPTS, OnnxProgram, Standalone
 from harness.backends.onnx_front import as_declared, declared_dtype
 from harness.families.interface import Built
 from harness.worker.bundle import Bundle
@@ -28,6 +28,7 @@ SHARED = (declared_dtype, as_declared)
 
 def write_onnx_files(bundle: Bundle, built: Built, backend: Any, rerun: str, tolerance: tuple[float, float]) -> None:
     program = built.program
+    assert isinstance(program, OnnxProgram), "written for an ONNX model's case"
     source = Path(program.path).parent
     shutil.copyfile(program.path, bundle.path / "model.onnx")
     data_sets = sorted(source.glob("test_data_set_*"))

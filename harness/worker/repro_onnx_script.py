@@ -20,17 +20,20 @@ from onnx import numpy_helper
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import backend_repro  # noqa: E402 - beside this file, found through the path entry above
+# beside this file in its bundle, found through the path entry above (mypy checks the template alone)
+import backend_repro  # type: ignore[import-not-found]  # noqa: E402
 
 
 def read_value(path, type_proto):
     data = path.read_bytes()
-    for field, proto, convert in (("sequence_type", onnx.SequenceProto, numpy_helper.to_list),
-                                  ("optional_type", onnx.OptionalProto, numpy_helper.to_optional)):
-        if type_proto.HasField(field):
-            value = proto()
-            value.ParseFromString(data)
-            return convert(value)
+    if type_proto.HasField("sequence_type"):
+        sequence = onnx.SequenceProto()
+        sequence.ParseFromString(data)
+        return numpy_helper.to_list(sequence)
+    if type_proto.HasField("optional_type"):
+        optional = onnx.OptionalProto()
+        optional.ParseFromString(data)
+        return numpy_helper.to_optional(optional)
     tensor = onnx.TensorProto()
     tensor.ParseFromString(data)
     return numpy_helper.to_array(tensor)

@@ -19,8 +19,9 @@ import torch
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import backend_repro  # noqa: E402 - beside this file, found through the path entry above
-from model import Model  # noqa: E402
+# beside this file in its bundle, found through the path entry above (mypy checks the template alone)
+import backend_repro  # type: ignore[import-not-found]  # noqa: E402
+from model import Model  # type: ignore[import-not-found]  # noqa: E402
 
 CONSTANTS = json.loads((HERE / "repro.json").read_text())
 DTYPE = getattr(torch, CONSTANTS["dtype"])

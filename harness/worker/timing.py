@@ -44,8 +44,9 @@ def time_case(backend: Any, artifact: Any, built: Built, context: CaseContext, p
     quiet = dataclasses.replace(context, enter=lambda phase: None)   # no phase messages while timing
     inputs = built.input_sets[0]
     sides = {"compiled": lambda: backend.run(artifact, inputs, quiet)}
-    if isinstance(built.program, Program):
-        sides["eager"] = lambda: _eager(built.program, inputs)
+    program = built.program
+    if isinstance(program, Program):
+        sides["eager"] = lambda: _eager(program, inputs)
     try:
         return {"threads": perf.threads, **measure(sides, perf)}
     except Exception as e:  # noqa: BLE001 - the case passed; its timing failed

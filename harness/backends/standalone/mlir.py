@@ -63,6 +63,8 @@ def _lower_and_run(module, func_name, input_sets, constants):
         if index == 1:   # Torch backend IR still says which results are unsigned (signless from here on)
             unsigned = _unsigned_results(str(module), func_name)
     consume = re.search(r"refbackend_consume_func_return_(\w+)", str(module))
+    if consume is None:
+        raise RuntimeError("the lowered module returns nothing through refbackend_consume_func_return_*")
     tokens = consume.group(1).split("_")
     engine = ExecutionEngine(module, opt_level=constants["opt_level"])
     results = []
@@ -72,7 +74,7 @@ def _lower_and_run(module, func_name, input_sets, constants):
                   for v, t in zip(values, tokens)]
         results.append([a.view(unsigned[i]) if i in unsigned else a for i, a in enumerate(arrays)])
 
-    arg_types = [SCALARS.get(t) or ctypes.POINTER(UnrankedMemRefDescriptor) for t in tokens]
+    arg_types: list = [SCALARS.get(t) or ctypes.POINTER(UnrankedMemRefDescriptor) for t in tokens]
     callback = ctypes.CFUNCTYPE(None, *arg_types)(on_results)
     engine.register_runtime(consume.group(0), callback)
     for arrays in input_sets:

@@ -135,7 +135,7 @@ def build_forward(case: Case) -> Built:
     input_sets = []
     for index, batch in enumerate(_batch_sizes(p)):
         s = conv_params.shapes(_with_batch(p, batch))
-        wanted = [s["input"], s["weight"]] + ([s["bias"]] if p["bias"] else [])
+        wanted = [s["input"], s["weight"]] + ([s["bias"]] if s["bias"] else [])   # a bias shape: p["bias"]
         input_sets.append(make_inputs(wanted, dtype, case_seed(case.id, index)))
     dynamic_shapes = None
     if p["dynamic_dims"]:

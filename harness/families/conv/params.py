@@ -29,7 +29,7 @@ that names the key and says how to fix it.
 from __future__ import annotations
 
 from math import prod
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypedDict
 
 from harness.case_data import DTYPES, check_keys
 
@@ -115,7 +115,14 @@ def out_channels(params: Mapping[str, Any]) -> int:
     return w[1] * params["groups"] if params["transposed"] else w[0]
 
 
-def shapes(params: Mapping[str, Any]) -> dict[str, list[int] | None]:
+class Shapes(TypedDict):
+    input: list[int]
+    weight: list[int]
+    bias: list[int] | None
+    output: list[int]
+
+
+def shapes(params: Mapping[str, Any]) -> Shapes:
     """Tensor shapes of a normalised case: input, weight, bias (None without bias), output.
 
     `output` is the forward output, which is also the shape of grad_output in a backward case.

@@ -94,6 +94,7 @@ def _load_op(folder: Path) -> tuple[torch.nn.Module, list, dict]:
     path = folder / "model.py"
     name = f"isolated_op_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, "a .py file has a spec and a loader"
     loaded = sys.modules[name] = importlib.util.module_from_spec(spec)   # torch.export looks the class up
     spec.loader.exec_module(loaded)
     return loaded.Model(), list(torch.load(folder / "inputs.pt")), torch.load(folder / "references.pt")

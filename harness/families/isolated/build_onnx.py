@@ -77,10 +77,14 @@ def _figures(got: np.ndarray, want: np.ndarray, eager: np.ndarray, rtol: float, 
 
 def _batch(folders: list[Path], models: list[onnx.ModelProto]) -> tuple[onnx.ModelProto, Path]:
     """The folders' nodes as one model, and the file it is saved in."""
-    nodes, inputs, initializers, outputs = [], [], [], []
+    nodes: list[onnx.NodeProto] = []
+    inputs: list[onnx.ValueInfoProto] = []
+    initializers: list[onnx.TensorProto] = []
+    outputs: list[onnx.ValueInfoProto] = []
     for folder, model in zip(folders, models):
         graph = model.graph
-        renamed = {v.name: f"op{folder.name}/{v.name}" for v in [*graph.input, *graph.initializer]}
+        names = [v.name for v in graph.input] + [t.name for t in graph.initializer]
+        renamed = {name: f"op{folder.name}/{name}" for name in names}
         for node in graph.node:
             copy = onnx.NodeProto()
             copy.CopyFrom(node)

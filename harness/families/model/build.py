@@ -11,13 +11,14 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
+from typing import Any
 
 import torch
 
 from harness.backend_interface import Program
 from harness.case_data import Case
 from harness.draw_tensors import draw_sets
-from harness.families.built import EagerGolden, GivenGolden, RatioGolden
+from harness.families.built import EagerGolden, GivenGolden, Golden, RatioGolden
 from harness.families.interface import Built
 from harness.installation.extras import install_command
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
@@ -80,7 +81,7 @@ def model_class_named(name: str) -> type:
     return model_class
 
 
-def make_config(model_class: type, overrides: dict, attention: str | None):
+def make_config(model_class: type[Any], overrides: dict, attention: str | None):
     """The model class's config with `overrides`. A config class keeps any keyword as an attribute,
     read or not, so a key counts as known when the config's defaults or signature have it, or the
     model's own source reads it (DeBERTa's position_buckets); any other is an error, not ignored."""
@@ -95,9 +96,10 @@ def make_config(model_class: type, overrides: dict, attention: str | None):
     return config_class(**overrides, **extra)
 
 
-def known_config_keys(model_class: type) -> set[str]:
+def known_config_keys(model_class: type[Any]) -> set[str]:
     config_class = model_class.config_class
-    source = inspect.getsource(inspect.getmodule(model_class))
+    module = inspect.getmodule(model_class)
+    source = inspect.getsource(module) if module else ""
     return (set(config_class().to_dict()) | set(inspect.signature(config_class.__init__).parameters)
             | set(re.findall(r"\w+", source)))
 
@@ -194,13 +196,14 @@ def build(case: Case) -> Built:
     outputs = [output_leaves(output) for output in nested]
     dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"].values())
     program = Program(case.id, model, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
-    notes = {"parameters": sum(t.numel() for t in model.inner.parameters())}
+    notes: dict[str, Any] = {"parameters": sum(t.numel() for t in model.inner.parameters())}
     try:
         values = float64_outputs(model, input_sets)
     except Exception as e:  # noqa: BLE001 - any failure: the model cannot run in float64
         notes["golden"] = f"eager at {p['dtype']}: the model does not run in float64 ({type(e).__name__}: {e})"
         values = None
     tolerance = p["tolerance"] and (p["tolerance"]["rtol"], p["tolerance"]["atol"])
+    golden: Golden
     if not values:
         golden = EagerGolden()
     elif tolerance:

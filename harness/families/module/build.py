@@ -19,7 +19,7 @@ import torch
 from harness.backend_interface import Program, load_object
 from harness.case_data import Case
 from harness.draw_tensors import draw_sets
-from harness.families.built import EagerGolden, GivenGolden
+from harness.families.built import EagerGolden, GivenGolden, Golden
 from harness.families.interface import Built
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
 
@@ -85,7 +85,8 @@ def build(case: Case) -> Built:
     dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"])
     program = Program(case.id, module, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
     tolerance = p["tolerance"] and (p["tolerance"]["rtol"], p["tolerance"]["atol"])
-    golden, notes = EagerGolden(), {}
+    golden: Golden = EagerGolden()
+    notes = {}
     if p["dtype"] != "float64":
         try:
             golden = GivenGolden(float64_outputs(module, input_sets))

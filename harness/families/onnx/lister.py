@@ -14,6 +14,7 @@ import shutil
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import onnx
 from onnx import TensorProto, numpy_helper
@@ -68,7 +69,7 @@ def main(directory: str, key: str) -> None:
 
     with warnings.catch_warnings():   # the generators' own numpy warnings (a reduction over an empty axis)
         warnings.simplefilter("ignore")
-        cases = collect_testcases(None)
+        cases: list[Any] = collect_testcases(None)   # node tests: their model and data sets are always set
     root = Path(directory) / key
     staging = Path(directory) / f"{key}.partial"
     shutil.rmtree(staging, ignore_errors=True)

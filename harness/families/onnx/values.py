@@ -21,16 +21,16 @@ BFLOAT16_RTOL = 2.0 ** -6   # two bfloat16 ULPs, as ONNX's runner allows
 def read_value(path: Path, type_proto: onnx.TypeProto) -> Any:
     data = path.read_bytes()
     if type_proto.HasField("sequence_type"):
-        proto = onnx.SequenceProto()
-        proto.ParseFromString(data)
-        return numpy_helper.to_list(proto)
+        sequence = onnx.SequenceProto()
+        sequence.ParseFromString(data)
+        return numpy_helper.to_list(sequence)
     if type_proto.HasField("optional_type"):
-        proto = onnx.OptionalProto()
-        proto.ParseFromString(data)
-        return numpy_helper.to_optional(proto)
-    proto = onnx.TensorProto()
-    proto.ParseFromString(data)
-    return numpy_helper.to_array(proto)
+        optional = onnx.OptionalProto()
+        optional.ParseFromString(data)
+        return numpy_helper.to_optional(optional)
+    tensor = onnx.TensorProto()
+    tensor.ParseFromString(data)
+    return numpy_helper.to_array(tensor)
 
 
 def read_value_file(path: Path) -> np.ndarray:

@@ -187,7 +187,7 @@ class VJPModule(SampleModule):
         tensors = tensors_and_cotangents[:len(self.tensor_slots)]
         cotangents = tensors_and_cotangents[len(self.tensor_slots):]
         with torch.enable_grad():
-            leaves = list(self.constants)
+            leaves: list[Any] = list(self.constants)   # the tensor slots filled below
             for slot, tensor in zip(self.tensor_slots, tensors):
                 leaves[slot] = tensor.detach().requires_grad_(True) if slot in self.differentiable else tensor
             outputs = self._floating(self._call(leaves))

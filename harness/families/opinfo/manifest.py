@@ -109,14 +109,15 @@ def is_random(op, sample) -> bool:
 def write_manifests(directory: Path, key: str, dtypes: list[str]) -> None:
     """Every op's samples, one manifest per dtype (directory/<key>-<dtype>.json), as
     harness.families.opinfo.params reads them."""
-    ops = []
+    ops: list[dict[str, Any]] = []
     for (name, variant), op in op_table().items():
-        entry = {"name": name, "variant": variant, "autograd": bool(op.supports_autograd),
+        entry: dict[str, Any] = {"name": name, "variant": variant, "autograd": bool(op.supports_autograd),
                  "inplace": op.get_inplace() is not None, "random": False, "dtypes": cpu_dtypes(op),
                  "cuda_only": _only_cuda(op), "samples": {}, "excluded": {}, "no_grad_input": {}, "errors": {}}
         for dtype in (d for d in dtypes if d in entry["dtypes"]):
-            prints, excluded = [], {}
-            no_grad_input = []
+            prints: list[str] = []
+            excluded: dict[str, str] = {}
+            no_grad_input: list[int] = []
             try:
                 for k, sample in enumerate(samples(op, dtype, requires_grad=entry["autograd"])):
                     prints.append(fingerprint(sample))

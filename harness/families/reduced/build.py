@@ -17,7 +17,7 @@ import torch
 
 from harness.backend_interface import Program
 from harness.case_data import Case
-from harness.families.built import EagerGolden, GivenGolden, RatioGolden
+from harness.families.built import EagerGolden, GivenGolden, Golden, RatioGolden
 from harness.families.interface import Built
 from harness.graph_source import standalone_source
 
@@ -34,7 +34,8 @@ def build(case: Case) -> Built:
     ratio = params.get("ratio")
     try:
         values = [_float64_outputs(module, inputs)]
-        golden, notes = RatioGolden(values, *ratio) if ratio else GivenGolden(values), {}
+        golden: Golden = RatioGolden(values, *ratio) if ratio else GivenGolden(values)
+        notes = {}
     except Exception as e:  # noqa: BLE001 - any failure to run in float64: compare with eager at its dtypes
         golden = EagerGolden()
         notes = {"golden": f"eager at the program's dtypes (in float64 it raised {type(e).__name__})"}
@@ -45,6 +46,7 @@ def build(case: Case) -> Built:
 def _load_model(path: Path) -> torch.nn.Module:
     name = f"reduced_model_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, "a .py file has a spec and a loader"
     loaded = sys.modules[name] = importlib.util.module_from_spec(spec)   # torch.export looks the class up
     spec.loader.exec_module(loaded)
     model = loaded.Model()

@@ -110,7 +110,7 @@ def validate(params: Mapping[str, Any]) -> dict:
     suite = params.get("suite")
     if not isinstance(suite, str) or not (Path(suite) / PACKAGE / "registry.py").is_file():
         raise ValueError(f"suite must be the directory holding {PACKAGE} (projects/pt1/python), not {suite!r}")
-    test = _tests_of(suite).get(params.get("test"))
+    test = _tests_of(suite).get(str(params.get("test")))
     if test is None:
         raise ValueError(f"the suite in {suite} registers no test {params.get('test')!r}")
     return _params(Path(suite), test)

@@ -85,7 +85,7 @@ class SetsFile:
         return self.result
 
     def _error(self, node: ast.AST, problem: str) -> HarnessInputError:
-        return HarnessInputError(f"{display_path(self.path)}:{node.lineno}", problem,
+        return HarnessInputError(f"{display_path(self.path)}:{getattr(node, 'lineno', '?')}", problem,
                                  "only sets of names, set operators and `if` on the torch version are evaluated")
 
     def _run(self, statements: list[ast.stmt]) -> None:
@@ -183,7 +183,7 @@ class SetsFile:
         if isinstance(node, ast.Call) and ast.unparse(node.func) == "version.parse" and len(node.args) == 1 \
                 and isinstance(node.args[0], ast.Constant):
             try:
-                return Version(node.args[0].value)
+                return Version(str(node.args[0].value))
             except InvalidVersion:
                 pass
         raise self._error(node, f"{ast.unparse(node)} is neither torch_version_for_comparison() nor "
