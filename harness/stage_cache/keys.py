@@ -101,8 +101,9 @@ def _folders(package: str) -> list[Path]:
 
 
 def _file_hashes(folders: list[Path], memo_path: Path | None) -> dict[str, str]:
-    """{path within its folder: SHA-256} of every file under the folders (two checkouts of one
-    commit hash alike); a file whose size, time and inode the memo knows is not read again."""
+    """{folder's position: path within it: SHA-256} of every file under the folders (a namespace
+    package has several; two checkouts of one commit hash alike); a file whose size, time and
+    inode the memo knows is not read again."""
     memo = _read_memo(memo_path)
     hashes, fresh = {}, {}
     for folder, path in _files(folders):
@@ -115,7 +116,7 @@ def _file_hashes(folders: list[Path], memo_path: Path | None) -> dict[str, str]:
         digest = known[3] if known and known[:3] == seen else _content_hash(path)
         if digest is None:
             continue
-        hashes[path.name if path == folder else str(path.relative_to(folder))] = digest
+        hashes[f"{folders.index(folder)}:{path.name if path == folder else path.relative_to(folder)}"] = digest
         fresh[str(path)] = [*seen, digest]
     if memo_path is not None and fresh != memo:
         with contextlib.suppress(OSError):   # a read-only cache folder: the next run reads the files again
