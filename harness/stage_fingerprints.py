@@ -149,9 +149,11 @@ def _value_type(value: Any) -> str:
 
 def exported_program_text(exported: Any) -> Iterable[str | bytes]:
     """The parts of an ExportedProgram's fingerprint: its graph, its signature (which inputs are
-    weights, which outputs mutate a buffer), its shape constraints and its weights' bytes."""
+    weights, which buffers persist, which outputs mutate a buffer), its shape constraints and its
+    weights' bytes."""
     yield fx_graph_text(exported.graph)
-    yield "\n".join(f"{spec.kind.name} {spec.target}" for spec in exported.graph_signature.input_specs)
+    yield "\n".join(f"{spec.kind.name} {spec.target} {spec.persistent}"   # a buffer's persistence: an importer
+                     for spec in exported.graph_signature.input_specs)       # reads it (None: not a buffer)
     yield "\n".join(f"{spec.kind.name} {spec.target}" for spec in exported.graph_signature.output_specs)
     yield str(sorted((str(k), str(v)) for k, v in exported.range_constraints.items()))
     for name, value in sorted({**exported.state_dict, **exported.constants}.items()):
