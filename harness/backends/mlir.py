@@ -101,8 +101,9 @@ def import_onnx(model: Any) -> ir.Module:
 
 
 def torch_mlir_build() -> dict[str, str]:
-    """What computes the decomposition and the import: torch and torch-mlir, by their files."""
-    return compiler_build("torch_mlir")
+    """What computes the decomposition and the import: torch, torch-mlir by its files, and the
+    harness's own code (the import's hooks, this backend's calls)."""
+    return {**compiler_build("torch_mlir"), **compiler_build("harness")}
 
 
 def _imported(exported: Any, func_name: str, symbolic: bool) -> ir.Module:
