@@ -29,6 +29,7 @@ Options:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import Counter
 from typing import Any, Mapping, Sequence
@@ -202,11 +203,12 @@ class MlirBackend(Backend):
 
         case.enter(Phase.IMPORT)
         symbolic = bool(self.options.get("import_symbolic_shape_expressions", False))
+        printed = functools.cache(_generic_asm)   # one print: the fingerprint's and the watched ops'
         module = cached(case, Stage("torch_ir", fingerprint_source(case, "decomposed"), torch_mlir_build,
                                     {"func_name": func_name, "symbolic": symbolic}, save_mlir, _load_torch_mlir,
-                                    shown=_generic_asm),
+                                    shown=printed),
                         lambda: _imported(exported, func_name, symbolic))
-        torch_ir = _generic_asm(module)
+        torch_ir = printed(module)
         watched = [op for op in WATCHED_OPS if f'"{op}"' in torch_ir]
         case.sizes["torch_ops"] = mlir_ops(module, ir)
 
