@@ -5,14 +5,16 @@ stage whose output it changed.
 
 `CaseContext.fingerprint(stage, output)` is the seam: a backend hands it the text or bytes a stage
 already produced (or an FX graph, an ExportedProgram), never a second print made only to hash it.
-Canonical forms: MLIR text without locations (`loc(...)` and `#loc` aliases); an FX graph as one
-line per node with generated names numbered in order and each value's dtype and shape; an
-exported program adds its signature and the bytes of its weights. Torch-free at import: the
+Canonical forms: MLIR text without locations (`loc(...)` and `#loc` aliases, and the `Location:`
+line of runtime-verification messages, which holds absolute paths); an FX graph as one line per
+node with generated names numbered in order and each value's dtype and shape; an exported program
+adds its signature and the bytes of its weights. Torch-free at import: the
 controller imports this module through harness.backend_interface.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sys
 from typing import Any, Iterable
@@ -28,6 +30,9 @@ INDUCTOR_STAGES = ("captured", "aot_graph", "inductor_code")
 ONNXRUNTIME_STAGES = ("onnx",)
 
 _ASSERT_MESSAGE = re.compile(r"@assert_msg_\d+\b")
+# A runtime-verification message's global: its text as hex bytes, then its length twice.
+_MESSAGE_GLOBAL = re.compile(r'(@assert_msg(?:_\d+)?)\(dense<"0x([0-9A-Fa-f]*)"> : tensor<\d+xi8>\)(.*?)'
+                             r' : !llvm\.array<\d+ x i8>')
 _LOC_ALIAS = re.compile(r"^#loc\d*\s*=.*\n?", re.MULTILINE)
 
 
@@ -171,22 +176,31 @@ def tensor_bytes(tensor: Any) -> Any:
     return tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
 
 
-def _process_names_numbered(text: str) -> str:
-    """Names a pass numbers by a counter that lives as long as the process, numbered again in the
-    order they appear: MLIR's runtime verification names its messages `@assert_msg_N`, N counting
-    every message the worker made before, so the same case's LLVM text would differ with the
-    cases that ran before it in its worker."""
-    if "@assert_msg_" not in text:
+def _runtime_messages_canonical(text: str) -> str:
+    """Runtime-verification messages without their locations, and numbered again in the order they
+    appear: MLIR names them `@assert_msg_N`, N counting every message the worker made before, so
+    the same case's LLVM text would differ with the cases that ran before it in its worker."""
+    if "@assert_msg" not in text:
         return text
     numbers: dict[str, str] = {}
+    text = _MESSAGE_GLOBAL.sub(_message_without_location, text)
     return _ASSERT_MESSAGE.sub(lambda m: numbers.setdefault(m.group(0), f"@assert_msg_#{len(numbers)}"), text)
+
+
+def _message_without_location(match: re.Match) -> str:
+    """A runtime-verification message's global, its text shown without its `Location:` line: the
+    location names the files of the checkout and the venv that traced the program (absolute
+    paths), so one build would fingerprint differently in two folders, or from a stage cache
+    entry another folder wrote. Kept as a string so that its op and check still count."""
+    message = bytes.fromhex(match.group(2)).decode(errors="replace").split("\nLocation: ")[0]
+    return f"{match.group(1)}({json.dumps(message)}){match.group(3)}"
 
 
 def fingerprint_of(output: Any) -> str:
     """The fingerprint of a stage's output: MLIR or other text, bytes (a serialised model, a
     compiled artifact), an ExportedProgram, or an FX GraphModule or Graph."""
     if isinstance(output, str):
-        return digest(_process_names_numbered(canonical_mlir(output)))
+        return digest(_runtime_messages_canonical(canonical_mlir(output)))
     if isinstance(output, (bytes, bytearray, memoryview)):
         return digest(output)
     if hasattr(output, "graph_signature"):

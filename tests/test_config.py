@@ -255,6 +255,17 @@ def test_extends_inherits_and_overrides(tmp_path):
     assert set(child.tolerances) == {"float32", "float16"}
 
 
+def test_a_replacement_extends_the_built_in_it_replaces(tmp_path):
+    """A project's `linalg-on-tensors` that extends `linalg-on-tensors`: the built-in one with its
+    changes (a build's options under the built-in's name, to compare its reports case by case)."""
+    write(tmp_path, "linalg-on-tensors", "name: linalg-on-tensors\nextends: linalg-on-tensors\n"
+                                         "options: {backend_legal_ops: [aten.convolution_backward]}\n")
+    builtin, replaced = load_configs([])["linalg-on-tensors"], load_configs([tmp_path])["linalg-on-tensors"]
+    assert replaced.options == {**builtin.options, "backend_legal_ops": ["aten.convolution_backward"]}
+    assert (replaced.class_path, replaced.tolerances) == (builtin.class_path, builtin.tolerances)
+    assert not any("built-in" in name for name in load_configs([tmp_path]))
+
+
 @pytest.mark.parametrize("child, problem", [
     ("name: child\nextends: nobody\n", "extends unknown backend 'nobody'"),
     ("name: child\nextends: child\nclass: m:C\n", "extends 'child', which extends it back"),

@@ -157,3 +157,19 @@ def test_a_process_wide_message_counter_does_not_count():
 
     assert fingerprint_of(text(0, "4343")) == fingerprint_of(text(46, "4343"))
     assert fingerprint_of(text(0, "4343")) != fingerprint_of(text(0, "4444"))
+
+
+def test_a_runtime_message_fingerprints_without_its_location():
+    """A runtime-verification message names the files that traced the program (absolute paths): one
+    build run from two folders, or from a stage cache entry another folder wrote, must fingerprint
+    alike; the message's op and check still count."""
+    from harness.stage_fingerprints import fingerprint_of
+
+    def text(check: str, folder: str) -> str:
+        message = f'ERROR: Runtime op verification failed\n{check}\nLocation: loc("{folder}/build.py":51:0)\0'
+        data = message.encode()
+        return (f'llvm.mlir.global private constant @assert_msg(dense<"0x{data.hex().upper()}"> : '
+                f'tensor<{len(data)}xi8>) {{addr_space = 0 : i32}} : !llvm.array<{len(data)} x i8>\n')
+
+    assert fingerprint_of(text("out-of-bounds", "/work/main")) == fingerprint_of(text("out-of-bounds", "/tmp/ci"))
+    assert fingerprint_of(text("out-of-bounds", "/work/main")) != fingerprint_of(text("overflow", "/work/main"))

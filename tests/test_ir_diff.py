@@ -92,7 +92,17 @@ def test_the_json_diff_lists_ir_changed_with_the_sections_it_had(tmp_path, capsy
     assert [c["case"] for c in data["regressions"]] == ["fam/now_fails"]
     assert data["regressions"][0]["new"] == {"outcome": "compile_error", "phase": "lower", "signature": "broke"}
     assert data["failing"] is True and data["counts"]["regressions"] == 1
-    assert [(s["case"], s["ratio"] > 1.5) for s in data["speed_changes"]] == [("fam/lowered", True)]
+    assert [(s["case"], s["ratio"] > 1.5, s["ir"]) for s in data["speed_changes"]] == [("fam/lowered", True, "changed")]
+
+
+def test_a_speed_change_with_the_same_ir_is_said_to_be_the_machines(tmp_path, capsys):
+    """Two runs of one build on a loaded machine: a time that changed while no stage's output did
+    is not the compiler's doing, and the diff says so beside it."""
+    old, new = report([rec("fam/same", SAME, perf=timed(1.0))]), report([rec("fam/same", SAME, perf=timed(0.5))])
+    _, out, _ = diff(tmp_path, capsys, old, new)
+    assert "fam/same [be]  time x0.5 (faster)" in out and "with the same IR in every stage" in out
+    _, out, _ = diff(tmp_path, capsys, old, new, "--format=json")
+    assert [s["ir"] for s in json.loads(out)["speed_changes"]] == ["same"]
 
 
 def test_expect_same_ir_fails_on_a_changed_stage_with_a_line_each_and_passes_on_the_same(tmp_path, capsys):

@@ -2,8 +2,8 @@
 exported, decomposed and imported programs): a warm rerun hits every cached stage and gives the
 outcomes and fingerprints of an uncached run; a rebuilt torch-mlir (a comment added to one of its
 files) still hits the export and misses from the decomposition on; the direct lowering after the
-decomposition on one warm cache gives its uncached outcomes; entries cut in half are recomputed
-with one warning line."""
+decomposition on one warm cache gives its uncached outcomes, and the diff of the two names the IR it
+changed; entries cut in half are recomputed with one warning line."""
 from __future__ import annotations
 
 import importlib.util
@@ -17,13 +17,14 @@ import pytest
 from e2e_support import python_path_env
 
 SELECTION = "conv_backward/1d/basic or module/mlp_normal_inputs or module/mlp"
+DIRECT_BUILD = Path(__file__).resolve().parents[1] / "examples" / "direct-lowering" / "configs"
 CACHED = ("exported", "decomposed", "torch_ir")
 
 
-def run(project: Path, backend: str, cache: str, *more: str, python_path: str = "") -> dict:
+def run(project: Path, backend: str, cache: str, *more: str, python_path: str = "", selection: str = SELECTION) -> dict:
     """The run's records by case, and its summary as "summary"."""
     done = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "harness.cases", f"--backend={backend}",
-                           "-k", SELECTION, "-n", "0", f"--cache={cache}", "--cache-dir=stages", "--report-json=r.json",
+                           "-k", selection, "-n", "0", f"--cache={cache}", "--cache-dir=stages", "--report-json=r.json",
                            "-p", "no:cacheprovider", *more], cwd=project, capture_output=True, text=True, timeout=900,
                           env={"PYTHONPATH": os.pathsep.join(filter(None, [python_path, python_path_env()])),
                                "PATH": "/usr/bin:/bin", "HOME": str(project)})
@@ -79,13 +80,23 @@ def test_a_rebuilt_torch_mlir_hits_the_export_and_misses_from_the_decomposition(
 
 
 @pytest.mark.e2e
-def test_the_direct_lowering_on_a_warm_cache_gives_its_uncached_outcomes(tmp_path):
-    run(tmp_path, "linalg-on-tensors", "on")
-    direct = run(tmp_path, "linalg-on-tensors-direct", "on")
+def test_the_direct_lowering_on_a_warm_cache_gives_its_uncached_outcomes_and_changes_the_ir(tmp_path):
+    """The direct lowering as a build of linalg-on-tensors (examples/direct-lowering: its options under
+    the built-in's name): it reuses the decomposition's import, gives its uncached outcomes, and
+    `diff --expect-same-ir` names the case whose Torch backend IR it changed."""
+    selection, direct_build = "conv_backward/1d/basic or conv_backward/2d/basic", f"--configs-dir={DIRECT_BUILD}"
+    run(tmp_path, "linalg-on-tensors", "on", selection=selection)
+    (tmp_path / "r.json").rename(tmp_path / "decomposition.json")
+    direct = run(tmp_path, "linalg-on-tensors", "on", direct_build, selection=selection)
     assert statuses(direct, "torch_ir") == {"hit"}   # the same program, imported the same way
-    assert outcomes(direct) == outcomes(run(tmp_path, "linalg-on-tensors-direct", "off"))
-    assert direct[("conv_backward/1d/basic", "linalg-on-tensors-direct")]["notes"][
-        "torch.aten.convolution_backward"] == "direct"
+    assert direct[("conv_backward/2d/basic", "linalg-on-tensors")]["notes"]["torch.aten.convolution_backward"] \
+        == "direct"
+    diff = subprocess.run([sys.executable, "-m", "harness", "diff", "decomposition.json", "r.json", "--expect-same-ir"],
+                          cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": python_path_env()})
+    assert diff.returncode == 1, diff.stdout + diff.stderr
+    assert diff.stderr.splitlines()[0] == "ir changed: conv_backward/2d/basic [linalg-on-tensors] at torch_backend_ir"
+    assert "1d/basic" not in diff.stderr   # the decomposition takes the direct lowering there too
+    assert outcomes(direct) == outcomes(run(tmp_path, "linalg-on-tensors", "off", direct_build, selection=selection))
 
 
 @pytest.mark.e2e

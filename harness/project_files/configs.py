@@ -79,7 +79,8 @@ class BackendConfig:
 
 def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
     """The built-in configs, then those of the given directories. A given directory's config
-    replaces a built-in one of its name; two given directories may not define the same name."""
+    replaces a built-in one of its name, and may extend it (`extends:` its own name: the built-in plus
+    its changes); two given directories may not define the same name."""
     builtin, given = _config_dirs(dirs)
     documents: dict[str, tuple[Path, dict]] = {}
     for path in sorted(builtin.glob("*.yaml")):
@@ -92,10 +93,21 @@ def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
             if data["name"] in documents and data["name"] not in replaceable:
                 raise HarnessInputError(display_path(path), f"backend {data['name']!r} is already defined in "
                                         f"{display_path(documents[data['name']][0])}", "rename one of them")
+            if data["name"] in replaceable and data.get("extends") == data["name"]:   # the built-in it replaces
+                documents[_builtin(data["name"])] = documents[data["name"]]
+                data = {**data, "extends": _builtin(data["name"])}
             replaceable.discard(data["name"])
             documents[data["name"]] = (path, data)
     return {name: _parse(path, _inherit(name, documents), _places(name, documents))
-            for name, (path, _) in documents.items()}
+            for name, (path, _) in documents.items() if not name.endswith(BUILTIN_SUFFIX)}
+
+
+BUILTIN_SUFFIX = " (built-in)"
+
+
+def _builtin(name: str) -> str:
+    """The name a replaced built-in config keeps, for its replacement's `extends: <its own name>`."""
+    return name + BUILTIN_SUFFIX
 
 
 def _config_dirs(dirs: Iterable[Path]) -> tuple[Path, list[Path]]:

@@ -1,7 +1,8 @@
 """What a compiler change changed between two reports, for `python -m harness diff`: per (case,
 backend) the first stage whose fingerprint changed (harness.stage_changes), how many results could
 not be compared, and, for the backends timed in both (--perf), the cases whose speed changed
-significantly (harness.perf.ratios, as `perf compare` judges it).
+significantly (harness.perf.ratios, as `perf compare` judges it), each saying whether its IR
+changed: a time that changed with the same IR in every stage is the machine's or the runtime's.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ class CompilerChange:
     ir_changed: list[IrChange]
     compared: int       # results in both reports with a stage fingerprinted on both sides
     not_compared: int   # results in both reports without one: an old report, an early failure, eager
-    speed: list[dict[str, Any]]   # significant speed changes: {case, backend, ratio, low, high}
+    speed: list[dict[str, Any]]   # significant speed changes: {case, backend, ratio, low, high, ir}
 
     def speed_of(self, case: str, backend: str) -> dict[str, Any] | None:
         return next((s for s in self.speed if s["case"] == case and s["backend"] == backend), None)
@@ -44,16 +45,22 @@ class CompilerChange:
 
 def compiler_change(pairs: Iterable[tuple[Record, Record]], old: dict, new: dict) -> CompilerChange:
     """The IR and speed changes of the (old, new) records of the results in both reports."""
-    changed, compared, not_compared = [], 0, 0
+    changed, same, not_compared = [], set(), 0
     for before, after in pairs:
         if not comparable(before.fingerprints, after.fingerprints):
             not_compared += 1
             continue
-        compared += 1
         stage = first_changed_stage(before.fingerprints, after.fingerprints)
-        if stage is not None:
+        if stage is None:
+            same.add((after.case, after.backend))
+        else:
             changed.append(IrChange(before, after, stage))
-    return CompilerChange(changed, compared, not_compared, speed_changes(old, new))
+    speed = speed_changes(old, new)
+    differ = {(c.case, c.backend) for c in changed}
+    for change in speed:   # a time that changed while no stage's output did: the machine or the runtime, not the IR
+        key = (change["case"], change["backend"])
+        change["ir"] = "same" if key in same else "changed" if key in differ else "not compared"
+    return CompilerChange(changed, len(same) + len(changed), not_compared, speed)
 
 
 def speed_changes(old: dict, new: dict) -> list[dict[str, Any]]:
@@ -74,6 +81,12 @@ def speed_text(speed: dict[str, Any] | None) -> str:
     if speed is None:
         return ""
     return f"time x{speed['ratio']:.3g} ({'faster' if speed['ratio'] < 1 else 'slower'})"
+
+
+def speed_line(speed: dict[str, Any]) -> str:
+    """A speed change with its interval, and whether the IR changed with it."""
+    same = ", with the same IR in every stage (the machine or the runtime changed, not the code)"
+    return f"{speed_text(speed)}, {speed['low']:.3g}-{speed['high']:.3g}" + (same if speed.get("ir") == "same" else "")
 
 
 def ir_line(change: IrChange, result: CompilerChange) -> str:

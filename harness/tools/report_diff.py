@@ -14,7 +14,7 @@ from harness.tools.compiler_change import (
     compiler_change,
     ir_line,
     not_compared_note,
-    speed_text,
+    speed_line,
     to_json,
 )
 
@@ -233,8 +233,7 @@ def diff_text(diff: RunDiff) -> str:
         lines += [f"  {c.case} [{c.backend}]  {ir_line(c, compiler)}" for c in compiler.ir_changed]
     if compiler.speed:
         lines += ["", f"speed changes (--perf, as perf compare judges them) ({len(compiler.speed)}):"]
-        lines += [f"  {s['case']} [{s['backend']}]  {speed_text(s)}, {s['low']:.3g}-{s['high']:.3g}"
-                  for s in compiler.speed]
+        lines += [f"  {s['case']} [{s['backend']}]  {speed_line(s)}" for s in compiler.speed]
     return "\n".join(lines) + "\n"
 
 
@@ -265,8 +264,7 @@ def diff_markdown(diff: RunDiff) -> str:
     if compiler.speed:
         lines += ["", f"### Speed changes ({len(compiler.speed)})", "", _row(["case", "backend", "time new/old"]),
                   _row(["---"] * 3)]
-        lines += [_row([_code(s["case"]), _code(s["backend"]), f"{speed_text(s)}, {s['low']:.3g}-{s['high']:.3g}"])
-                  for s in compiler.speed]
+        lines += [_row([_code(s["case"]), _code(s["backend"]), speed_line(s)]) for s in compiler.speed]
     return "\n".join(lines) + "\n"
 
 
