@@ -6,13 +6,14 @@ changed: a time that changed with the same IR in every stage is the machine's or
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 from typing import Any, Iterable
 
 from harness.errors import HarnessInputError
 from harness.perf.ratios import Side, compare, timed_backends
 from harness.record import Record
-from harness.stage_changes import comparable, first_changed_stage
+from harness.stage_changes import comparable, first_changed_stage, in_stage_order
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +76,12 @@ def speed_changes(old: dict, new: dict) -> list[dict[str, Any]]:
         found += [{"case": c["case"], "backend": backend, "ratio": c["ratio"], "low": c["low"], "high": c["high"]}
                   for c in result["cases"] if c["significant"]]
     return found
+
+
+def by_stage(result: CompilerChange) -> str:
+    """How many results' IR changed, and how many first at each stage (`48: torch_backend_ir 48`)."""
+    counts = collections.Counter(c.stage for c in result.ir_changed)
+    return f"{len(result.ir_changed)}: " + ", ".join(f"{stage} {counts[stage]}" for stage in in_stage_order(counts))
 
 
 def speed_text(speed: dict[str, Any] | None) -> str:

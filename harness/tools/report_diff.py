@@ -11,6 +11,7 @@ from harness.record import Record
 from harness.reports import TOP_VERSIONS, key
 from harness.tools.compiler_change import (
     CompilerChange,
+    by_stage,
     compiler_change,
     ir_line,
     not_compared_note,
@@ -229,7 +230,7 @@ def diff_text(diff: RunDiff) -> str:
                 lines += [f"    rerun: {command}"] if command else []
     compiler = diff.compiler
     if compiler.ir_changed:
-        lines += ["", f"IR changed, at the first stage whose fingerprint did ({len(compiler.ir_changed)}):"]
+        lines += ["", f"IR changed, at the first stage whose fingerprint did ({by_stage(compiler)}):"]
         lines += [f"  {c.case} [{c.backend}]  {ir_line(c, compiler)}" for c in compiler.ir_changed]
     if compiler.speed:
         lines += ["", f"speed changes (--perf, as perf compare judges them) ({len(compiler.speed)}):"]
@@ -258,7 +259,7 @@ def diff_markdown(diff: RunDiff) -> str:
                 lines += ["", "<details><summary>rerun commands</summary>", "", "```", *commands, "```", "</details>"]
     compiler = diff.compiler
     if compiler.ir_changed:
-        lines += ["", f"### IR changed ({len(compiler.ir_changed)})", "",
+        lines += ["", f"### IR changed ({by_stage(compiler)})", "",
                   _row(["case", "backend", "first changed stage, outcome, speed"]), _row(["---"] * 3)]
         lines += [_row([_code(c.case), _code(c.backend), ir_line(c, compiler)]) for c in compiler.ir_changed]
     if compiler.speed:
