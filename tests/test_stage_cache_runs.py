@@ -1,9 +1,9 @@
 """The stage cache in real runs (linalg-on-tensors, tosa, stablehlo: the MLIR backends cache the
-exported, decomposed and imported programs): a warm rerun hits every cached stage and gives the
-outcomes and fingerprints of an uncached run; a rebuilt torch-mlir (a comment added to one of its
-files) still hits the export and misses from the decomposition on; the direct lowering after the
-decomposition on one warm cache gives its uncached outcomes; entries cut in half are recomputed
-with one warning line."""
+exported, decomposed and imported programs; iree-llvm-cpu those, its input IR and its vmfb): a
+warm rerun hits every cached stage and gives the outcomes and fingerprints of an uncached run; a
+rebuilt torch-mlir (a comment added to one of its files) still hits the export and misses from
+the decomposition on; the direct lowering after the decomposition on one warm cache gives its
+uncached outcomes; entries cut in half are recomputed with one warning line."""
 from __future__ import annotations
 
 import importlib.util
@@ -18,12 +18,13 @@ from e2e_support import python_path_env
 
 SELECTION = "conv_backward/1d/basic or module/mlp_normal_inputs or module/mlp"
 CACHED = ("exported", "decomposed", "torch_ir")
+IREE_CACHED = (*CACHED, "input_ir", "vmfb")
 
 
-def run(project: Path, backend: str, cache: str, *more: str, python_path: str = "") -> dict:
+def run(project: Path, backend: str, cache: str, *more: str, python_path: str = "", selection: str = SELECTION) -> dict:
     """The run's records by case, and its summary as "summary"."""
     done = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "harness.cases", f"--backend={backend}",
-                           "-k", SELECTION, "-n", "0", f"--cache={cache}", "--cache-dir=stages", "--report-json=r.json",
+                           "-k", selection, "-n", "0", f"--cache={cache}", "--cache-dir=stages", "--report-json=r.json",
                            "-p", "no:cacheprovider", *more], cwd=project, capture_output=True, text=True, timeout=900,
                           env={"PYTHONPATH": os.pathsep.join(filter(None, [python_path, python_path_env()])),
                                "PATH": "/usr/bin:/bin", "HOME": str(project)})
@@ -33,7 +34,8 @@ def run(project: Path, backend: str, cache: str, *more: str, python_path: str = 
 
 
 def outcomes(records: dict) -> dict:
-    return {key: (r["outcome"], r["phase"], r["fingerprints"]) for key, r in records.items() if key != "summary"}
+    return {key: (r["outcome"], r["phase"], r["fingerprints"], r["sizes"]) for key, r in records.items()
+            if key != "summary"}
 
 
 def statuses(records: dict, stage: str) -> set[str]:
@@ -52,6 +54,17 @@ def test_a_warm_rerun_hits_every_cached_stage_with_the_uncached_outcomes(tmp_pat
     assert outcomes(warm) == outcomes(uncached)
     assert all(statuses(warm, stage) == {"hit"} for stage in CACHED), warm["summary"]
     assert "stage cache: hits exported " in warm["summary"] and "s of stage work saved" in warm["summary"]
+
+
+@pytest.mark.e2e
+@pytest.mark.extra("iree")
+def test_a_warm_rerun_on_iree_loads_the_vmfb_with_the_computed_outcomes(tmp_path):
+    selection = "conv_backward/1d/basic or module/mlp_normal_inputs"
+    computed = run(tmp_path, "iree-llvm-cpu", "write", selection=selection)   # every stage computed, and written
+    assert statuses(computed, "vmfb") == {"miss"}
+    warm = run(tmp_path, "iree-llvm-cpu", "on", selection=selection)
+    assert outcomes(warm) == outcomes(computed) and len(outcomes(warm)) == 2
+    assert all(statuses(warm, stage) == {"hit"} for stage in IREE_CACHED), warm["summary"]
 
 
 def source_build_of_torch_mlir(folder: Path) -> Path:
