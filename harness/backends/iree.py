@@ -10,11 +10,11 @@ Phases:
   compile  iree-compile --compile-from=input -> a VM flatbuffer, loaded into a runtime context
   run      the `main` function of that module on numpy arrays
 
-The stage cache (harness.backends.stage_reuse) keeps each stage's output: the export (shared with
-the MLIR backends: the same program exported alike), the decomposition, the imported Torch IR, the
-input IR and the vmfb, each keyed on its input's fingerprint, the build of what computes it
-(torch, iree-base-compiler by its files, the harness's code) and the options that change it (the
-targets and flags); a warm rerun loads the vmfb and runs no iree-compile at all.
+The stage cache (harness.backends.stage_reuse) keeps each stage's output: the export (non-strict:
+an MLIR config exporting without strict_export shares its entry), the decomposition, the imported
+Torch IR, the input IR and the vmfb, each keyed on its input's fingerprint, the build of what
+computes it (torch, iree-base-compiler by its files, the harness's code) and the options that
+change it (the targets and flags); a warm rerun loads the vmfb and runs no iree-compile at all.
 
 iree-compile runs as a subprocess (iree.compiler.compile_str): a crash or abort of the compiler is
 a compile error whose message says which signal killed it, not a crash of the worker. A hang
