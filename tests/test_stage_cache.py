@@ -144,12 +144,14 @@ def harness(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 def test_the_cache_commands_report_and_clear(tmp_path):
     store, _ = cache(tmp_path)
     store.put(KEY, b"x" * 2048, 1.0)
+    inductor_cache = store.compiler_cache("inductor") / "fxgraph"
+    inductor_cache.mkdir(parents=True)
     shown = harness(tmp_path, "cache", "info", "--cache-dir=c", "--cache-size=1M")
     assert shown.returncode == 0 and shown.stdout.startswith("c: 1 entries, 2.1 KiB of 1.0 MiB, the least recently")
     figures = json.loads(harness(tmp_path, "cache", "info", "--cache-dir=c", "--format=json").stdout)
     assert figures["entries"] == 1 and figures["cap_bytes"] == 20 << 30
     assert harness(tmp_path, "cache", "clear", "--cache-dir=c").stdout == "c: 1 entries removed\n"
-    assert not store.path(KEY).exists()
+    assert not store.path(KEY).exists() and not inductor_cache.exists()
 
 
 @pytest.mark.e2e

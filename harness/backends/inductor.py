@@ -24,12 +24,20 @@ Dynamo keys its caches on the code object, which every case of a family shares
 (ConvolutionBackward.forward), so `compile` resets Dynamo first; otherwise the ninth case of a
 worker would hit the recompile limit (8) and fail with FailOnRecompileLimitHit.
 
+Inductor's own caches (its FX graph cache: the compiled graph and its kernels, keyed by Inductor
+on the graph, its inputs' shapes, its config, torch's build and the C++ compiler) follow the stage
+cache: with --cache on (or read, write: Inductor has no such modes) TORCHINDUCTOR_CACHE_DIR is
+`compilers/inductor` in --cache-dir, so a rerun loads what an earlier run compiled, and a record
+says `cache: {inductor_code: hit|miss}` from Inductor's counters; with --cache=off the FX graph
+cache is off and the folder is a fresh one per worker process (see fresh_cache_dir), so every case
+really compiles. AOT Autograd's cache stays off either way: a hit of it skips Inductor's compile
+and the record would lose its aot_graph and inductor_code fingerprints.
+
 Options (configs/inductor.yaml):
-  cache_dir        Inductor's cache directory (TORCHINDUCTOR_CACHE_DIR). Default: a fresh directory
-                   per worker process (see fresh_cache_dir), so two workers never share
-                   a cache and every run really compiles (no FX-graph cache hits from earlier runs).
-                   The first C++ kernel of each worker then pays the cold cost (CPU ISA probes built
-                   with g++ and the first kernel): about 13 s on an idle 2-core machine, 2 s after.
+  cache_dir        Inductor's cache directory (TORCHINDUCTOR_CACHE_DIR), whatever --cache says.
+                   Default: as above. A fresh folder's first C++ kernel of each worker pays the
+                   cold cost (CPU ISA probes built with g++ and the first kernel): about 13 s on an
+                   idle 2-core machine, 2 s after.
   compile_threads  Inductor's parallel compile workers (default 1: the harness already runs cases
                    in parallel, and a pool of compile subprocesses per worker costs start-up time)
 """
@@ -46,11 +54,14 @@ from typing import Any, Sequence
 
 import torch
 import torch._dynamo
+import torch._functorch.config
 import torch._inductor.config
+from torch._dynamo.utils import counters
 from torch._inductor import cpp_builder
 from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
 from harness.backend_interface import STANDALONE_SCRIPTS, Backend, CaseContext, Program, Standalone
+from harness.backends.stage_reuse import worker_cache
 from harness.outcomes import Phase
 
 
@@ -84,13 +95,18 @@ def _alive(pid: int) -> bool:
 
 
 class InductorBackend(Backend):
-    OPTIONS = {"cache_dir": "TORCHINDUCTOR_CACHE_DIR; null: a fresh one per worker process",
+    OPTIONS = {"cache_dir": "TORCHINDUCTOR_CACHE_DIR; null: in --cache-dir, or a fresh one per worker with --cache=off",
                "compile_threads": "Inductor's parallel compile workers (default 1)"}
 
     def __init__(self, name, options):
         super().__init__(name, options)
-        cache_dir = self.options.get("cache_dir") or fresh_cache_dir()
+        stage_cache = worker_cache()
+        self.caching = stage_cache is not None
+        cache_dir = self.options.get("cache_dir") or (stage_cache.compiler_cache("inductor") if stage_cache
+                                                      else fresh_cache_dir())
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)  # read by Inductor at each cache access
+        torch._inductor.config.fx_graph_cache = self.caching
+        torch._functorch.config.enable_autograd_cache = False   # its hits skip inner_compile: see above
         torch._inductor.config.compile_threads = int(self.options.get("compile_threads", 1))
 
     def compile(self, program: Program, case: CaseContext):
@@ -104,7 +120,9 @@ class InductorBackend(Backend):
         def inner_compile(graph, *args, **kwargs):
             case.fingerprint("aot_graph", graph)
             case.enter(Phase.COMPILE)
+            before = dict(counters["inductor"])
             compiled = compile_fx_inner(graph, *args, **kwargs)
+            case.cache["inductor_code"] = self.cache_status(before)
             if source := getattr(compiled, "source_code", None):   # the Python and C++ Inductor generated
                 case.fingerprint("inductor_code", source)
             return compiled
@@ -121,6 +139,16 @@ class InductorBackend(Backend):
         with torch.no_grad():
             module(*inputs)
         return module
+
+    def cache_status(self, before: dict) -> str:
+        """What Inductor's FX graph cache did in one compile, from its counters."""
+        if not self.caching:
+            return "off"
+        after = counters["inductor"]
+        changed = {what for what in ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")
+                   if after[what] > before.get(what, 0)}
+        return "hit" if "fxgraph_cache_hit" in changed else "miss" if "fxgraph_cache_miss" in changed \
+            else "uncacheable"
 
     def run(self, artifact, inputs: Sequence[Any], case: CaseContext):
         case.enter(Phase.RUN)

@@ -10,6 +10,12 @@ Phases:
   compile  iree-compile --compile-from=input -> a VM flatbuffer, loaded into a runtime context
   run      the `main` function of that module on numpy arrays
 
+The stage cache (harness.backends.stage_reuse) keeps each stage's output: the export (non-strict:
+an MLIR config exporting without strict_export shares its entry), the decomposition, the imported
+Torch IR, the input IR and the vmfb, each keyed on its input's fingerprint, the build of what
+computes it (torch, iree-base-compiler by its files, the harness's code) and the options that
+change it (the targets and flags); a warm rerun loads the vmfb and runs no iree-compile at all.
+
 iree-compile runs as a subprocess (iree.compiler.compile_str): a crash or abort of the compiler is
 a compile error whose message says which signal killed it, not a crash of the worker. A hang
 still costs the case its timeout (the worker's process group is killed with the compiler in it).
@@ -56,6 +62,17 @@ from harness.backend_interface import (
 )
 from harness.backends.onnx_front import as_declared
 from harness.backends.sizes import graph_ops, mlir_ops
+from harness.backends.stage_reuse import (
+    Stage,
+    cached,
+    fingerprint_source,
+    load_exported,
+    package_builds,
+    program_identity,
+    same_bytes,
+    save_exported,
+    torch_build,
+)
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
 
@@ -129,6 +146,33 @@ def _default_opset(model: Any) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
 
 
+def iree_build() -> dict[str, str]:
+    """What computes the IREE stages: iree-base-compiler by its files (a rebuild under one version
+    counts) and the harness's code (how it calls the importer and iree-compile)."""
+    return package_builds("iree.compiler", "harness")
+
+
+def harness_build() -> dict[str, str]:
+    return {**torch_build(), **package_builds("harness")}
+
+
+def _imported(exported: Any) -> tuple[bytes, int]:
+    """IREE's FX import of the functional program: Torch IR as bytecode (the weights as raw blobs,
+    not hex text) and its op count."""
+    importer = FxImporter(context=ir.Context())
+    importer.import_frozen_program(exported, func_name="main")
+    return bytecode(importer.module_op), mlir_ops(importer.module_op, ir)
+
+
+def _dump_imported(imported: tuple[bytes, int]) -> bytes:
+    return f"{imported[1]}\n".encode() + imported[0]
+
+
+def _load_imported(data: bytes) -> tuple[bytes, int]:
+    ops, _, torch_ir = data.partition(b"\n")
+    return torch_ir, int(ops)
+
+
 @dataclasses.dataclass
 class IreeArtifact:
     function: Any
@@ -153,27 +197,27 @@ class IreeBackend(Backend):
         if isinstance(program, OnnxProgram):
             return self.compile_onnx(program, case)
         case.enter(Phase.EXPORT)
-        exported = export_program(program)
+        exported = cached(case, Stage("exported", lambda: program_identity(case, program), torch_build,
+                                      {"strict_export": False}, save_exported, load_exported),
+                          lambda: export_program(program))   # the MLIR backends' entry, when theirs is alike
         case.sizes["export_ops"] = graph_ops(exported)
-        case.fingerprint("exported", exported)
 
         case.enter(Phase.DECOMPOSE)
         # torch.export gives training IR, where in-place ops (masked_fill_, copy_) stay; the FX
         # importer wants a functional program. An empty table functionalises and decomposes nothing:
         # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
-        exported = exported.run_decompositions({})
-        case.sizes["decomposed_ops"] = graph_ops(exported)
-        case.fingerprint("decomposed", exported)
+        functional = cached(case, Stage("decomposed", fingerprint_source(case, "exported"), harness_build,
+                                        {"decomposition_table": "none"}, save_exported, load_exported),
+                            lambda: exported.run_decompositions({}))
+        case.sizes["decomposed_ops"] = graph_ops(functional)
 
         case.enter(Phase.IMPORT)
-        importer = FxImporter(context=ir.Context())
-        importer.import_frozen_program(exported, func_name="main")
-        case.sizes["torch_ops"] = mlir_ops(importer.module_op, ir)
-        torch_ir = bytecode(importer.module_op)   # the weights as raw blobs, not hex text
-        case.fingerprint("torch_ir", torch_ir)
-
+        torch_ir, case.sizes["torch_ops"] = cached(
+            case, Stage("torch_ir", fingerprint_source(case, "decomposed"), lambda: {**torch_build(), **iree_build()},
+                        {"func_name": "main"}, _dump_imported, _load_imported, shown=lambda imported: imported[0]),
+            lambda: _imported(functional))
         function = self.lower_and_load(torch_ir, "torch", case)
-        return IreeArtifact(function, user_output_count(exported), _unsigned_outputs(exported))
+        return IreeArtifact(function, user_output_count(functional), _unsigned_outputs(functional))
 
     def compile_onnx(self, program: OnnxProgram, case: CaseContext) -> IreeArtifact:
         case.enter(Phase.IMPORT)
@@ -184,16 +228,19 @@ class IreeBackend(Backend):
 
     def lower_and_load(self, torch_ir: str | bytes, input_type: str, case: CaseContext, func_name: str = "main") -> Any:
         """iree-compile to its input dialects (lower), then to a VM module (compile); its function."""
+        options = {"targets": self.targets, "flags": self.flags}
         case.enter(Phase.LOWER)
-        input_ir = iree_compile(torch_ir, input_type=input_type, target_backends=self.targets,
-                                extra_args=["--compile-to=input", "--emit-mlir-bytecode", *self.flags])
-        case.fingerprint("input_ir", input_ir)
+        input_ir = cached(case, Stage("input_ir", fingerprint_source(case, "torch_ir"), iree_build,
+                                      {**options, "input_type": input_type}, same_bytes, same_bytes),
+                          lambda: iree_compile(torch_ir, input_type=input_type, target_backends=self.targets,
+                                               extra_args=["--compile-to=input", "--emit-mlir-bytecode", *self.flags]))
 
         case.enter(Phase.COMPILE)
-        vmfb = iree_compile(input_ir, target_backends=self.targets,
-                            extra_args=["--compile-from=input", *self.flags])
+        vmfb = cached(case, Stage("vmfb", fingerprint_source(case, "input_ir"), iree_build, options, same_bytes,
+                                  same_bytes),
+                      lambda: iree_compile(input_ir, target_backends=self.targets,
+                                           extra_args=["--compile-from=input", *self.flags]))
         case.sizes["artifact_bytes"] = len(vmfb)
-        case.fingerprint("vmfb", vmfb)
         if self._config is None:
             if case.threads:   # the task system's workers: one group per thread (--perf)
                 rt.flags.parse_flags(f"--task_topology_max_group_count={case.threads}")

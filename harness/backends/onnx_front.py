@@ -1,24 +1,49 @@
 """What the backends that take ONNX share: torch.onnx's export of a PyTorch program (the front-end
-of a backend whose config maps `torch:` to it) and the output types an ONNX model declares."""
+of a backend whose config maps `torch:` to it, its `onnx` stage taken from the stage cache when
+it holds it) and the output types an ONNX model declares."""
 from __future__ import annotations
 
 from typing import Any
 
 from harness.backend_interface import CaseContext, Program, signature_shapes
+from harness.backends.stage_reuse import Stage, cached, package_builds, program_identity, torch_build
 from harness.outcomes import Phase
 
 
 def export_to_onnx(program: Program, opset: int | None, case: CaseContext) -> Any:
-    """torch.onnx's dynamo exporter, as torch-mlir's onnx config exports (its phase: export)."""
+    """torch.onnx's dynamo exporter, as torch-mlir's onnx config exports (its phase: export); the
+    model from the stage cache when it holds this program's export at this opset."""
+    case.enter(Phase.EXPORT)
+    model = cached(case, Stage("onnx", lambda: program_identity(case, program), onnx_build, {"opset": opset},
+                               _serialised, _parsed, shown=_serialised),
+                   lambda: _exported(program, opset))
+    case.sizes["onnx_nodes"] = len(model.graph.node)
+    return model
+
+
+def onnx_build() -> dict[str, str]:
+    """What computes the export: torch's exporter, onnxscript's translations, onnx, the harness."""
+    return {**torch_build(), **package_builds("onnxscript", "onnx", "harness")}
+
+
+def _exported(program: Program, opset: int | None) -> Any:
     import torch
 
-    case.enter(Phase.EXPORT)
     module = program.graph_module()
     exported = torch.onnx.export(module, tuple(program.example_inputs), dynamo=True, opset_version=opset,
                                  verbose=False, dynamic_shapes=signature_shapes(module.forward, program.dynamic_shapes))
     assert exported is not None, "dynamo=True returns the exported program"
-    case.sizes["onnx_nodes"] = len(exported.model_proto.graph.node)
     return without_metadata(exported.model_proto)
+
+
+def _serialised(model: Any) -> bytes:
+    return model.SerializeToString()
+
+
+def _parsed(data: bytes) -> Any:
+    import onnx
+
+    return onnx.ModelProto.FromString(data)
 
 
 def without_metadata(model: Any) -> Any:

@@ -123,8 +123,13 @@ def torch_build() -> dict[str, str]:
 def compiler_build(package: str) -> dict[str, str]:
     """torch's build and a compiler's: its version and its files' contents (a rebuild under one
     version counts)."""
+    return {**torch_build(), **package_builds(package)}
+
+
+def package_builds(*packages: str) -> dict[str, str]:
+    """These packages' builds: each one's version and its files' contents."""
     cache = worker_cache()
-    return {**torch_build(), package: build_digest(package, cache.root / "builds" if cache else None)}
+    return {package: build_digest(package, cache.root / "builds" if cache else None) for package in packages}
 
 
 def fingerprint_source(case: CaseContext, *stages: str) -> Callable[[], str]:
@@ -173,3 +178,7 @@ def save_mlir(module: Any) -> bytes:
     module.operation.write_bytecode(buffer)
     return buffer.getvalue()
 
+
+def same_bytes(data: bytes) -> bytes:
+    """A stage whose output is bytes already (a compiled artifact) is stored as it is."""
+    return data

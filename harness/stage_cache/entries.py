@@ -4,6 +4,10 @@ network file system), read back only when its checksum holds (a damaged entry is
 warning line, then removed), touched on every hit and evicted least recently used first once the
 directory passes its size cap.
 
+Compilers that keep caches of their own (Inductor's FX graph and kernel caches) keep them under
+`compilers/<name>` beside the entries, with their own keys; `clear` removes them too, the size cap
+does not count them.
+
 An entry is a header line of JSON (the format, the payload's length and SHA-256, what computing
 it cost in seconds), then the payload's bytes."""
 from __future__ import annotations
@@ -14,6 +18,7 @@ import enum
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
@@ -22,6 +27,7 @@ from harness.settings import Settings
 
 FORMAT = 1
 ENTRIES = "entries"
+COMPILER_CACHES = "compilers"   # compilers' own caches, one folder each
 ENVIRONMENT = "TORCH_BACKEND_E2E_STAGE_CACHE"   # the settings the controller hands its workers (JSON)
 WARNINGS_NOTE = "stage_cache_warnings"   # a case's notes: what the cache warned of while it ran
 EVICT_TO = 0.8       # eviction stops once the entries take this share of the cap
@@ -67,6 +73,10 @@ class StageCache:
 
     def path(self, key: str) -> Path:
         return self.root / ENTRIES / key[:2] / key
+
+    def compiler_cache(self, compiler: str) -> Path:
+        """The folder of a compiler's own cache."""
+        return self.root / COMPILER_CACHES / compiler
 
     def get(self, key: str) -> Entry | None:
         """The entry, or None: a miss (absent, damaged, or the mode does not read)."""
@@ -125,12 +135,13 @@ class StageCache:
                 "cap_bytes": self.cap_bytes, "oldest_use": oldest}
 
     def clear(self) -> int:
-        """Remove every entry; how many there were."""
+        """Remove every entry and the compilers' own caches; how many entries there were."""
         removed = 0
         for path, _, _ in self._entries():
             with contextlib.suppress(OSError):
                 path.unlink()
                 removed += 1
+        shutil.rmtree(self.root / COMPILER_CACHES, ignore_errors=True)
         return removed
 
     def _entries(self) -> Iterator[tuple[Path, float, int]]:

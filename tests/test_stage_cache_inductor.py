@@ -1,0 +1,69 @@
+"""Inductor's own caches follow the stage cache (harness.backends.inductor): with the cache on,
+Inductor's folder is in ours and its FX graph cache is on; with `--cache=off` the cache is off
+and the folder is a fresh one, so the run is cold; a record's status comes from Inductor's
+counters."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from harness.backends import stage_reuse  # noqa: E402 - after the skip: it needs torch
+from harness.backends.inductor import InductorBackend  # noqa: E402
+from harness.stage_cache.entries import ENVIRONMENT  # noqa: E402
+
+
+@pytest.fixture
+def backend_under(monkeypatch, tmp_path):
+    """An InductorBackend made in a worker whose cache mode is the one given; Inductor's global
+    settings and the worker's cache restored after."""
+    import torch._functorch.config
+    import torch._inductor.config
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "unset")
+
+    def make(mode: str) -> InductorBackend:
+        monkeypatch.setenv(ENVIRONMENT, json.dumps({"mode": mode, "dir": str(tmp_path / "stages"), "size": 1 << 30}))
+        stage_reuse.worker_cache.cache_clear()
+        return InductorBackend("inductor", {})
+
+    with torch._inductor.config.patch(fx_graph_cache=torch._inductor.config.fx_graph_cache), \
+            torch._functorch.config.patch(enable_autograd_cache=torch._functorch.config.enable_autograd_cache):
+        yield make
+    stage_reuse.worker_cache.cache_clear()
+
+
+def test_with_the_cache_on_inductor_keeps_its_cache_in_ours(backend_under, tmp_path):
+    import torch._inductor.config
+
+    backend = backend_under("on")
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "stages" / "compilers" / "inductor")
+    assert torch._inductor.config.fx_graph_cache and backend.caching
+
+
+def test_with_the_cache_off_inductor_compiles_cold(backend_under, tmp_path):
+    import torch._functorch.config
+    import torch._inductor.config
+
+    backend = backend_under("off")
+    folder = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    assert str(tmp_path) not in folder and os.path.isdir(folder) and not os.listdir(folder)
+    assert not torch._inductor.config.fx_graph_cache and not torch._functorch.config.enable_autograd_cache
+    assert backend.cache_status({}) == "off"
+
+
+@pytest.mark.parametrize("counter, status", [("fxgraph_cache_hit", "hit"), ("fxgraph_cache_miss", "miss"),
+                                             ("fxgraph_cache_bypass", "uncacheable")])
+def test_a_compile_s_status_is_what_inductor_counted(backend_under, counter, status):
+    from torch._dynamo.utils import counters
+
+    backend = backend_under("on")
+    before = dict(counters["inductor"])
+    counters["inductor"][counter] += 1
+    try:
+        assert backend.cache_status(before) == status
+    finally:
+        counters["inductor"][counter] -= 1
