@@ -26,6 +26,7 @@ its phases), the time outside every case (pytest's start, collection, the report
 of one memory-watch reading.
 
     python benchmarks/overhead.py [--backend linalg-on-tensors] [--filter conv_backward] [--repeat 3]
+    python benchmarks/overhead.py --before ../main --skip "-n 2, 2 thr"   # a change's before and after, interleaved
     python benchmarks/overhead.py --filter opinfo      # issue 12's target: at most 1.15x, and 0.6x with -n 2
     python benchmarks/overhead.py --backend onnxruntime --filter onnx_node   # issue 21's: 1.15x, 0.6x with -n 2
 """
@@ -61,10 +62,10 @@ class Timed:
     stdout: str
 
 
-def timed_run(command: list[str], env: dict[str, str] | None = None) -> Timed:
+def timed_run(command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> Timed:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env and {**os.environ, **env})
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env and {**os.environ, **env})
     elapsed = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):  # 1: pytest saw failures; that is data
@@ -113,42 +114,56 @@ def main() -> None:
     parser.add_argument("--backend", default="linalg-on-tensors")
     parser.add_argument("--filter", default="conv_backward", help="substring of the case ids to run")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of the runs (medians are quoted)")
+    parser.add_argument("--skip", action="append", default=[], choices=RUNS, help="leave this run out (repeatable)")
+    parser.add_argument("--before", type=Path, help="another checkout (the code before a change): its one-worker "
+                        "and -n 2 runs interleaved with these, as `one worker (before)` and `-n 2 (before)`")
     args = parser.parse_args()
-    runs: dict[str, list[Timed]] = {name: [] for name in RUNS}
+    runs: dict[str, list[Timed]] = {}
     extras: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         one_worker, report = Path(tmp) / "one.json", Path(tmp) / "report.json"
-        pytest = [sys.executable, "-m", "pytest", "-q", f"--backend={args.backend}", "-k", args.filter]
-        cold = pytest + ["--cache=off"]
         for round_ in range(1, args.repeat + 1):
-            compiler, counts = loop("compiler", args)
-            if "n/a" not in counts:
-                runs["compiler"].append(compiler)
-            worker, counts = loop("worker", args)
-            runs["worker"].append(worker)
-            for part, seconds in counts["extras_s"].items():
-                extras.setdefault(part, []).append(seconds)
-            runs["one worker"].append(timed_run(cold + ["-n", "0", f"--report-json={one_worker}"]))
-            runs["-n 2"].append(timed_run(cold + ["-n", "2", f"--report-json={report}"]))
-            runs["-n 2, 2 thr"].append(timed_run(cold + ["-n", "2"], env={"OMP_NUM_THREADS": "2"}))
-            cache_dir = Path(tmp) / f"cache{round_}"   # empty: every stage a miss, and written
-            runs["cache cold"].append(timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}"]))
-            print(f"round {round_}: " + ", ".join(f"{name} {r[-1].wall_s:.1f} s" for name, r in runs.items() if r),
+            for name, run in round_runs(args, Path(tmp), round_, one_worker, report):
+                if name not in args.skip:
+                    timed = run()
+                    if isinstance(timed, tuple):   # a loop: its figures too
+                        timed, counts = timed
+                        if "n/a" in counts:
+                            continue
+                        for part, seconds in counts.get("extras_s", {}).items():
+                            extras.setdefault(part, []).append(seconds)
+                    runs.setdefault(name, []).append(timed)
+            print(f"round {round_}: " + ", ".join(f"{name} {r[-1].wall_s:.1f} s" for name, r in runs.items()),
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
-        costs = harness_costs(one_worker, runs["one worker"][-1].wall_s)
-        medians = phase_medians(report)
-    base_name = "compiler" if runs["compiler"] else "worker"
+        costs = harness_costs(one_worker, runs["one worker"][-1].wall_s) if "one worker" in runs else ""
+        medians = phase_medians(report) if "-n 2" in runs else {}
+    base_name = "compiler" if "compiler" in runs else "worker"
     base = {what: statistics.median(getattr(r, what) for r in runs[base_name]) for what in ("wall_s", "cpu_s")}
     print(f"ratios to the {base_name} loop's medians (ranges: each run's fastest and slowest)")
     for name, timed in runs.items():
-        if timed:
-            print(f"{name + ':':13}" + "  ".join(_figure(what, [getattr(r, what) for r in timed], base[what])
-                                                for what in ("wall_s", "cpu_s")))
+        print(f"{name + ':':20}" + "  ".join(_figure(what, [getattr(r, what) for r in timed], base[what])
+                                            for what in ("wall_s", "cpu_s")))
     print("inside the worker loop, the harness's own parts (median s over the cases): " + ", ".join(
         f"{part} {statistics.median(seconds):.2f}" for part, seconds in extras.items()))
     print(costs)
     print("per-phase medians (s, from the last -n 2 run): "
           + ", ".join(f"{phase} {seconds:.3f}" for phase, seconds in medians.items()))
+
+
+def round_runs(args: argparse.Namespace, tmp: Path, round_: int, one_worker: Path, report: Path) -> list:
+    """(name, what runs it) of one round, in order; a loop's gives its JSON figures too."""
+    pytest = [sys.executable, "-m", "pytest", "-q", f"--backend={args.backend}", "-k", args.filter]
+    cold = pytest + ["--cache=off"]
+    cache_dir = tmp / f"cache{round_}"   # empty: every stage a miss, and written
+    runs = [("compiler", lambda: loop("compiler", args)), ("worker", lambda: loop("worker", args))]
+    if args.before:
+        runs += [("one worker (before)", lambda: timed_run(cold + ["-n", "0"], cwd=args.before)),
+                 ("-n 2 (before)", lambda: timed_run(cold + ["-n", "2"], cwd=args.before))]
+    return runs + [
+        ("one worker", lambda: timed_run(cold + ["-n", "0", f"--report-json={one_worker}"])),
+        ("-n 2", lambda: timed_run(cold + ["-n", "2", f"--report-json={report}"])),
+        ("-n 2, 2 thr", lambda: timed_run(cold + ["-n", "2"], env={"OMP_NUM_THREADS": "2"})),
+        ("cache cold", lambda: timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}"]))]
 
 
 def _figure(what: str, samples: list[float], base: float) -> str:
@@ -157,7 +172,8 @@ def _figure(what: str, samples: list[float], base: float) -> str:
     return f"{label} {median:6.1f} s ({min(samples):.1f}-{max(samples):.1f}) ratio {median / base:.2f}"
 
 
-RUNS = ("compiler", "worker", "one worker", "-n 2", "-n 2, 2 thr", "cache cold")
+RUNS = ("compiler", "worker", "one worker (before)", "-n 2 (before)", "one worker", "-n 2", "-n 2, 2 thr",
+        "cache cold")
 
 
 if __name__ == "__main__":
