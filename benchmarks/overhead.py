@@ -1,30 +1,42 @@
-"""What the harness adds on top of the compiler: pytest + isolation against a bare in-process loop.
+"""What the harness adds on top of the compiler, cold: pytest + isolation against bare in-process loops.
 
 Runs the cases whose ids contain FILTER (the convolution-backward family by default; `opinfo`
-for the default OpInfo selection, forward and gradient) on one backend four ways, each in a
-fresh process (the backend's crash-set cases are left out of all of them: the harness does not
-attempt them, and they would kill the bare loop):
-  bare         one Python process: build, golden, compile, run, compare, case after case
-               (no pytest, no workers, no isolation; failures are caught and counted)
-  one worker   pytest --backend=B -k FILTER -n 0    (one worker, beside the pytest process)
+for the default OpInfo selection, forward and gradient) on one backend these ways, each in a
+fresh process and every one cold (the stage cache off: `--cache=off`, and the loops drop its
+setting; the backend's crash-set cases are left out of all of them: the harness does not attempt
+them, and they would kill the loops):
+  compiler     one Python process calling torch.export, the decomposition, torch-mlir's FX
+               importer, the pass pipelines and the ExecutionEngine directly, then allclose
+               (benchmarks/overhead_loops.py; MLIR backends with the FX importer only)
+  worker       one Python process doing what a worker does for each case (the phase clock,
+               harness.worker.execute, the result message), without pytest, pipes or isolation
+  one worker   pytest --backend=B -k FILTER -n 0 --cache=off   (one worker, beside the pytest process)
   -n 2         the same with two pytest-xdist workers (each worker one compute thread)
   -n 2, 2 thr  -n 2 with OMP_NUM_THREADS=2 in each worker: what the thread split is worth
-The four run in turn, --repeat times (the machine is shared: interleaving spreads its noise over
-all four), and the medians and their ratios to the bare loop's median are printed, then what the
-harness itself spends, from the last one-worker run's JSON report: the first case's wait for
-the worker's start-up, the median controller time per case (protocol and memory watch: a case's
-wall minus its phases), the time outside every case (pytest's start, collection, the report),
-and the cost of one memory-watch reading.
+  cache cold   one worker with the stage cache on and empty (a fresh --cache-dir): what writing
+               the entries costs a first run
+They run in turn, --repeat times (the machine is shared: interleaving spreads its noise over
+all of them). Printed: each one's median wall and CPU seconds (its processes' user + system: the
+figure a busy machine disturbs least), with the range, and their ratios to the compiler loop's
+(to the worker loop's where there is no compiler loop); what the worker loop spent on the
+harness's own parts inside the worker (fingerprints, IR prints, size figures, notes, the phase
+clock); then, from the last one-worker run's JSON report, the first case's wait for the worker's
+start-up, the median controller time per case (protocol and memory watch: a case's wall minus
+its phases), the time outside every case (pytest's start, collection, the report), and the cost
+of one memory-watch reading.
 
     python benchmarks/overhead.py [--backend linalg-on-tensors] [--filter conv_backward] [--repeat 3]
+    python benchmarks/overhead.py --before ../main --skip "-n 2, 2 thr"   # a change's before and after, interleaved
     python benchmarks/overhead.py --filter opinfo      # issue 12's target: at most 1.15x, and 0.6x with -n 2
     python benchmarks/overhead.py --backend onnxruntime --filter onnx_node   # issue 21's: 1.15x, 0.6x with -n 2
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,53 +49,42 @@ from harness.controller.pool import WATCH_INTERVAL
 from harness.controller.process_tree import ProcessTree
 from harness.controller.workers import worker_environment
 from harness.project import Project, settings_from_args
+from harness.stage_cache.entries import ENVIRONMENT
 
 ROOT = Path(__file__).resolve().parent.parent
-
-BARE_LOOP = """
-import argparse, sys
-from pathlib import Path
-from harness.backend_interface import case_context, create_backend
-from harness.outcomes import Expected
-from harness.project import Project, settings_from_args
-from harness.worker.execute import execute
-project = Project(settings_from_args(argparse.Namespace(), Path(sys.argv[1])))   # as pytest sees it there
-config, families = project.config(sys.argv[2]), project.families
-backend = create_backend(config.name, config.class_path, config.options)
-# The crash set's cases would kill this loop; the harness does not attempt them either.
-expectations = project.expectations(config.name)
-cases = [c for c in project.cases if sys.argv[3] in c.id
-         and not ((entry := expectations.lookup(c.id)) and entry.kind is Expected.CRASH)]
-failed = 0
-for case in cases:
-    try:
-        family = families[case.family].worker_request(case.params)
-        context = case_context(case.to_json(), lambda phase: None)
-        outcome, _ = execute(case.to_json(), family, config.to_json(), backend, context)
-        failed += outcome.value != "passed"
-    except Exception:
-        failed += 1
-print(len(cases), failed)
-"""
+LOOPS = Path(__file__).resolve().parent / "overhead_loops.py"
 
 
-def wall(command: list[str], env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
+@dataclasses.dataclass(frozen=True)
+class Timed:
+    wall_s: float
+    cpu_s: float   # user + system of the process and every descendant it waited for
+    stdout: str
+
+
+def timed_run(command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> Timed:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env and {**os.environ, **env})
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env and {**os.environ, **env})
     elapsed = time.monotonic() - started
-    if done.returncode not in (0, 1):  # 1: the bare loop or pytest saw failures; that is data
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):  # 1: pytest saw failures; that is data
         sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return elapsed, done
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return Timed(elapsed, cpu, done.stdout)
 
 
-def bare_loop(args: argparse.Namespace) -> float:
-    """The loop, in a process with a worker's environment (the families' variables: PYTHONHASHSEED
-    is read at start-up)."""
+def loop(kind: str, args: argparse.Namespace) -> tuple[Timed, dict]:
+    """One of benchmarks/overhead_loops.py's loops, in a process with a worker's environment (the
+    families' variables: PYTHONHASHSEED is read at start-up); its JSON line."""
     env = worker_environment(Project(settings_from_args(argparse.Namespace(), ROOT)))
-    seconds, done = wall([sys.executable, "-c", BARE_LOOP, str(ROOT), args.backend, args.filter], env=env)
-    if len(done.stdout.split()) != 2:  # the loop itself broke (exit 1 is also an uncaught exception)
-        sys.exit(f"the bare loop printed no counts:\n{done.stderr[-2000:]}")
-    return seconds
+    env.pop(ENVIRONMENT, None)   # no stage cache
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))   # this checkout's
+    done = timed_run([sys.executable, str(LOOPS), kind, str(ROOT), args.backend, args.filter], env=env)
+    try:
+        return done, json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):   # the loop itself broke
+        sys.exit(f"the {kind} loop printed no counts:\n{done.stdout[-2000:]}")
 
 
 def harness_costs(report: Path, wall_s: float) -> str:
@@ -112,30 +113,67 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="linalg-on-tensors")
     parser.add_argument("--filter", default="conv_backward", help="substring of the case ids to run")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds of the four runs (medians are quoted)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the runs (medians are quoted)")
+    parser.add_argument("--skip", action="append", default=[], choices=RUNS, help="leave this run out (repeatable)")
+    parser.add_argument("--before", type=Path, help="another checkout (the code before a change): its one-worker "
+                        "and -n 2 runs interleaved with these, as `one worker (before)` and `-n 2 (before)`")
     args = parser.parse_args()
-    walls: dict[str, list[float]] = {name: [] for name in RUNS}
+    runs: dict[str, list[Timed]] = {}
+    extras: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         one_worker, report = Path(tmp) / "one.json", Path(tmp) / "report.json"
-        pytest = [sys.executable, "-m", "pytest", "-q", f"--backend={args.backend}", "-k", args.filter]
         for round_ in range(1, args.repeat + 1):
-            walls["bare"].append(bare_loop(args))
-            walls["one worker"].append(wall(pytest + ["-n", "0", f"--report-json={one_worker}"])[0])
-            walls["-n 2"].append(wall(pytest + ["-n", "2", f"--report-json={report}"])[0])
-            walls["-n 2, 2 thr"].append(wall(pytest + ["-n", "2"], env={"OMP_NUM_THREADS": "2"})[0])
-            print(f"round {round_}: " + ", ".join(f"{name} {w[-1]:.1f} s" for name, w in walls.items()), flush=True)
-        costs = harness_costs(one_worker, walls["one worker"][-1])
-        medians = phase_medians(report)
-    bare = statistics.median(walls["bare"])
-    for name, seconds in walls.items():
-        median = statistics.median(seconds)
-        print(f"{name + ':':13} median {median:7.1f} s  ratio {median / bare:.2f}")
+            for name, run in round_runs(args, Path(tmp), round_, one_worker, report):
+                if name not in args.skip:
+                    timed = run()
+                    if isinstance(timed, tuple):   # a loop: its figures too
+                        timed, counts = timed
+                        if "n/a" in counts:
+                            continue
+                        for part, seconds in counts.get("extras_s", {}).items():
+                            extras.setdefault(part, []).append(seconds)
+                    runs.setdefault(name, []).append(timed)
+            print(f"round {round_}: " + ", ".join(f"{name} {r[-1].wall_s:.1f} s" for name, r in runs.items()),
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
+        costs = harness_costs(one_worker, runs["one worker"][-1].wall_s) if "one worker" in runs else ""
+        medians = phase_medians(report) if "-n 2" in runs else {}
+    base_name = "compiler" if "compiler" in runs else "worker"
+    base = {what: statistics.median(getattr(r, what) for r in runs[base_name]) for what in ("wall_s", "cpu_s")}
+    print(f"ratios to the {base_name} loop's medians (ranges: each run's fastest and slowest)")
+    for name, timed in runs.items():
+        print(f"{name + ':':20}" + "  ".join(_figure(what, [getattr(r, what) for r in timed], base[what])
+                                            for what in ("wall_s", "cpu_s")))
+    print("inside the worker loop, the harness's own parts (median s over the cases): " + ", ".join(
+        f"{part} {statistics.median(seconds):.2f}" for part, seconds in extras.items()))
     print(costs)
     print("per-phase medians (s, from the last -n 2 run): "
           + ", ".join(f"{phase} {seconds:.3f}" for phase, seconds in medians.items()))
 
 
-RUNS = ("bare", "one worker", "-n 2", "-n 2, 2 thr")
+def round_runs(args: argparse.Namespace, tmp: Path, round_: int, one_worker: Path, report: Path) -> list:
+    """(name, what runs it) of one round, in order; a loop's gives its JSON figures too."""
+    pytest = [sys.executable, "-m", "pytest", "-q", f"--backend={args.backend}", "-k", args.filter]
+    cold = pytest + ["--cache=off"]
+    cache_dir = tmp / f"cache{round_}"   # empty: every stage a miss, and written
+    runs = [("compiler", lambda: loop("compiler", args)), ("worker", lambda: loop("worker", args))]
+    if args.before:
+        runs += [("one worker (before)", lambda: timed_run(cold + ["-n", "0"], cwd=args.before)),
+                 ("-n 2 (before)", lambda: timed_run(cold + ["-n", "2"], cwd=args.before))]
+    return runs + [
+        ("one worker", lambda: timed_run(cold + ["-n", "0", f"--report-json={one_worker}"])),
+        ("-n 2", lambda: timed_run(cold + ["-n", "2", f"--report-json={report}"])),
+        ("-n 2, 2 thr", lambda: timed_run(cold + ["-n", "2"], env={"OMP_NUM_THREADS": "2"})),
+        ("cache cold", lambda: timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}"]))]
+
+
+def _figure(what: str, samples: list[float], base: float) -> str:
+    median = statistics.median(samples)
+    label = "wall" if what == "wall_s" else "cpu"
+    return f"{label} {median:6.1f} s ({min(samples):.1f}-{max(samples):.1f}) ratio {median / base:.2f}"
+
+
+RUNS = ("compiler", "worker", "one worker (before)", "-n 2 (before)", "one worker", "-n 2", "-n 2, 2 thr",
+        "cache cold")
 
 
 if __name__ == "__main__":

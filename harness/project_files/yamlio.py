@@ -21,7 +21,9 @@ class LineDict(dict):
     key_lines: dict = {}   # key -> its 1-based line; set per mapping by the loader
 
 
-class _LineLoader(yaml.SafeLoader):
+class _Lines:
+    """A loader's mappings as LineDicts (mixed into a SafeLoader)."""
+
     def construct_mapping(self, node, deep=False):
         mapping = LineDict(super().construct_mapping(node, deep=deep))
         mapping.line = node.start_mark.line + 1
@@ -30,11 +32,20 @@ class _LineLoader(yaml.SafeLoader):
         return mapping
 
 
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping)
+class _LineLoader(_Lines, yaml.SafeLoader):
+    pass
+
+
+# libyaml's parser when PyYAML has it: 5x faster on the expectation files (0.6 s against 3.5 s for
+# all of them, read at every run's start); the same values and lines. Malformed YAML is parsed
+# again by the Python one, whose messages the errors quote.
+_FastLineLoader = type("_FastLineLoader", (_Lines, yaml.CSafeLoader), {}) if yaml.__with_libyaml__ else _LineLoader
 # YAML 1.1 reads 1e-6 (no dot) as a string; tolerances are written that way, so read it as a float.
-_LineLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_LineLoader.add_implicit_resolver("tag:yaml.org,2002:float",
-                                  re.compile(r"^[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$"), list("-+0123456789"))
+_FLOAT = re.compile(r"^[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$")
+for _loader in {_LineLoader, _FastLineLoader}:
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Lines.construct_mapping)
+    _loader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    _loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789"))
 
 
 def load_yaml(path: Path) -> Any:
@@ -48,6 +59,10 @@ def load_yaml(path: Path) -> Any:
 
 def parse_yaml(text: str, path: Path) -> Any:
     """load_yaml for a text that `path` holds (or will hold)."""
+    try:
+        return yaml.load(text, Loader=_FastLineLoader)
+    except yaml.YAMLError:
+        pass   # the Python parser's message, as always
     try:
         return yaml.load(text, Loader=_LineLoader)
     except yaml.MarkedYAMLError as e:
