@@ -48,6 +48,7 @@ import numpy as np
 import torch
 from iree.compiler import CompilerToolError, compile_str, ir
 from iree.compiler.extras.fx_importer import FxImporter
+from iree.compiler.passmanager import PassManager
 
 from harness.backend_interface import (
     STANDALONE_SCRIPTS,
@@ -158,10 +159,15 @@ def harness_build() -> dict[str, str]:
 
 def _imported(exported: Any) -> tuple[bytes, int]:
     """IREE's FX import of the functional program: Torch IR as bytecode (the weights as raw blobs,
-    not hex text) and its op count."""
+    not hex text) and its op count. Without source locations: they name the traced files (the
+    case's, torch's) by absolute path, and IREE carries them into its input IR and the vmfb, so
+    one build compiled a case to other bytes, fingerprints and cache keys in another folder."""
     importer = FxImporter(context=ir.Context())
     importer.import_frozen_program(exported, func_name="main")
-    return bytecode(importer.module_op), mlir_ops(importer.module_op, ir)
+    module = importer.module_op
+    with module.context:
+        PassManager.parse("builtin.module(strip-debuginfo)").run(module.operation)
+    return bytecode(module), mlir_ops(module, ir)
 
 
 def _dump_imported(imported: tuple[bytes, int]) -> bytes:
