@@ -21,29 +21,29 @@ class LineDict(dict):
     key_lines: dict = {}   # key -> its 1-based line; set per mapping by the loader
 
 
-class _Lines:
-    """A loader's mappings as LineDicts (mixed into a SafeLoader)."""
-
-    def construct_mapping(self, node, deep=False):
-        mapping = LineDict(super().construct_mapping(node, deep=deep))
-        mapping.line = node.start_mark.line + 1
-        # after super(), merge keys (<<) are flattened and every key is hashable and constructed (cached)
-        mapping.key_lines = {self.construct_object(key): key.start_mark.line + 1 for key, _ in node.value}
-        return mapping
+def _line_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> LineDict:
+    """A mapping as a LineDict, for either loader below (their constructor is SafeConstructor's)."""
+    mapping = LineDict(yaml.constructor.SafeConstructor.construct_mapping(loader, node, deep=deep))
+    mapping.line = node.start_mark.line + 1
+    # after the constructor, merge keys (<<) are flattened and every key is hashable and constructed (cached)
+    mapping.key_lines = {loader.construct_object(key): key.start_mark.line + 1 for key, _ in node.value}
+    return mapping
 
 
-class _LineLoader(_Lines, yaml.SafeLoader):
-    pass
+class _LineLoader(yaml.SafeLoader):
+    """PyYAML's Python parser: its messages are what a malformed file's error quotes."""
 
 
-# libyaml's parser when PyYAML has it: 5x faster on the expectation files (0.6 s against 3.5 s for
-# all of them, read at every run's start); the same values and lines. Malformed YAML is parsed
-# again by the Python one, whose messages the errors quote.
-_FastLineLoader = type("_FastLineLoader", (_Lines, yaml.CSafeLoader), {}) if yaml.__with_libyaml__ else _LineLoader
+class _FastLineLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
+    """libyaml's parser when PyYAML has it: 5x faster on the expectation files (0.6 s against 3.5 s
+    for all of them, read at every run's start); the same values and lines. Malformed YAML is
+    parsed again by the Python one."""
+
+
 # YAML 1.1 reads 1e-6 (no dot) as a string; tolerances are written that way, so read it as a float.
 _FLOAT = re.compile(r"^[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$")
-for _loader in {_LineLoader, _FastLineLoader}:
-    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Lines.construct_mapping)
+for _loader in (_LineLoader, _FastLineLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _line_mapping)
     _loader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
     _loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789"))
 
