@@ -27,6 +27,7 @@ CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances
                "requires", "install", "extras", "programs"}
 TOLERANCE_KEYS = {"rtol", "atol"}
 BUILTIN_CONFIGS = Path(__file__).parents[1] / "configs"  # harness/configs
+BUILTIN_SUFFIX = " (built-in)"   # a replaced built-in's name, while its replacement extends it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,9 +101,6 @@ def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
             documents[data["name"]] = (path, data)
     return {name: _parse(path, _inherit(name, documents), _places(name, documents))
             for name, (path, _) in documents.items() if not name.endswith(BUILTIN_SUFFIX)}
-
-
-BUILTIN_SUFFIX = " (built-in)"
 
 
 def _builtin(name: str) -> str:
