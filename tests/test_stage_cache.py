@@ -163,3 +163,29 @@ def test_bad_cache_settings_are_one_line(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\ne2e_cache = sometimes\n")
     run = harness(tmp_path, "cache", "info")
     assert run.returncode == 2 and "error: e2e_cache = sometimes: must be one of on, read, write, off" in run.stderr
+
+
+def test_a_loaded_program_imports_as_the_computed_one_did():
+    """torch.export.load gives an op's `Tensor[]` result (split_with_sizes) as a tuple, which
+    torch-mlir's FX importer cannot type: a case whose decomposition came from another case's entry
+    (the same program) failed its import. The loader gives the list back."""
+    torch = pytest.importorskip("torch")
+    fx_importer = pytest.importorskip("torch_mlir.extras.fx_importer")
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+
+    from harness.backends.stage_reuse import load_exported, save_exported
+
+    class Split(torch.nn.Module):
+        def forward(self, x):
+            return torch.split_with_sizes(x, [1, 3, 1])
+
+    computed = torch.export.export(Split(), (torch.randn(5, 5, 5),)).run_decompositions()
+    loaded = load_exported(save_exported(computed))
+    def values(program):
+        return [type(n.meta["val"]) for n in program.graph.nodes if n.op == "call_function"]
+
+    assert values(loaded) == values(computed) and list in values(computed)
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    fx_importer.FxImporter(context=context).import_frozen_program(loaded)

@@ -169,7 +169,20 @@ def save_exported(exported: Any) -> bytes:
 def load_exported(data: bytes) -> Any:
     import torch
 
-    return torch.export.load(io.BytesIO(data))
+    exported = torch.export.load(io.BytesIO(data))
+    for node in exported.graph.nodes:   # an op's `Tensor[]` result comes back as a tuple: the FX importer takes lists
+        value = node.meta.get("val")
+        if isinstance(value, tuple) and _returns_a_list(node.target, torch):
+            node.meta["val"] = list(value)
+    return exported
+
+
+def _returns_a_list(target: Any, torch: Any) -> bool:
+    """Whether an op returns one list of tensors (split_with_sizes, unbind): torch.export.load gives
+    its value as a tuple, which torch-mlir's FX importer cannot type ("Could not deduce type from
+    value info"), so a program loaded from the cache failed an import the computed one passed."""
+    returns = getattr(getattr(target, "_schema", None), "returns", ())
+    return len(returns) == 1 and isinstance(returns[0].type, torch.ListType)
 
 
 def save_mlir(module: Any) -> bytes:
