@@ -181,7 +181,7 @@ def _returns_a_list(target: Any, torch: Any) -> bool:
     """Whether an op returns one list of tensors (split_with_sizes, unbind): torch.export.load gives
     its value as a tuple, which torch-mlir's FX importer cannot type ("Could not deduce type from
     value info"), so a program loaded from the cache failed an import the computed one passed."""
-    returns = getattr(getattr(target, "_schema", None), "returns", ())
+    returns: Any = getattr(getattr(target, "_schema", None), "returns", ())
     return len(returns) == 1 and isinstance(returns[0].type, torch.ListType)
 
 
