@@ -144,11 +144,10 @@ class InductorBackend(Backend):
         """What Inductor's FX graph cache did in one compile, from its counters."""
         if not self.caching:
             return "off"
-        after = counters["inductor"]
-        changed = {what for what in ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")
-                   if after[what] > before.get(what, 0)}
-        return "hit" if "fxgraph_cache_hit" in changed else "miss" if "fxgraph_cache_miss" in changed \
-            else "uncacheable"
+        for counter, status in (("fxgraph_cache_hit", "hit"), ("fxgraph_cache_miss", "miss")):
+            if counters["inductor"][counter] > before.get(counter, 0):
+                return status
+        return "uncacheable"   # a bypass: Inductor would not cache this graph
 
     def run(self, artifact, inputs: Sequence[Any], case: CaseContext):
         case.enter(Phase.RUN)

@@ -66,6 +66,7 @@ from harness.backends.sizes import graph_ops, mlir_ops
 from harness.backends.stage_reuse import (
     Stage,
     cached,
+    compiler_build,
     fingerprint_source,
     load_exported,
     package_builds,
@@ -153,10 +154,6 @@ def iree_build() -> dict[str, str]:
     return package_builds("iree.compiler", "harness")
 
 
-def harness_build() -> dict[str, str]:
-    return {**torch_build(), **package_builds("harness")}
-
-
 def _imported(exported: Any) -> tuple[bytes, int]:
     """IREE's FX import of the functional program: Torch IR as bytecode (the weights as raw blobs,
     not hex text) and its op count. Without source locations: they name the traced files (the
@@ -212,7 +209,8 @@ class IreeBackend(Backend):
         # torch.export gives training IR, where in-place ops (masked_fill_, copy_) stay; the FX
         # importer wants a functional program. An empty table functionalises and decomposes nothing:
         # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
-        functional = cached(case, Stage("decomposed", fingerprint_source(case, "exported"), harness_build,
+        functional = cached(case, Stage("decomposed", fingerprint_source(case, "exported"),
+                                        lambda: compiler_build("harness"),
                                         {"decomposition_table": "none"}, save_exported, load_exported),
                             lambda: exported.run_decompositions({}))
         case.sizes["decomposed_ops"] = graph_ops(functional)
