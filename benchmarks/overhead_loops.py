@@ -78,7 +78,7 @@ def compiler_loop(project: Project, config: Any, cases: list) -> dict:
         mlir = torch_mlir.fx.export_and_import(decomposed, output_type="raw", func_name=name, decomposition_table={})
         for pipeline in pipelines:
             run_pipeline_with_repro_report(mlir, f"builtin.module({pipeline})", "lowering")
-        jit = JitModule(mlir, name, passes, opt_level=opt_level)
+        jit = JitModule.compile(mlir, name, passes, opt_level=opt_level)
         rtol, atol = DEFAULT_TOLERANCES[case.params["dtype"]]
         count = user_output_count(exported)
         return all(_close(got, want, rtol, atol) for inputs, want in zip(built.input_sets, wants)

@@ -32,7 +32,7 @@ import dataclasses
 import functools
 import re
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import ml_dtypes
 import torch
@@ -52,7 +52,8 @@ from harness.backend_interface import (
     user_output_count,
 )
 from harness.backends.literals import BufferLiterals
-from harness.backends.mlir_jit import JitModule, pipeline_of, run_pipeline
+from harness.backends.mlir_jit import JitModule, LlvmModule, pipeline_of, run_pipeline
+from harness.backends.native_code import SharedLibrary, host_cpu, linker, shared_library
 from harness.backends.onnx_front import export_to_onnx
 from harness.backends.sizes import graph_ops, mlir_ops
 from harness.backends.stage_reuse import (
@@ -105,6 +106,19 @@ def torch_mlir_build() -> dict[str, str]:
     """What computes the decomposition and the import: torch, torch-mlir by its files, and the
     harness's own code (the import's hooks, this backend's calls)."""
     return {**compiler_build("torch_mlir"), **compiler_build("harness")}
+
+
+def machine_code_build() -> dict[str, str]:
+    """What the JIT's machine code depends on beyond its LLVM IR: torch-mlir's LLVM, the harness's
+    rewrite of the consume function, and the CPU it is compiled for."""
+    return {**torch_mlir_build(), "host cpu": host_cpu()}
+
+
+def machine_code_source(case: CaseContext, shared_libs: Sequence[str]) -> Callable[[], str]:
+    """The `llvm_ir` fingerprint, or "" (not cached) when the code cannot become a shared library
+    here: no C compiler, an unknown CPU, or runtime libraries the JIT links from the process."""
+    llvm_ir = fingerprint_source(case, "llvm_ir")
+    return lambda: llvm_ir() if linker() and host_cpu() and not shared_libs else ""
 
 
 def _imported(exported: Any, func_name: str, symbolic: bool) -> ir.Module:
@@ -273,13 +287,16 @@ class MlirBackend(Backend):
         passes = self.llvm_lowering_passes()
         if case.bundle is not None:
             case.bundle.stage("linalg-on-tensors", str(module), pipeline_of(passes), opt_runs_it=False)
-        jit = JitModule(module, func_name, passes, opt_level=int(self.options.get("opt_level", 2)),
-                        shared_libs=self.options.get("shared_libs") or ())
-        case.sizes["llvm_ir_bytes"] = len(jit.llvm_ir)
-        case.fingerprint("llvm_ir", jit.llvm_ir)
+        lowered = LlvmModule(module, func_name, passes)
+        case.sizes["llvm_ir_bytes"] = len(lowered.llvm_ir)
+        case.fingerprint("llvm_ir", lowered.llvm_ir)
         if case.bundle is not None:
-            case.bundle.stage("llvm", jit.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
-        return jit
+            case.bundle.stage("llvm", lowered.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
+        opt_level, shared_libs = int(self.options.get("opt_level", 2)), self.options.get("shared_libs") or ()
+        code = cached(case, Stage("machine_code", machine_code_source(case, shared_libs), machine_code_build,
+                                  {"opt_level": opt_level}, shared_library, SharedLibrary, fingerprinted=False),
+                      lambda: lowered.jit(opt_level, shared_libs))
+        return JitModule(lowered, code)
 
     def run_stage(self, case: CaseContext, module: ir.Module, input_name: str, pipeline: str,
                   description: str) -> None:

@@ -1,16 +1,18 @@
 """Linalg-on-Tensors -> LLVM -> MLIR ExecutionEngine: the reusable JIT half of the MLIR backends.
 
-`JitModule(module, func_name, passes, opt_level=2)` lowers an `ir.Module` in Linalg-on-Tensors form
-(in place) with a RefBackend-style pass list, JIT-compiles it, and `jit(inputs)` runs it on torch
-tensors or numpy arrays and returns numpy arrays (copies that outlive the engine's buffers), or
-torch.bfloat16 tensors for bf16 results, which numpy cannot represent.
+`JitModule.compile(module, func_name, passes, opt_level=2)` lowers an `ir.Module` in Linalg-on-Tensors
+form (in place) with a RefBackend-style pass list (LlvmModule), JIT-compiles it (EngineCode), and
+`jit(inputs)` runs it on torch tensors or numpy arrays and returns numpy arrays (copies that
+outlive the code's buffers), or torch.bfloat16 tensors for bf16 results, which numpy cannot
+represent. The code may instead come from a shared library (harness.backends.native_code).
 
 Calling convention (set up by the `refback-munge-calling-conventions` pass): the entry function
 takes each tensor as a pointer to an unranked memref descriptor and returns nothing; it hands its
 results to an external `refbackend_consume_func_return_<tokens>` function, one token per result
-(`mrf32` = unranked memref of f32). We register a ctypes callback under that name that copies the
-results out. Result buffers are allocated by the JIT code and never freed (they may alias inputs or
-constants, so freeing them is unsafe): a small leak per call, acceptable in a worker process.
+(`mrf32` = unranked memref of f32). We define that function to call a ctypes callback, which
+copies the results out, through a pointer in the module. Result buffers are allocated by the
+compiled code and never freed (they may alias inputs or constants, so freeing them is unsafe): a
+small leak per call, acceptable in a worker process.
 
 Element types: f32, f64, f16, i64, i32, i16, i8, i1 (numpy bool), complex. Linalg integers are
 signless: a uint8 tensor (numpy's uint16 to uint64 too, an ONNX model's) goes in as i8 (the same
@@ -28,7 +30,8 @@ import ctypes
 import os
 import re
 import tempfile
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -190,25 +193,72 @@ def _truncate_to_bf16(value: float) -> float:
 LIBGCC_CONVERSIONS = {"__truncsfbf2": _truncate_to_bf16, "__truncdfhf2": _truncate_double_to_f16}
 
 
-class JitModule:
-    """A Linalg-on-Tensors module lowered to LLVM and loaded into an ExecutionEngine.
+class NativeCode(Protocol):
+    """Compiled code of a lowered module: the ExecutionEngine's (EngineCode) or a shared library
+    the stage cache loaded (harness.backends.native_code.SharedLibrary)."""
 
-    `module` is lowered in place; `llvm_ir` holds the lowered IR text (for a bundle).
-    `shared_libs` go to the ExecutionEngine: the default pass list needs none (math functions
-    resolve to libm, which the Python process has loaded).
-    """
+    def packed(self, name: str) -> int: ...   # the address of `_mlir_<name>`, 0 if none
 
-    def __init__(self, module: ir.Module, func_name: str, passes: Sequence[str],
-                 opt_level: int = 2, shared_libs: Sequence[str] = ()):
-        self.func_name = func_name
+
+class LlvmModule:
+    """A Linalg-on-Tensors module lowered in place to the LLVM dialect; `llvm_ir` holds its text as
+    the pass list left it (for the fingerprint and a bundle). The consume function is then defined
+    to call through a pointer the caller sets (SET_CONSUME), not left for the JIT to resolve: so
+    the compiled code needs nothing registered in the engine and also runs from a shared library."""
+
+    def __init__(self, module: ir.Module, func_name: str, passes: Sequence[str]):
+        self.module, self.func_name = module, func_name
         self.arg_types, self.result_types = _entry_signature(module, func_name)
         run_pipeline(module, pipeline_of(passes), "Lowering Linalg-on-Tensors IR -> LLVM")
         self.llvm_ir = str(module)  # needed for the consume name; cheap next to JIT compiling
-        consume_name = _consume_name(self.llvm_ir, self.result_types)
-        self._results: list[np.ndarray] | None = None
-        self._callback = self._make_callback()  # must outlive the engine: kept on self
-        self.engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs))
-        self.engine.register_runtime(consume_name, self._callback)
+        _consume_through_pointer(module, _consume_name(self.llvm_ir, self.result_types), self.result_types)
+
+    def jit(self, opt_level: int = 2, shared_libs: Sequence[str] = ()) -> EngineCode:
+        return EngineCode(self.module, self.func_name, opt_level, shared_libs)
+
+
+SET_CONSUME = "harness_set_consume"
+
+
+def _consume_through_pointer(module: ir.Module, name: str, result_types: list[tuple[str, tuple | None]]) -> None:
+    """Replace the declaration of `_mlir_ciface_<name>` (the consume function's C interface) by a
+    definition that calls the function whose address SET_CONSUME stored."""
+    interface = "_mlir_ciface_" + name
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == interface:
+            op.erase()
+            break
+    types = ["!llvm.ptr" if shape is not None else elem for elem, shape in result_types]
+    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
+    args = ", ".join(f"%a{i}" for i in range(len(types)))
+    with module.context:
+        definitions = ir.Module.parse(f"""
+          llvm.mlir.global internal @harness_consume() {{addr_space = 0 : i32}} : !llvm.ptr {{
+            %0 = llvm.mlir.zero : !llvm.ptr
+            llvm.return %0 : !llvm.ptr
+          }}
+          llvm.func @{SET_CONSUME}(%function: !llvm.ptr) {{
+            %0 = llvm.mlir.addressof @harness_consume : !llvm.ptr
+            llvm.store %function, %0 : !llvm.ptr, !llvm.ptr
+            llvm.return
+          }}
+          llvm.func @{interface}({params}) {{
+            %0 = llvm.mlir.addressof @harness_consume : !llvm.ptr
+            %1 = llvm.load %0 : !llvm.ptr -> !llvm.ptr
+            llvm.call %1({args}) : !llvm.ptr, ({", ".join(types)}) -> ()
+            llvm.return
+          }}""")
+    for op in list(definitions.body.operations):
+        module.body.append(op)
+
+
+class EngineCode:
+    """A lowered module JIT-compiled by the MLIR ExecutionEngine, position-independent so that its
+    object file links into a shared library (harness.backends.native_code)."""
+
+    def __init__(self, module: ir.Module, func_name: str, opt_level: int, shared_libs: Sequence[str]):
+        self.engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs), enable_pic=True)
         for name, function in LIBGCC_CONVERSIONS.items():
             self.engine.raw_register_runtime(name, ctypes.cast(function, ctypes.c_void_p))
         self._module = module  # keeps the context alive as long as the engine
@@ -218,7 +268,7 @@ class JitModule:
             saved = os.dup(2)
             os.dup2(err.fileno(), 2)
             try:
-                address = self.engine.raw_lookup("_mlir_ciface_" + func_name)
+                address = self.packed("_mlir_ciface_" + func_name)
             finally:
                 os.dup2(saved, 2)
                 os.close(saved)
@@ -226,7 +276,38 @@ class JitModule:
             log = err.read().decode(errors="replace").strip()
         if not address:
             raise JitError(f"JIT could not materialize @{func_name}: {log or 'no message'}")
-        self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+
+    def packed(self, name: str) -> int:
+        return self.engine.raw_lookup(name)
+
+    def object_file(self, path: Path) -> None:
+        self.engine.dump_to_object_file(str(path))
+
+
+class JitModule:
+    """A lowered module's compiled code, called on torch tensors or numpy arrays.
+
+    `JitModule.compile(module, func_name, passes)` lowers and JIT-compiles in one step; the MLIR
+    backends take the code from the stage cache when it holds it. `shared_libs` go to the
+    ExecutionEngine: the default pass list needs none (math functions resolve to libm, which the
+    Python process has loaded).
+    """
+
+    def __init__(self, lowered: LlvmModule, code: NativeCode):
+        self.func_name, self.llvm_ir = lowered.func_name, lowered.llvm_ir
+        self.arg_types, self.result_types = lowered.arg_types, lowered.result_types
+        self._code = code   # the machine code lives as long as this object
+        self._results: list[np.ndarray] | None = None
+        self._callback = self._make_callback()
+        pointer = ctypes.c_void_p(ctypes.cast(self._callback, ctypes.c_void_p).value)
+        _packed_function(code.packed(SET_CONSUME))((ctypes.c_void_p * 1)(ctypes.addressof(pointer)))
+        self._entry = _packed_function(code.packed("_mlir_ciface_" + self.func_name))
+
+    @classmethod
+    def compile(cls, module: ir.Module, func_name: str, passes: Sequence[str], opt_level: int = 2,
+                shared_libs: Sequence[str] = ()) -> JitModule:
+        lowered = LlvmModule(module, func_name, passes)
+        return cls(lowered, lowered.jit(opt_level, shared_libs))
 
     def _make_callback(self):
         readers = [(lambda m, c=_CARRIER[elem]: _from_memref(m.contents, c)) if shape is not None
@@ -258,3 +339,10 @@ class JitModule:
             raise JitError(f"@{self.func_name} returned without passing its results")
         return [torch.from_numpy(r.view(np.int16)).view(torch.bfloat16) if elem == "bf16" else r
                 for r, (elem, _) in zip(results, self.result_types)]
+
+
+def _packed_function(address: int) -> Any:
+    """A packed wrapper (its arguments as one array of pointers to them), callable."""
+    if not address:
+        raise JitError("the compiled code lacks a function the harness calls")
+    return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
