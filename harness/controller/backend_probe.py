@@ -1,6 +1,6 @@
 """The backend configs' classes checked in a process of their own (harness.worker.backend_check):
-`python -m harness check` checks every config, and an xdist run's controller, which has no worker,
-the selected ones before the first case. The pytest process imports no backend: a class imports
+`python -m harness check` checks every config this way (a pytest run checks the selected ones on
+its case workers: harness.plugin.lifecycle). The controller imports no backend: a class imports
 torch and its compiler."""
 from __future__ import annotations
 

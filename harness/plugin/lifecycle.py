@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from harness.controller.backend_probe import BackendCheck
 from harness.controller.runner import Runner
 from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
@@ -22,11 +21,12 @@ from harness.plugin.options import check_history, place_of, settings_from
 from harness.plugin.reporting import ResultReporter
 from harness.plugin.selection import collected_paths
 from harness.plugin.state import DURATIONS, RUNNER
+from harness.plugin.worker_check import WorkersCheck, answer
 from harness.project import Project
 from harness.settings import Settings
 from harness.views import json_report
 
-BACKEND_CHECK = pytest.StashKey[BackendCheck]()   # xdist's controller: the classes checked in a process
+BACKEND_CHECK = pytest.StashKey[WorkersCheck]()   # xdist's controller: the classes checked by its workers
 SIGTERM_BEFORE = pytest.StashKey[Any]()   # the SIGTERM handler this process had before the run
 
 
@@ -45,8 +45,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{marker}: cases tagged {marker} (torch-backend-e2e)")
     config.stash[RUNNER] = runner
     _interrupt_on_sigterm(config)
-    if _xdist_controller_runs_cases(config, project):   # its workers' workers would find a problem too late
-        config.stash[BACKEND_CHECK] = BackendCheck(runner.configs.values(), project.settings.rootdir)
+    if _xdist_controller_runs_cases(config, project):   # the first answer of its workers, before any case
+        config.stash[BACKEND_CHECK] = check = WorkersCheck()
+        config.pluginmanager.register(check, "e2e-workers-check")
     config.stash[DURATIONS] = _durations(config, runner.settings)   # before this run's report replaces the last one
     config.pluginmanager.register(ResultReporter(config), "e2e-reporter")
     if runner.settings.history and not hasattr(config, "workerinput"):
@@ -67,13 +68,16 @@ def _xdist_controller_runs_cases(config: pytest.Config, project: Project) -> boo
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> None:
     """Before the first case, every selected backend's class imports, takes its config's options
-    and creates the backend (the first worker tried while pytest collected), else one error line."""
+    and creates the backend (the first worker tried while pytest collected), else one error line.
+    Under xdist the workers check and the controller waits for the first answer (worker_check)."""
     config = session.config
     try:
         check = config.stash.get(BACKEND_CHECK, None)
         if check is not None:
-            check.wait()
-        elif not hasattr(config, "workerinput"):   # an xdist worker's: its controller checked them
+            check.wait(session)
+        elif hasattr(config, "workerinput"):
+            answer(config, config.stash[RUNNER])
+        else:
             config.stash[RUNNER].check_backends()
     except HarnessInputError as e:
         raise pytest.UsageError(str(e)) from None
