@@ -189,3 +189,39 @@ def test_a_loaded_program_imports_as_the_computed_one_did():
     context = ir.Context()
     torch_dialect.register_dialect(context)
     fx_importer.FxImporter(context=context).import_frozen_program(loaded)
+
+
+@pytest.fixture
+def worker_cache_in(tmp_path, monkeypatch):
+    """A worker's stage cache in tmp_path, as the controller's settings give it."""
+    from harness.backends import stage_reuse
+    from harness.stage_cache.entries import ENVIRONMENT
+
+    monkeypatch.setenv(ENVIRONMENT, json.dumps({"mode": "on", "dir": str(tmp_path / "c"), "size": 1 << 30}))
+    stage_reuse.worker_cache.cache_clear()
+    yield stage_reuse
+    stage_reuse.worker_cache.cache_clear()
+
+
+def test_a_hit_is_loaded_only_when_its_output_is_asked_for(worker_cache_in):
+    """Its fingerprint and facts come with the entry: a warm run whose next stage hits too never
+    loads it (the tiny models' programs); a loader that gives something else is not believed."""
+    from harness.backend_interface import CaseContext
+
+    stage_reuse, loads = worker_cache_in, []
+
+    def stage(load):
+        return stage_reuse.Stage("text", lambda: "its input", dict, {}, str.encode, load, facts=lambda t: {"n": len(t)})
+
+    def computed(text: str):
+        case = CaseContext(enter=lambda phase: None)
+        return case, stage_reuse.deferred(case, stage(lambda data: loads.append(data) or data.decode()), lambda: text)
+
+    cold_case, cold = computed("twelve chars")
+    warm_case, warm = computed("not computed")   # a hit: the compute is not called
+    assert warm.facts == cold.facts == {"n": 12} and loads == []
+    assert warm_case.fingerprints == cold_case.fingerprints and warm_case.cache == {"text": "hit"}
+    assert warm.value == "twelve chars" and len(loads) == 1
+    unfaithful_case = CaseContext(enter=lambda phase: None)
+    unfaithful = stage_reuse.deferred(unfaithful_case, stage(lambda data: "something else"), lambda: "twelve chars")
+    assert unfaithful.value == "twelve chars" and unfaithful_case.cache == {"text": "miss"}

@@ -59,17 +59,18 @@ from harness.backend_interface import (
     Standalone,
     export_program,
     own_outputs,
-    user_output_count,
 )
 from harness.backends.onnx_front import as_declared
-from harness.backends.sizes import graph_ops, mlir_ops
+from harness.backends.sizes import mlir_ops
 from harness.backends.stage_reuse import (
     Stage,
     cached,
     compiler_build,
+    deferred,
     fingerprint_source,
     load_exported,
     package_builds,
+    program_facts,
     program_identity,
     same_bytes,
     save_exported,
@@ -118,6 +119,10 @@ def from_numpy(array: Any) -> Any:
     if isinstance(array, np.ndarray) and array.dtype == ml_dtypes.bfloat16:
         return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
     return array
+
+
+def _functional_facts(exported: Any) -> dict[str, Any]:
+    return {**program_facts(exported), "unsigned": sorted(_unsigned_outputs(exported))}
 
 
 def _unsigned_outputs(exported) -> set[int]:
@@ -199,29 +204,29 @@ class IreeBackend(Backend):
     def compile(self, program: Program | OnnxProgram, case: CaseContext) -> IreeArtifact:
         if isinstance(program, OnnxProgram):
             return self.compile_onnx(program, case)
-        case.enter(Phase.EXPORT)
-        exported = cached(case, Stage("exported", lambda: program_identity(case, program), torch_build,
-                                      {"strict_export": False}, save_exported, load_exported),
-                          lambda: export_program(program))   # the MLIR backends' entry, when theirs is alike
-        case.sizes["export_ops"] = graph_ops(exported)
+        case.enter(Phase.EXPORT)   # each stage loaded only if the next is computed (stage_reuse.deferred)
+        exported = deferred(case, Stage("exported", lambda: program_identity(case, program), torch_build,
+                                        {"strict_export": False}, save_exported, load_exported, facts=program_facts),
+                            lambda: export_program(program))   # the MLIR backends' entry, when theirs is alike
+        case.sizes["export_ops"] = exported.facts["ops"]
 
         case.enter(Phase.DECOMPOSE)
         # torch.export gives training IR, where in-place ops (masked_fill_, copy_) stay; the FX
         # importer wants a functional program. An empty table functionalises and decomposes nothing:
         # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
-        functional = cached(case, Stage("decomposed", fingerprint_source(case, "exported"),
-                                        lambda: compiler_build("harness"),
-                                        {"decomposition_table": "none"}, save_exported, load_exported),
-                            lambda: exported.run_decompositions({}))
-        case.sizes["decomposed_ops"] = graph_ops(functional)
+        functional = deferred(case, Stage("decomposed", fingerprint_source(case, "exported"),
+                                          lambda: compiler_build("harness"), {"decomposition_table": "none"},
+                                          save_exported, load_exported, facts=_functional_facts),
+                              lambda: exported.value.run_decompositions({}))
+        case.sizes["decomposed_ops"] = functional.facts["ops"]
 
         case.enter(Phase.IMPORT)
         torch_ir, case.sizes["torch_ops"] = cached(
             case, Stage("torch_ir", fingerprint_source(case, "decomposed"), lambda: {**torch_build(), **iree_build()},
                         {"func_name": "main"}, _dump_imported, _load_imported, shown=lambda imported: imported[0]),
-            lambda: _imported(functional))
+            lambda: _imported(functional.value))
         function = self.lower_and_load(torch_ir, "torch", case)
-        return IreeArtifact(function, user_output_count(functional), _unsigned_outputs(functional))
+        return IreeArtifact(function, functional.facts["outputs"], set(functional.facts["unsigned"]))
 
     def compile_onnx(self, program: OnnxProgram, case: CaseContext) -> IreeArtifact:
         case.enter(Phase.IMPORT)

@@ -49,19 +49,21 @@ from harness.backend_interface import (
     Standalone,
     export_program,
     own_outputs,
-    user_output_count,
 )
 from harness.backends.literals import BufferLiterals
 from harness.backends.mlir_jit import JitModule, LlvmModule, pipeline_of, run_pipeline
 from harness.backends.native_code import SharedLibrary, host_cpu, linker, shared_library
 from harness.backends.onnx_front import export_to_onnx
-from harness.backends.sizes import graph_ops, mlir_ops
+from harness.backends.sizes import mlir_ops
 from harness.backends.stage_reuse import (
+    Output,
     Stage,
     cached,
     compiler_build,
+    deferred,
     fingerprint_source,
     load_exported,
+    program_facts,
     program_identity,
     save_exported,
     save_mlir,
@@ -212,8 +214,8 @@ class MlirBackend(Backend):
         if front_end != "fx_importer":
             raise ValueError(f"backend {self.name}: torch_front_end must be fx_importer or onnx, not {front_end!r}")
         func_name = symbol_name(program.name)
-        exported = self.exported(program, case)
-        case.sizes["decomposed_ops"] = graph_ops(exported)
+        decomposed = self.exported(program, case)
+        case.sizes["decomposed_ops"] = decomposed.facts["ops"]
 
         case.enter(Phase.IMPORT)
         symbolic = bool(self.options.get("import_symbolic_shape_expressions", False))
@@ -221,7 +223,7 @@ class MlirBackend(Backend):
         module = cached(case, Stage("torch_ir", fingerprint_source(case, "decomposed"), torch_mlir_build,
                                     {"func_name": func_name, "symbolic": symbolic}, save_mlir, _load_torch_mlir,
                                     shown=printed),
-                        lambda: _imported(exported, func_name, symbolic))
+                        lambda: _imported(decomposed.value, func_name, symbolic))
         torch_ir = printed(module)
         watched = [op for op in WATCHED_OPS if f'"{op}"' in torch_ir]
         case.sizes["torch_ops"] = mlir_ops(module, ir)
@@ -233,23 +235,24 @@ class MlirBackend(Backend):
         case.fingerprint("torch_backend_ir", backend_ir)
         unsigned = unsigned_results(backend_ir, func_name)
         note_lowering_paths(case.notes, backend_ir, watched)
-        return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, user_output_count(exported),
+        return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, decomposed.facts["outputs"],
                             unsigned)
 
-    def exported(self, program: Program, case: CaseContext) -> Any:
+    def exported(self, program: Program, case: CaseContext) -> Output:
         """The program exported and decomposed (phases export and decompose), each stage from the
         stage cache when it holds it: torch's work, which a rebuild of torch-mlir leaves alone but
-        for the decomposition table torch-mlir gives."""
+        for the decomposition table torch-mlir gives. A stage the cache holds is loaded only when
+        the next one is computed (then in that one's phase)."""
         strict = bool(self.options.get("strict_export", False))
         case.enter(Phase.EXPORT)
-        exported = cached(case, Stage("exported", lambda: program_identity(case, program), torch_build,
-                                      {"strict_export": strict}, save_exported, load_exported),
-                          lambda: export_program(program, strict=strict))
-        case.sizes["export_ops"] = graph_ops(exported)
+        exported = deferred(case, Stage("exported", lambda: program_identity(case, program), torch_build,
+                                        {"strict_export": strict}, save_exported, load_exported, facts=program_facts),
+                            lambda: export_program(program, strict=strict))
+        case.sizes["export_ops"] = exported.facts["ops"]
         case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
-        return cached(case, Stage("decomposed", fingerprint_source(case, "exported"), torch_mlir_build, {},
-                                  save_exported, load_exported),
-                      lambda: exported.run_decompositions(get_decomposition_table()))
+        return deferred(case, Stage("decomposed", fingerprint_source(case, "exported"), torch_mlir_build, {},
+                                    save_exported, load_exported, facts=program_facts),
+                        lambda: exported.value.run_decompositions(get_decomposition_table()))
 
     def compile_onnx(self, model: Any, case: CaseContext, numpy_results: bool = False) -> MlirArtifact:
         """The ONNX front-end, as torch-mlir's onnx configs: shape inference with data propagation,

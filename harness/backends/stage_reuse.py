@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from harness.backend_interface import CaseContext, Program
+from harness.backend_interface import CaseContext, Program, user_output_count
+from harness.backends.sizes import graph_ops
 from harness.stage_cache.entries import ENVIRONMENT, WARNINGS_NOTE, CacheMode, StageCache
 from harness.stage_cache.keys import build_digest, file_digest, stage_key
 from harness.stage_fingerprints import digest, fingerprint_of, tensor_bytes
@@ -39,6 +40,7 @@ class Stage:
     shown: Callable[[Any], Any] = lambda output: output   # what its fingerprint hashes (an IR's text)
     fingerprinted: bool = True           # False: the machine's, not the compiler's (the JIT's machine
                                          # code): cached, never compared between two runs
+    facts: Callable[[Any], Mapping[str, Any]] = lambda output: {}   # what later stages record of it (JSON)
 
 
 @functools.cache
@@ -57,32 +59,80 @@ def worker_cache() -> StageCache | None:
 _pending: list[str] = []   # warnings of the cache, until the case they happened in takes them
 
 
+class Output:
+    """A stage's output and the facts about it that the stages after it record (op and output
+    counts). A hit loads the output only when `value` is first asked for: in a warm run whose next
+    stage hits too, it is never loaded (the tiny models' programs, weights and all)."""
+
+    def __init__(self, facts: Mapping[str, Any], load: Callable[[], Any]):
+        self.facts, self._load, self._loaded = facts, load, False
+
+    @classmethod
+    def of(cls, value: Any, stage: Stage) -> Output:
+        return cls(stage.facts(value), lambda: value)
+
+    @property
+    def value(self) -> Any:
+        if not self._loaded:
+            self._value, self._loaded = self._load(), True
+        return self._value
+
+
 def cached(case: CaseContext, stage: Stage, compute: Callable[[], Any]) -> Any:
     """The stage's output: loaded from the cache when its key is there and its fingerprint holds,
     else computed (and written, when the mode writes)."""
+    return deferred(case, stage, compute).value
+
+
+def deferred(case: CaseContext, stage: Stage, compute: Callable[[], Any]) -> Output:
+    """As `cached`, but a hit's output is loaded when first asked for; its fingerprint and facts
+    come with the entry."""
     cache = worker_cache()
     if cache is None:
-        return _computed(case, stage, compute, "off")
+        return Output.of(_computed(case, stage, compute, "off"), stage)
     source = stage.source()
     if not source:   # what determines it could not be read: computed, never cached
-        return _computed(case, stage, compute, "uncacheable")
+        return Output.of(_computed(case, stage, compute, "uncacheable"), stage)
     key = stage_key(stage.name, source, stage.builds(), stage.options)
     entry = cache.get(key)
     _take_warnings(case)
     if entry is not None:
-        value = _loaded(stage, entry.payload)
-        if value is not None:
-            if stage.fingerprinted:
-                case.fingerprints[stage.name] = value[0]
+        fingerprint, facts, data = _parts(entry.payload)
+        if facts is not None:
+            if stage.fingerprinted and fingerprint:   # none: written with fingerprints off
+                case.fingerprints[stage.name] = fingerprint
             case.cache[stage.name] = "hit"
             case.cache_saved_s += entry.seconds
-            return value[1]
+            return Output(facts, lambda: _loaded_else_computed(case, stage, compute, key, entry.seconds, data))
+    return Output.of(_written(case, stage, compute, key), stage)
+
+
+def _loaded_else_computed(case: CaseContext, stage: Stage, compute: Callable[[], Any], key: str, seconds: float,
+                          data: bytes) -> Any:
+    """A hit's output, loaded; computed (and written again) when it does not load or is not what
+    was written (a loader that is not faithful: never a wrong result)."""
+    try:
+        value = stage.load(data)
+        expected = case.fingerprints.get(stage.name) if stage.fingerprinted else None
+        if not expected or fingerprint_of(stage.shown(value)) == expected:
+            return value
+    except Exception:  # noqa: BLE001 - whatever the loader raises, the stage is computed instead
+        pass
+    case.cache_saved_s -= seconds
+    return _written(case, stage, compute, key)
+
+
+def _written(case: CaseContext, stage: Stage, compute: Callable[[], Any], key: str) -> Any:
+    """The stage computed, and its entry written when the mode writes."""
+    cache = worker_cache()
+    assert cache is not None
     started = time.perf_counter()
     value = _computed(case, stage, compute, "miss")
     seconds = time.perf_counter() - started
     if cache.mode.writes:
         try:
-            payload = case.fingerprints.get(stage.name, "").encode() + b"\n" + stage.dump(value)
+            facts = json.dumps(stage.facts(value), sort_keys=True)
+            payload = f"{case.fingerprints.get(stage.name, '')}\n{facts}\n".encode() + stage.dump(value)
         except Exception:  # noqa: BLE001 - a stage that does not serialise is computed each time
             case.cache[stage.name] = "uncacheable"
             return value
@@ -99,17 +149,15 @@ def _computed(case: CaseContext, stage: Stage, compute: Callable[[], Any], statu
     return value
 
 
-def _loaded(stage: Stage, payload: bytes) -> tuple[str, Any] | None:
-    """(fingerprint, output) of an entry, or None when it does not load or its output is not what
-    was written (a loader that is not faithful: never a wrong result, the stage is computed)."""
-    fingerprint, _, data = payload.partition(b"\n")
+def _parts(payload: bytes) -> tuple[str, dict | None, bytes]:
+    """An entry's fingerprint line, facts line (None when it is not a JSON mapping) and output."""
+    fingerprint, _, rest = payload.partition(b"\n")
+    facts, _, data = rest.partition(b"\n")
     try:
-        value = stage.load(data)
-    except Exception:  # noqa: BLE001 - whatever the loader raises, the stage is computed instead
-        return None
-    if fingerprint and fingerprint_of(stage.shown(value)) != fingerprint.decode():
-        return None
-    return fingerprint.decode(), value
+        parsed = json.loads(facts)
+    except ValueError:
+        return fingerprint.decode(errors="replace"), None, data
+    return fingerprint.decode(errors="replace"), parsed if isinstance(parsed, dict) else None, data
 
 
 def _take_warnings(case: CaseContext) -> None:
@@ -160,6 +208,12 @@ def _identity(case: CaseContext, program: Program) -> str:
     return digest(case.family, json.dumps(dict(case.params), sort_keys=True, default=repr),
                   json.dumps(compiler_build("harness")), repr(program.dynamic_shapes), *classes, *files,
                   *(tensor_bytes(t) for t in tensors if hasattr(t, "dtype")))
+
+
+def program_facts(exported: Any) -> dict[str, Any]:
+    """What the stages after an exported program record of it: its op count, how many of its
+    outputs are the program's own, which of them are unsigned (numbered)."""
+    return {"ops": graph_ops(exported), "outputs": user_output_count(exported)}
 
 
 def save_exported(exported: Any) -> bytes:
