@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,8 @@ from e2e_support import python_path_env
 SELECTION = "conv_backward/1d/basic or module/mlp_normal_inputs or module/mlp"
 DIRECT_BUILD = Path(__file__).resolve().parents[1] / "examples" / "direct-lowering" / "configs"
 CACHED = ("exported", "decomposed", "torch_ir")
-MLIR_CACHED = (*CACHED, "machine_code")
 IREE_CACHED = (*CACHED, "input_ir", "vmfb")
+LINKS = shutil.which("cc", path="/usr/bin:/bin") is not None   # the JIT's code is cached where cc links it
 
 
 def run(project: Path, backend: str, cache: str, *more: str, python_path: str = "", selection: str = SELECTION) -> dict:
@@ -61,7 +62,8 @@ def test_a_warm_rerun_hits_every_cached_stage_with_the_uncached_outcomes(tmp_pat
     assert "miss" in statuses(cold, "exported")   # the three backends export one program alike: it hits after
     warm = run(tmp_path, backend, "on")
     assert outcomes(warm) == outcomes(uncached)
-    assert all(statuses(warm, stage) == {"hit"} for stage in MLIR_CACHED), warm["summary"]
+    assert all(statuses(warm, stage) == {"hit"} for stage in CACHED), warm["summary"]
+    assert statuses(warm, "machine_code") == {"hit" if LINKS else "uncacheable"}
     assert "stage cache: hits exported " in warm["summary"] and "s of stage work saved" in warm["summary"]
 
 
@@ -99,7 +101,7 @@ def test_a_rebuilt_torch_mlir_hits_the_export_and_misses_from_the_decomposition(
     assert statuses(rebuilt, "exported") == {"hit"}
     assert "miss" in statuses(rebuilt, "decomposed")   # cases sharing a program share its decomposition
     assert statuses(rebuilt, "torch_ir") == {"miss"}   # named for its case: one entry per case
-    assert statuses(rebuilt, "machine_code") == {"miss"}   # torch-mlir's LLVM compiled it
+    assert statuses(rebuilt, "machine_code") == {"miss" if LINKS else "uncacheable"}   # torch-mlir's LLVM compiled it
 
 
 @pytest.mark.e2e
