@@ -57,15 +57,16 @@ def answer(config: pytest.Config, runner: Runner) -> None:
     folder = config.workerinput.get(FOLDER_KEY)   # type: ignore[attr-defined]
     if folder is None:   # a controller without this plugin: it checks nothing
         return
+    problem = ""
     try:
         runner.check_backends()
-        problem = ""
     except HarnessInputError as e:
         problem = str(e)
-    name = config.workerinput["workerid"]   # type: ignore[attr-defined]
-    written = Path(folder, f"{name}.tmp")
-    written.write_text(problem)
-    os.replace(written, Path(folder, f"{name}.answer"))
+    finally:   # whatever else went wrong here, xdist reports it: the controller must not wait on
+        name = config.workerinput["workerid"]   # type: ignore[attr-defined]
+        written = Path(folder, f"{name}.tmp")
+        written.write_text(problem)
+        os.replace(written, Path(folder, f"{name}.answer"))
 
 
 def _workers_down(session: pytest.Session) -> bool:
