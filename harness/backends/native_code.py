@@ -25,7 +25,7 @@ from typing import Protocol
 from harness.stage_fingerprints import digest
 
 # The /proc/cpuinfo fields that tell which CPU LLVM detects and which features it may use.
-_CPU_FIELDS = ("vendor_id", "cpu family", "model", "model name", "flags",   # x86
+_CPU_FIELDS = ("vendor_id", "model", "model name", "cpu family", "flags",   # x86
                "CPU implementer", "CPU architecture", "CPU variant", "CPU part", "Features")   # Arm
 
 
