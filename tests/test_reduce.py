@@ -82,6 +82,17 @@ def test_delta_debugging_finds_the_two_units_the_failure_needs_whatever_the_para
     assert search.candidates_run == sum(batches) and search.steps[-1].nodes == 2
 
 
+def test_a_failure_that_comes_and_goes_is_asked_twice_before_the_search_ends():
+    """The single removals that lost the failure are run again once: a crash that depends on the
+    worker's memory (torch-mlir's ONNX conversion) cost one run of a 3-unit candidate."""
+    answers = {frozenset({3}): [False, True]}   # unit 7's removal loses the failure the first time only
+
+    def test(candidates):
+        return [answers[kept].pop(0) if kept in answers else {3, 7} <= set(kept) for kept in candidates]
+
+    assert DeltaDebugger(12, test).reduce() == {3}
+
+
 def test_a_candidate_that_is_no_program_counts_as_passing():
     search = DeltaDebugger(4, lambda candidates: [None if not kept else 0 in kept for kept in candidates])
     assert search.reduce() == {0}

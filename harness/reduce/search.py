@@ -3,9 +3,9 @@
 The search is ddmin (Zeller and Hildebrandt's): split the kept units into n chunks and try
 removing each; the first removal that still fails the same way is taken and n shrinks by one,
 else n doubles, until single units are tried (the result is then 1-minimal: removing any one
-unit loses the failure). The removals of one round run `parallel` at a time, each on its own
-worker pool; of those that still fail, the first in order wins, so the result does not depend
-on which worker was quicker.
+unit loses the failure; those removals are asked twice, for a failure that comes and goes). The
+removals of one round run `parallel` at a time, each on its own worker pool; of those that still
+fail, the first in order wins, so the result does not depend on which worker was quicker.
 """
 from __future__ import annotations
 
@@ -42,9 +42,14 @@ class DeltaDebugger:
     def reduce(self) -> Kept:
         kept = sorted(self.all)
         chunks = 2
+        asked_twice: set[Kept] = set()
         while len(kept) >= 2:
             parts = _split(kept, chunks)
-            smaller = self._first_failing([Kept(kept) - Kept(part) for part in parts])
+            candidates = [Kept(kept) - Kept(part) for part in parts]
+            smaller = self._first_failing(candidates)
+            if smaller is None and chunks >= len(kept) and Kept(kept) not in asked_twice:
+                smaller = self._asked_again(candidates)   # 1-minimal: unless the failure comes and goes
+                asked_twice.add(Kept(kept))
             if smaller is not None:
                 kept = sorted(smaller)
                 chunks = max(chunks - 1, 2)
@@ -55,6 +60,15 @@ class DeltaDebugger:
             else:
                 chunks = min(2 * chunks, len(kept))
         return Kept(kept)
+
+    def _asked_again(self, candidates: list[Kept]) -> Kept | None:
+        """The single removals that lost the failure, run once more: a failure that comes and goes
+        (torch-mlir's segfault in its ONNX conversion, with the worker's memory) must not end the
+        search at a program one unit too large."""
+        for candidate in candidates:
+            if self.known.get(candidate) is False:
+                del self.known[candidate]
+        return self._first_failing(candidates)
 
     def _first_failing(self, candidates: list[Kept]) -> Kept | None:
         for start in range(0, len(candidates), self.parallel):
