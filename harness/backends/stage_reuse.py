@@ -103,12 +103,13 @@ def deferred(case: CaseContext, stage: Stage, compute: Callable[[], Any]) -> Out
                 case.fingerprints[stage.name] = fingerprint
             case.cache[stage.name] = "hit"
             case.cache_saved_s += entry.seconds
-            return Output(facts, lambda: _loaded_else_computed(case, stage, compute, key, entry.seconds, data))
-    return Output.of(_written(case, stage, compute, key), stage)
+            return Output(facts, lambda: _loaded_else_computed(case, stage, compute, cache, key, entry.seconds,
+                                                                data))
+    return Output.of(_written(case, stage, compute, cache, key), stage)
 
 
-def _loaded_else_computed(case: CaseContext, stage: Stage, compute: Callable[[], Any], key: str, seconds: float,
-                          data: bytes) -> Any:
+def _loaded_else_computed(case: CaseContext, stage: Stage, compute: Callable[[], Any], cache: StageCache, key: str,
+                          seconds: float, data: bytes) -> Any:
     """A hit's output, loaded; computed (and written again) when it does not load or is not what
     was written (a loader that is not faithful: never a wrong result)."""
     try:
@@ -119,13 +120,11 @@ def _loaded_else_computed(case: CaseContext, stage: Stage, compute: Callable[[],
     except Exception:  # noqa: BLE001 - whatever the loader raises, the stage is computed instead
         pass
     case.cache_saved_s -= seconds
-    return _written(case, stage, compute, key)
+    return _written(case, stage, compute, cache, key)
 
 
-def _written(case: CaseContext, stage: Stage, compute: Callable[[], Any], key: str) -> Any:
+def _written(case: CaseContext, stage: Stage, compute: Callable[[], Any], cache: StageCache, key: str) -> Any:
     """The stage computed, and its entry written when the mode writes."""
-    cache = worker_cache()
-    assert cache is not None
     started = time.perf_counter()
     value = _computed(case, stage, compute, "miss")
     seconds = time.perf_counter() - started
