@@ -76,6 +76,10 @@ class Program:
     # traced out, as one graph of aten ops (forward and backward). Backends that capture a graph
     # (torch.export, torch.compile) compile it instead of `module`, in their export phase.
     traced: Callable[[], Any] | None = None
+    # A training step (harness.training.step.TrainStep, also `module`): export_program gives its joint
+    # forward-and-backward graph; a backend that compiles the forward pass and lets autograd run the
+    # backward (torch.compile) calls `train_step.step(compiled_loss, inputs)` around `train_step.loss`.
+    train_step: Any = None
 
     def graph_module(self) -> Any:
         """The module a graph-capturing backend compiles."""
@@ -101,8 +105,10 @@ def graph_inputs(model: Any) -> list:
 
 # The kinds of program a family builds (Family.program) and a backend takes (its config's
 # `programs:`, each through a front-end): the class a builder returns and what to call it.
-PROGRAM_KINDS = {"torch": (Program, "PyTorch programs"), "onnx": (OnnxProgram, "ONNX models")}
-DEFAULT_PROGRAMS = {"torch": "the backend's own"}   # a config without `programs:`
+PROGRAM_KINDS = {"torch": (Program, "PyTorch programs"), "onnx": (OnnxProgram, "ONNX models"),
+                 "train_step": (Program, "PyTorch training steps")}   # a Program with train_step (harness.training)
+# A config without `programs:`: a backend that calls export_program compiles a training step unchanged.
+DEFAULT_PROGRAMS = {"torch": "the backend's own", "train_step": "export_program's joint graph"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,9 +142,12 @@ def create_backend(name: str, class_path: str, options: Mapping[str, Any]) -> "B
 def export_program(program: Program, strict: bool = False):
     """torch.export of the program with its dynamic shapes: the common first step of most backends.
     `strict` traces with TorchDynamo (torch-mlir's FX importer configs do), which turns a
-    data-dependent `float(tensor)` into a scalar of the graph; non-strict tracing cannot guard on it."""
+    data-dependent `float(tensor)` into a scalar of the graph; non-strict tracing cannot guard on it.
+    A training step gives its joint graph: the loss, the gradients, then the updated parameters."""
     import torch  # here, not at the top: this interface module must stay importable without torch
 
+    if program.train_step is not None:
+        return program.train_step.joint_graph(tuple(program.example_inputs), program.dynamic_shapes, strict)
     module = program.graph_module()
     return torch.export.export(module, tuple(program.example_inputs), strict=strict,
                                dynamic_shapes=signature_shapes(module.forward, program.dynamic_shapes))
@@ -156,10 +165,13 @@ def signature_shapes(forward: Callable, dynamic_shapes: Any) -> Any:
 def user_output_count(exported) -> int:
     """How many of a compiled program's results are its own outputs: the last ones. An op that
     writes into its input (exponential_, batch norm's running stats) makes that input a result too,
-    before them, once the program is functionalised (as torch-mlir's and IREE's importers do)."""
+    before them, once the program is functionalised (as torch-mlir's and IREE's importers do). A
+    joint graph's own outputs are its loss and gradients."""
     from torch.export.graph_signature import OutputKind
 
-    return sum(spec.kind == OutputKind.USER_OUTPUT for spec in exported.graph_signature.output_specs)
+    own = (OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT, OutputKind.GRADIENT_TO_PARAMETER,
+           OutputKind.GRADIENT_TO_USER_INPUT)
+    return sum(spec.kind in own for spec in exported.graph_signature.output_specs)
 
 
 def own_outputs(results: Sequence[Any], count: int) -> list:

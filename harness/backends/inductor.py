@@ -9,6 +9,10 @@ torch.compile, which is Inductor's own entry point (what backend="inductor" call
   run      entered when compilation returns, so that the first execution counts as a run
 `run` calls the same compiled module again (under torch.no_grad, like the first call).
 
+A training step (Program.train_step) is compiled as torch.compile's users train: the loss module
+compiled, then autograd asked for the gradients, which runs the backward graph AOT Autograd made
+and Inductor compiled at the first call (fingerprints aot_graph_backward and inductor_code_backward).
+
 Dynamic shapes: the dims that Program.dynamic_shapes makes dynamic are marked with
 torch._dynamo.mark_dynamic on the example inputs, so the graph is compiled once with a symbolic
 batch. `run` executes under torch.compiler.set_stance("fail_on_recompile"): if a later input set
@@ -94,6 +98,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def train_step_with(step: Any, compiled_loss: Any) -> Any:
+    """The training step's module run around the compiled loss: what `run` calls."""
+    return lambda *inputs: step.step(compiled_loss, inputs)
+
+
 class InductorBackend(Backend):
     OPTIONS = {"cache_dir": "TORCHINDUCTOR_CACHE_DIR; null: in --cache-dir, or a fresh one per worker with --cache=off",
                "compile_threads": "Inductor's parallel compile workers (default 1)"}
@@ -118,13 +127,14 @@ class InductorBackend(Backend):
                 torch._dynamo.mark_dynamic(tensor, dim)
 
         def inner_compile(graph, *args, **kwargs):
-            case.fingerprint("aot_graph", graph)
+            half = "_backward" if kwargs.get("is_backward") else ""   # a training step's second graph
+            case.fingerprint(f"aot_graph{half}", graph)
             case.enter(Phase.COMPILE)
             before = dict(counters["inductor"])
             compiled = compile_fx_inner(graph, *args, **kwargs)
-            case.cache["inductor_code"] = self.cache_status(before)
+            case.cache[f"inductor_code{half}"] = self.cache_status(before)
             if source := getattr(compiled, "source_code", None):   # the Python and C++ Inductor generated
-                case.fingerprint("inductor_code", source)
+                case.fingerprint(f"inductor_code{half}", source)
             return compiled
 
         def backend(graph, example_inputs):
@@ -135,7 +145,11 @@ class InductorBackend(Backend):
             case.enter(Phase.RUN)
             return compiled
 
-        module = torch.compile(program.graph_module(), backend=backend, fullgraph=True)
+        if program.train_step is None:
+            module = torch.compile(program.graph_module(), backend=backend, fullgraph=True)
+        else:   # as its users train: the loss compiled, its backward compiled by AOT Autograd when autograd asks
+            module = train_step_with(program.train_step, torch.compile(program.train_step.loss, backend=backend,
+                                                                       fullgraph=True))
         with torch.no_grad():
             module(*inputs)
         return module

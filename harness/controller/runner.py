@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness import native_stacks
+from harness.backend_interface import PROGRAM_KINDS
 from harness.bundle_layout import bundle_path
 from harness.case_data import Case
 from harness.controller.bundles import write_readme
@@ -31,6 +32,7 @@ from harness.project_files.configs import BackendConfig, backend_problem
 from harness.protocol import CaseResult, PerfRequest
 from harness.record import Attempt, Record
 from harness.rerun import Place
+from harness.training.params import KIND as TRAIN_STEP
 
 
 class Runner:
@@ -175,17 +177,18 @@ class Runner:
 
     def backends_for(self, case: Case) -> list[str]:
         """The selected backends that take the case's kind of program (a front-end connects them)."""
-        kind = self.families[case.family].program
+        kind = self.families[case.family].kind(case.params)
         return [name for name, config in self.configs.items() if config.takes(kind)]
 
     def uncollected(self, touched: Callable[[str], bool] = lambda family: True) -> list[str]:
         """One line per (family, backend) whose cases are not collected: no front-end connects them
         (`touched`: the families the run's selection touches; the others are not its concern)."""
-        counts = collections.Counter((case.family, name) for case in self.all_cases if touched(case.family)
-                                     for name, config in self.configs.items()
-                                     if not config.takes(self.families[case.family].program))
-        return [f"{n:,} {family} case{'s' * (n != 1)} not collected for {backend}: it takes "
-                f"{self.configs[backend].takes_only()}" for (family, backend), n in counts.items()]
+        counts = collections.Counter((case.family, kind, name) for case in self.all_cases if touched(case.family)
+                                     if (kind := self.families[case.family].kind(case.params))
+                                     for name, config in self.configs.items() if not config.takes(kind))
+        return [f"{n:,} {family} case{'s' * (n != 1)}{_of_kind(kind)} not collected for {backend}: "
+                f"not applicable, it takes {self.configs[backend].takes_only()}"
+                for (family, kind, backend), n in counts.items()]
 
     def perf_contention(self, processes: int) -> str | None:
         """A warning when --perf's workers, each with --perf-threads threads, need more cores than there are."""
@@ -237,6 +240,11 @@ class Runner:
     def close(self) -> None:
         if self._workers is not None:
             self._workers.close()
+
+
+def _of_kind(kind: str) -> str:
+    """` (PyTorch training steps)` where a case's kind is not its family's everyday one."""
+    return f" ({PROGRAM_KINDS[kind][1]})" if kind == TRAIN_STEP else ""
 
 
 def _required_packages(config: BackendConfig) -> dict:

@@ -25,6 +25,8 @@ from typing import Any, Callable, Iterable, Mapping
 from harness.backend_interface import PROGRAM_KINDS, load_object
 from harness.case_data import DTYPES, Case
 from harness.families.built import Built
+from harness.training.params import KIND as TRAIN_STEP
+from harness.training.params import is_train_step
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,6 +177,11 @@ class Family:
             if kind not in PROGRAM_KINDS:
                 raise ValueError(f"family {self.name}: {field} {kind!r} is not one of {', '.join(PROGRAM_KINDS)}")
 
+    def kind(self, params: Mapping[str, Any]) -> str:
+        """The kind of program a case of this family is (what a backend's `programs:` must take): a
+        training step when its params say `train_step` (harness.training), else the family's own."""
+        return TRAIN_STEP if is_train_step(params) else self.program
+
     def graph_cutter(self) -> str | None:
         return self.graph or DEFAULT_GRAPHS.get(self.program)
 
@@ -185,6 +192,9 @@ class Family:
         errors name its file and line instead). The one way every family makes a case."""
         case_id = f"{self.name}/{name}"
         try:
+            if self.program != "torch" and params.get("train_step"):
+                raise ValueError(f"train_step: {self.name} cases are {PROGRAM_KINDS[self.program][1]}, not PyTorch "
+                                 "programs; a training step is one of a PyTorch module (leave train_step out)")
             normalised = self.validate(params)
             if normalised.get("dtype") not in DTYPES:
                 raise ValueError(f"the family's validate gave dtype {normalised.get('dtype')!r}, not one of "

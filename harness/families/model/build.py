@@ -20,6 +20,7 @@ from harness.case_data import Case
 from harness.draw_tensors import draw_sets
 from harness.families.built import EagerGolden, GivenGolden, Golden, RatioGolden
 from harness.families.interface import Built
+from harness.families.train_step.build import train_step_built
 from harness.installation.extras import install_command
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
 
@@ -54,6 +55,8 @@ def build_model(params: dict) -> torch.nn.Module:
     """The model its params describe, seeded, random weights, at its dtype and mode."""
     model_class = model_class_named(params["transformers"])
     config = make_config(model_class, params["config"], params["attn_implementation"])
+    if params["train_step"]:
+        quiet_training(config, params["config"])
     torch.manual_seed(params["seed"])
     model = model_class(config)
     if getattr(config, "use_cache", False):   # its cache objects' tensors become outputs (leaves) too
@@ -64,7 +67,20 @@ def build_model(params: dict) -> torch.nn.Module:
         make_buffers_persistent(model)
     check_inputs(model, params["inputs"])
     calibrate_batch_norm(model, calibration_shapes(params), params["seed"])
-    return model.to(getattr(torch, params["dtype"])).train(params["train"])
+    return model.to(getattr(torch, params["dtype"])).train(params["train"] or params["train_step"])
+
+
+# Config keys of training-mode randomness: dropout (attention_probs_dropout_prob, attn_pdrop), LayerDrop,
+# stochastic depth (drop_path_rate), SpecAugment's masking (mask_time_prob).
+RANDOM_IN_TRAINING = re.compile(r"drop|mask_\w*prob")
+
+
+def quiet_training(config: Any, given: dict) -> None:
+    """Every probability of training-mode randomness in the config at 0, unless the case gives it (a
+    training step is deterministic: TrainStep checks it)."""
+    for key, value in config.to_dict().items():
+        if RANDOM_IN_TRAINING.search(key) and key not in given and isinstance(value, float):
+            setattr(config, key, 0.0)
 
 
 def model_class_named(name: str) -> type:
@@ -190,13 +206,23 @@ class Model(torch.nn.Module):
 def build(case: Case) -> Built:
     p = case.params
     model = ModelCase(dict(p))
-    input_sets = draw_sets(list(p["inputs"].values()), p["input_sets"], p["seed"])
+    specs = dict(p["inputs"])
+    own_loss = p["train_step"] and takes_labels(model, specs)
+    if own_loss and "labels" not in specs:   # the labels of a language model's own loss: drawn like its tokens
+        specs["labels"] = specs["input_ids"]
+        model.input_names.append("labels")
+    more = [shapes + [shapes[list(specs).index("input_ids")]] for shapes in p["input_sets"]] \
+        if len(specs) > len(p["inputs"]) else p["input_sets"]
+    input_sets = draw_sets(list(specs.values()), more, p["seed"])
     with torch.no_grad():
         nested = [model.inner(**dict(zip(model.input_names, _copies(inputs)))) for inputs in input_sets]
     outputs = [output_leaves(output) for output in nested]
-    dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"].values())
-    program = Program(case.id, model, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
+    dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in specs.values())
     notes: dict[str, Any] = {"parameters": sum(t.numel() for t in model.inner.parameters())}
+    if p["train_step"]:
+        return train_step_built(case, model, output_names(nested[0]), input_sets, dynamic if any(dynamic) else None,
+                                own_loss, notes)
+    program = Program(case.id, model, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
     try:
         values = float64_outputs(model, input_sets)
     except Exception as e:  # noqa: BLE001 - any failure: the model cannot run in float64
@@ -211,6 +237,12 @@ def build(case: Case) -> Built:
     else:
         golden = RatioGolden(values, p["accuracy"]["multiplier"], p["accuracy"]["floor"])
     return Built(program, input_sets, reference=outputs, golden=golden, tolerance=tolerance or None, notes=notes)
+
+
+def takes_labels(model: ModelCase, specs: dict) -> bool:
+    """Whether the model computes its own loss: its forward takes `labels`, given or drawn like `input_ids`."""
+    takes = "labels" in inspect.signature(model.inner.forward).parameters
+    return takes and ("labels" in specs or "input_ids" in specs)
 
 
 def _copies(inputs: tuple) -> tuple:

@@ -27,6 +27,11 @@ The params, all JSON-able (a registry entry's tier or variant and a `--cases-fil
                         RMS (PyTorch's dynamo benchmarks' rule)                       default {3.0, by dtype}
     tolerance           {rtol, atol}: the element-wise comparison instead of `accuracy`      default none
     tier                the size tier a registry case is (tiny, small): a tag             default none
+    train_step          one training step instead of the forward pass (harness.training.params:
+                        with optimizer and lr): in training mode with every dropout and masking
+                        probability of the config at 0, the loss the architecture's own where its
+                        forward takes labels (drawn like input_ids), else the mean square of its
+                        first output; compared by `accuracy` against float64 autograd  default false
 
 Outputs are the leaves of the model's output (a ModelOutput, tuples of caches), each compared on
 its own and named by its path (`last_hidden_state`, `logits`). Ids read `model/<name>`.
@@ -36,6 +41,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from harness.case_data import check_keys
+from harness.families.built import RATIO_FLOORS, RATIO_MULTIPLIER
 from harness.families.tensor_inputs import (
     FLOAT_DTYPES,
     flag,
@@ -46,18 +52,13 @@ from harness.families.tensor_inputs import (
     seed_of,
     tolerance,
 )
+from harness.training import params as training
 
 FAMILY = "model"
 PARAM_KEYS = ("transformers", "config", "inputs", "input_sets", "seed", "dtype", "train", "attn_implementation",
-              "persistent_buffers", "calibrate_batch_norm", "accuracy", "tolerance", "tier")
+              "persistent_buffers", "calibrate_batch_norm", "accuracy", "tolerance", "tier", *training.KEYS)
 ATTENTION = ("sdpa", "eager")
 TIERS = ("tiny", "small")
-DEFAULT_MULTIPLIER = 3.0
-# The error floor by dtype, as a fraction of an output's RMS: what a correct backend's reordered
-# sums may add where eager's own error is near 0 (an output it computes exactly). On the tiny tier
-# (2026-12-03) every passing result of 8 backends stayed within 3x eager's error without it: the
-# closest, Gemma's logits on onnx-linalg-on-tensors, at 2.95x (benchmarks/RESULTS.md).
-DEFAULT_FLOORS = {"float64": 1e-12, "float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
 UNSEEN_VOCABULARY = 100   # token ids stay below it when the config names no vocab_size
 
 
@@ -86,6 +87,7 @@ def validate(params: Mapping[str, Any]) -> dict:
         "persistent_buffers": flag(params, "persistent_buffers"),
         "calibrate_batch_norm": flag(params, "calibrate_batch_norm"),
         "accuracy": None if fixed else _accuracy(params.get("accuracy"), dtype), "tolerance": fixed, "tier": tier,
+        **training.validate(params),
     }
 
 
@@ -125,7 +127,7 @@ def _accuracy(raw: Any, dtype: str) -> dict:
     if not isinstance(raw, dict):
         raise ValueError(f"accuracy must be {{multiplier: M, floor: F}}, not {raw!r}")
     check_keys(raw, ("multiplier", "floor"), "accuracy")
-    result = {"multiplier": raw.get("multiplier", DEFAULT_MULTIPLIER), "floor": raw.get("floor", DEFAULT_FLOORS[dtype])}
+    result = {"multiplier": raw.get("multiplier", RATIO_MULTIPLIER), "floor": raw.get("floor", RATIO_FLOORS[dtype])}
     for key, value in result.items():
         if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
             raise ValueError(f"accuracy.{key} must be a non-negative number, not {value!r}")
@@ -139,6 +141,8 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
         tags.append("dynamic")
     if params["train"]:
         tags.append("train")
+    if params["train_step"]:
+        tags.append("train_step")
     if params["attn_implementation"]:
         tags.append(f"attention_{params['attn_implementation']}")
     if params["persistent_buffers"]:

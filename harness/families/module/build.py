@@ -21,6 +21,7 @@ from harness.case_data import Case
 from harness.draw_tensors import draw_sets
 from harness.families.built import EagerGolden, GivenGolden, Golden
 from harness.families.interface import Built
+from harness.families.train_step.build import train_step_built
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
 
 
@@ -36,7 +37,7 @@ class ModuleCase(torch.nn.Module):
         if not isinstance(self.inner, torch.nn.Module):
             raise TypeError(f"{params['module']}(**init) returned {type(self.inner).__name__} {self.inner!r:.80}, "
                             "not an nn.Module")
-        self.inner.to(getattr(torch, params["dtype"])).train(params["train"])
+        self.inner.to(getattr(torch, params["dtype"])).train(params["train"] or params["train_step"])
         self.input_names = _argument_names(self.inner, len(params["inputs"]))
 
     def forward(self, *inputs):
@@ -83,6 +84,9 @@ def build(case: Case) -> Built:
         nested = [module.inner(*_copies(inputs)) for inputs in input_sets]
     outputs = [output_leaves(output) for output in nested]
     dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"])
+    if p["train_step"]:
+        return train_step_built(case, module, output_names(nested[0]), input_sets, dynamic if any(dynamic) else None,
+                                False, {})
     program = Program(case.id, module, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
     tolerance = p["tolerance"] and (p["tolerance"]["rtol"], p["tolerance"]["atol"])
     golden: Golden = EagerGolden()

@@ -16,6 +16,10 @@ and a `--cases-file` entry with `family: module` take the same keys):
     tolerance   {rtol, atol} in place of the backend's for this case           default none
     dtype       the case's dtype: its first floating input's (derived, checked when given); the
                 module's floating parameters and buffers are cast to it
+    train_step  one training step instead of the forward pass (harness.training.params: with
+                optimizer and lr): in training mode, dropout at 0, the loss the mean square of its
+                first floating output, compared with float64 autograd by the ratio of its error to
+                eager's (harness.families.built.RatioGolden; `tolerance` instead when given)
 
 Outputs may be tensors, Python scalars, or tuples, lists and dicts of them; each leaf is one
 output, named by its path (`output`, `output0`, `logits`, `hidden.1`). Ids read `module/<name>`.
@@ -35,8 +39,9 @@ from harness.families.tensor_inputs import (
     seed_of,
     tolerance,
 )
+from harness.training import params as training
 
-PARAM_KEYS = ("module", "init", "train", "seed", "inputs", "input_sets", "tolerance", "dtype")
+PARAM_KEYS = ("module", "init", "train", "seed", "inputs", "input_sets", "tolerance", "dtype", *training.KEYS)
 
 
 def validate(params: Mapping[str, Any]) -> dict:
@@ -56,6 +61,7 @@ def validate(params: Mapping[str, Any]) -> dict:
         "input_sets": input_sets(params.get("input_sets", []), inputs),
         "tolerance": tolerance(params.get("tolerance")),
         "dtype": next((i["dtype"] for i in inputs if i["dtype"] in FLOAT_DTYPES), "float32"),
+        **training.validate(params),
     }
     if params.get("dtype", normalised["dtype"]) != normalised["dtype"]:
         raise ValueError(f"dtype {params['dtype']!r} is not the first floating input's ({normalised['dtype']}): "
@@ -74,4 +80,6 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
         tags.append("dynamic")
     if any(s in i for i in params["inputs"] for s in SPECIALS):
         tags.append("nonfinite")
+    if params["train_step"]:
+        tags.append("train_step")
     return tags

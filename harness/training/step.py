@@ -1,0 +1,124 @@
+"""A training step as a module (worker side): the loss of a family's module, the gradient of every
+parameter the loss reaches and, with SGD, the updated parameters; run eagerly by autograd.
+
+`TrainStep` is both the program's module (eager runs it, its float64 copy gives the golden) and
+`Program.train_step`: `joint_graph` is what export_program gives a backend (harness.training.joint),
+and `step(loss_fn, inputs)` runs the step around another implementation of the loss (a
+torch.compile'd one: autograd then runs the backward that compiler made).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Sequence
+
+import torch
+
+from harness.training.params import output_names
+
+
+class TrainingStepError(ValueError):
+    """A training step the module cannot give (a random forward pass, no parameter to train): one line."""
+
+
+class Loss(torch.nn.Module):
+    """forward(*inputs) -> a scalar: output `index` of `module` as it is (`own`: the architecture's
+    own loss), else its mean square error against `target`, at float32 or wider.
+
+    A target, not the output's plain mean square: a LayerNorm'd output (every encoder's last hidden
+    state) has a mean square that hardly depends on its input, so every gradient before that norm
+    would be rounding noise (about 1e-10 on BERT's tiny tier), which no comparison can judge."""
+
+    def __init__(self, module: torch.nn.Module, index: int, own: bool, target: torch.Tensor | None = None):
+        super().__init__()
+        self.module, self.index, self.own = module, index, own
+        self.register_buffer("target", target)   # persistent: torch-mlir's importer maps only those
+
+    def forward(self, *inputs):
+        output = self.module(*inputs)[self.index]
+        wide = output.to(torch.promote_types(output.dtype, torch.float32))
+        return wide if self.own else (wide - self.target.to(wide.dtype)).square().mean()
+
+
+class TrainStep(torch.nn.Module):
+    """forward(*inputs) -> (loss, grad of each trained parameter..., [updated parameter...]).
+
+    `prefix` is what the family's wrapping adds to a parameter's path in the user's model
+    ("module.inner."): outputs are named by the path in the model. Parameters the loss does not
+    reach on `example_inputs` are frozen (`frozen` names them): a joint graph cannot give them a
+    gradient (pytorch issue 101192)."""
+
+    def __init__(self, loss: Loss, prefix: str, optimizer: str | None, lr: float, example_inputs: tuple):
+        super().__init__()
+        self.loss, self.prefix, self.optimizer, self.lr = loss, prefix, optimizer, lr
+        silence_dropout(loss)
+        self.frozen = freeze_unreached(loss, example_inputs, prefix)
+        if not self.trained_names():
+            raise TrainingStepError("the loss reaches no parameter: there is nothing to train")
+        check_deterministic(loss, example_inputs)
+
+    def trained(self) -> list[tuple[str, torch.nn.Parameter]]:
+        """(path in the model, parameter) of each parameter the step trains, in the module's order."""
+        return [(name.removeprefix(self.prefix), p) for name, p in self.loss.named_parameters() if p.requires_grad]
+
+    def trained_names(self) -> list[str]:
+        return [name for name, _ in self.trained()]
+
+    def output_names(self) -> list[str]:
+        return output_names(self.trained_names(), self.optimizer)
+
+    def forward(self, *inputs):
+        return self.step(self.loss, inputs)
+
+    def step(self, loss_fn: Callable[..., torch.Tensor], inputs: Sequence[Any]) -> tuple:
+        """One step with `loss_fn` in place of the loss (the same parameters): autograd differentiates it."""
+        parameters = [p for _, p in self.trained()]
+        with torch.enable_grad():
+            loss = loss_fn(*inputs)
+            grads = torch.autograd.grad(loss, parameters)
+        updates = [(p - self.lr * g).detach() for p, g in zip(parameters, grads)] if self.optimizer else []
+        return (loss.detach(), *grads, *updates)
+
+    def joint_graph(self, example_inputs: tuple, dynamic_shapes: Any, strict: bool = False):
+        """The step as one exported program (harness.training.joint)."""
+        from harness.training.joint import joint_graph
+
+        return joint_graph(self, example_inputs, dynamic_shapes, strict)
+
+    def float64(self) -> "TrainStep":
+        """A float64 copy (the golden's step), the same parameters frozen."""
+        return copy.deepcopy(self).to(torch.float64)
+
+
+def silence_dropout(module: torch.nn.Module) -> None:
+    """Dropout modules at p=0: the step is the training-mode forward pass without its randomness
+    (a family turns off what its models do otherwise, such as a config's attention dropout)."""
+    for inner in module.modules():
+        if isinstance(inner, torch.nn.modules.dropout._DropoutNd):
+            inner.p = 0.0
+
+
+def freeze_unreached(loss: Loss, inputs: tuple, prefix: str) -> list[str]:
+    """Freeze the parameters the loss does not depend on; their paths in the model."""
+    named = [(name, p) for name, p in loss.named_parameters() if p.requires_grad]
+    with torch.enable_grad():
+        grads = torch.autograd.grad(loss(*_copies(inputs)), [p for _, p in named], allow_unused=True)
+    frozen = []
+    for (name, parameter), grad in zip(named, grads):
+        if grad is None:
+            parameter.requires_grad_(False)
+            frozen.append(name.removeprefix(prefix))
+    return frozen
+
+
+def check_deterministic(loss: Loss, inputs: tuple) -> None:
+    """Two calls of the training-mode forward pass give one loss, else TrainingStepError: a step
+    whose forward pass draws random numbers (dropout left on, masking) has no golden."""
+    with torch.no_grad():
+        first, second = loss(*_copies(inputs)), loss(*_copies(inputs))
+    if not torch.allclose(first, second, rtol=0.0, atol=0.0, equal_nan=True):
+        raise TrainingStepError(f"the training-mode forward pass is random (two calls gave losses {first.item():.6g} "
+                                f"and {second.item():.6g}): turn off its dropout or masking in the case's params")
+
+
+def _copies(inputs: Sequence[Any]) -> tuple:
+    return tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in inputs)

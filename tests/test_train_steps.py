@@ -1,0 +1,66 @@
+"""Training steps (harness.training): the params, the program kind that keeps them from the ONNX
+backends, the registry's train_step variants, and one step built and exported in this process: its
+outputs named, its joint graph's gradients autograd's, a perturbed backward op a mismatch that
+names the gradients."""
+from __future__ import annotations
+
+import pytest
+
+from harness.families.module import MODULE, module_case
+from harness.training import params
+
+BLOCKS = "harness.cases.models.blocks"
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"train_step": "yes"}, "train_step must be true or false"),
+    ({"train_step": True, "optimizer": "adam"}, "optimizer 'adam' is not one of sgd"),
+    ({"train_step": True, "lr": 0}, "lr must be a positive number"),
+    ({"optimizer": "sgd"}, "optimizer and lr apply to a training step only"),
+])
+def test_bad_params_are_one_line(given, message):
+    with pytest.raises(ValueError, match=message):
+        params.validate(given)
+
+
+def test_a_step_is_a_program_kind_of_its_own():
+    case = module_case("mlp_step", f"{BLOCKS}:MLP", [{"shape": [4, 16]}], train_step=True, optimizer="sgd")
+    assert case.params["lr"] == 0.01 and "train_step" in case.tags
+    assert MODULE.kind(case.params) == "train_step" and MODULE.kind({"train_step": False}) == "torch"
+    assert params.output_names(["a.weight"], "sgd") == ["loss", "grad/a.weight", "param/a.weight"]
+
+
+def test_an_onnx_case_refuses_train_step_in_one_line():
+    from harness.families.loader import family
+
+    with pytest.raises(ValueError, match="train_step: onnx_model cases are ONNX models, not PyTorch programs"):
+        family("onnx_model").case("m", {"model": "m.onnx", "train_step": True})
+
+
+def test_the_registry_has_a_step_on_the_tiny_tier_of_at_least_24_architectures():
+    from harness.cases.model import REGISTRY
+    from harness.families.model import MODEL
+    from harness.families.model.registry import registry_cases
+
+    steps = [c for c in registry_cases(MODEL, REGISTRY, ("tiny", "small")) if c.params["train_step"]]
+    assert len(steps) >= 24 and all(c.id.endswith("/tiny/train_step") for c in steps)
+    assert all(MODEL.kind(c.params) == "train_step" and "train_step" in c.tags for c in steps)
+
+
+def test_a_step_exports_to_autograds_gradients_in_its_order():
+    torch = pytest.importorskip("torch")
+    from harness.backend_interface import export_program, user_output_count
+    from harness.families.module.build import build
+
+    case = module_case("attention_step", f"{BLOCKS}:SelfAttention", [{"shape": [2, 5, 16], "values": "normal"}],
+                       train_step=True, optimizer="sgd")
+    built = build(case)
+    program = built.program
+    assert program.output_names == ["loss", "grad/qkv.weight", "grad/qkv.bias", "grad/out.weight", "grad/out.bias",
+                                    "param/qkv.weight", "param/qkv.bias", "param/out.weight", "param/out.bias"]
+    for strict in (False, True):   # a strict export orders parameters its own way
+        exported = export_program(program, strict=strict)
+        assert user_output_count(exported) == len(program.output_names)
+        got = exported.module()(*program.example_inputs)
+        for name, g, want in zip(program.output_names, got, program.module(*program.example_inputs)):
+            assert torch.allclose(g, want, rtol=1e-4, atol=1e-6), name   # PyTorch's attention pair, kept whole
