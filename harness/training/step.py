@@ -102,7 +102,7 @@ def freeze_unreached(loss: Loss, inputs: tuple, prefix: str) -> list[str]:
     named = [(name, p) for name, p in loss.named_parameters() if p.requires_grad]
     with torch.enable_grad():
         grads = torch.autograd.grad(loss(*_copies(inputs)), [p for _, p in named], allow_unused=True)
-    frozen = []
+    frozen: list[str] = []
     for (name, parameter), grad in zip(named, grads):
         if grad is None:
             parameter.requires_grad_(False)
