@@ -186,8 +186,8 @@ class Runner:
         counts = collections.Counter((case.family, kind, name) for case in self.all_cases if touched(case.family)
                                      if (kind := self.families[case.family].kind(case.params))
                                      for name, config in self.configs.items() if not config.takes(kind))
-        return [f"{n:,} {family} case{'s' * (n != 1)}{_of_kind(kind)} not collected for {backend}: "
-                f"not applicable, it takes {self.configs[backend].takes_only()}"
+        return [f"{n:,} {family} case{'s' * (n != 1)}{_of_kind(kind)} not collected for {backend}: it takes "
+                f"{self.configs[backend].takes_only()}" + (", not their training steps" if kind == TRAIN_STEP else "")
                 for (family, kind, backend), n in counts.items()]
 
     def perf_contention(self, processes: int) -> str | None:

@@ -66,7 +66,7 @@ class BackendConfig:
 
     def takes_only(self) -> str:
         """`PyTorch programs only`, `PyTorch programs and ONNX models`: for the run's summary."""
-        names = [PROGRAM_KINDS[kind][1] for kind in self.programs]
+        names = [PROGRAM_KINDS[kind][1] for kind in self.programs if kind != "train_step"]   # a PyTorch program too
         return " and ".join(names) + (" only" if len(names) == 1 else "")
 
     def module_of(self, distribution: str) -> str:
