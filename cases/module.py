@@ -24,9 +24,9 @@ CASES = [
                   "-inf": [[1, 0]] + [[3, column] for column in range(6)]}]),
     module_case("gru_encoder", f"{BLOCKS}:GRUEncoder", [{"shape": [2, 5, 4], "values": "normal"}]),
     # Training steps (harness.training): the loss, every parameter's gradient, and SGD's updates.
-    module_case("mlp_train_step", f"{BLOCKS}:MLP", FEATURES, train_step=True, optimizer="sgd"),
-    module_case("conv_bn_relu_train_step", f"{BLOCKS}:ConvBNReLU", [{"shape": [2, 3, 8, 8], "values": "normal"}],
+    module_case("train_step_mlp_sgd", f"{BLOCKS}:MLP", FEATURES, train_step=True, optimizer="sgd"),
+    module_case("train_step_conv_bn_relu", f"{BLOCKS}:ConvBNReLU", [{"shape": [2, 3, 8, 8], "values": "normal"}],
                 train_step=True),
-    module_case("self_attention_train_step", f"{BLOCKS}:SelfAttention", [{"shape": [2, 5, 16], "values": "normal"}],
+    module_case("train_step_self_attention", f"{BLOCKS}:SelfAttention", [{"shape": [2, 5, 16], "values": "normal"}],
                 train_step=True),
 ]
