@@ -186,8 +186,7 @@ class Runner:
         counts = collections.Counter((case.family, kind, name) for case in self.all_cases if touched(case.family)
                                      if (kind := self.families[case.family].kind(case.params))
                                      for name, config in self.configs.items() if not config.takes(kind))
-        return [f"{n:,} {family} case{'s' * (n != 1)}{_of_kind(kind)} not collected for {backend}: it takes "
-                f"{self.configs[backend].takes_only()}" + (", not their training steps" if kind == TRAIN_STEP else "")
+        return [_uncollected_line(n, family, kind, backend, self.configs[backend].takes_only())
                 for (family, kind, backend), n in counts.items()]
 
     def perf_contention(self, processes: int) -> str | None:
@@ -242,9 +241,13 @@ class Runner:
             self._workers.close()
 
 
-def _of_kind(kind: str) -> str:
-    """` (PyTorch training steps)` where a case's kind is not its family's everyday one."""
-    return f" ({PROGRAM_KINDS[kind][1]})" if kind == TRAIN_STEP else ""
+def _uncollected_line(count: int, family: str, kind: str, backend: str, takes: str) -> str:
+    """`N module cases (PyTorch training steps) not collected for B: it takes ..., not their training steps`."""
+    cases = f"{count:,} {family} case{'s' * (count != 1)}"
+    if kind == TRAIN_STEP:
+        return (f"{cases} ({PROGRAM_KINDS[kind][1]}) not collected for {backend}: it takes {takes}, "
+                "not their training steps")
+    return f"{cases} not collected for {backend}: it takes {takes}"
 
 
 def _required_packages(config: BackendConfig) -> dict:

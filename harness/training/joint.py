@@ -38,7 +38,7 @@ class JointGraphError(RuntimeError):
 # Ops the joint graph keeps whole, forward and backward alike. PyTorch 2.13's decomposition of the
 # CPU flash attention returns the attention weights where the fused op returns its logsumexp, which
 # the fused backward (kept whole) reads: _export_forward_backward's attention gradients are wrong
-# (docs/how-to/training-steps.md). Kept whole, the pair is autograd's own.
+# (docs/reference/case-params.md#training-steps). Kept whole, the pair is autograd's own.
 KEPT_WHOLE = (torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default,)
 
 

@@ -51,10 +51,10 @@ class TrainStep(torch.nn.Module):
         super().__init__()
         self.loss, self.prefix, self.optimizer, self.lr = loss, prefix, optimizer, lr
         silence_dropout(loss)
-        self.frozen = freeze_unreached(loss, example_inputs, prefix)
+        self.frozen, first = freeze_unreached(loss, example_inputs, prefix)
         if not self.trained_names():
             raise TrainingStepError("the loss reaches no parameter: there is nothing to train")
-        check_deterministic(loss, example_inputs)
+        check_deterministic(loss, example_inputs, first)
 
     def trained(self) -> list[tuple[str, torch.nn.Parameter]]:
         """(path in the model, parameter) of each parameter the step trains, in the module's order."""
@@ -97,28 +97,31 @@ def silence_dropout(module: torch.nn.Module) -> None:
             inner.p = 0.0
 
 
-def freeze_unreached(loss: Loss, inputs: tuple, prefix: str) -> list[str]:
-    """Freeze the parameters the loss does not depend on; their paths in the model."""
+def freeze_unreached(loss: Loss, inputs: tuple, prefix: str) -> tuple[list[str], torch.Tensor]:
+    """Freeze the parameters the loss does not depend on: their paths in the model, and the loss."""
     named = [(name, p) for name, p in loss.named_parameters() if p.requires_grad]
     with torch.enable_grad():
-        grads = torch.autograd.grad(loss(*_copies(inputs)), [p for _, p in named], allow_unused=True)
+        value = loss(*copies(inputs))
+        grads = torch.autograd.grad(value, [p for _, p in named], allow_unused=True)
     frozen: list[str] = []
     for (name, parameter), grad in zip(named, grads):
         if grad is None:
             parameter.requires_grad_(False)
             frozen.append(name.removeprefix(prefix))
-    return frozen
+    return frozen, value.detach()
 
 
-def check_deterministic(loss: Loss, inputs: tuple) -> None:
-    """Two calls of the training-mode forward pass give one loss, else TrainingStepError: a step
-    whose forward pass draws random numbers (dropout left on, masking) has no golden."""
+def check_deterministic(loss: Loss, inputs: tuple, first: torch.Tensor) -> None:
+    """A second call of the training-mode forward pass gives the loss `first` did, else
+    TrainingStepError: a step whose forward pass draws random numbers (dropout left on, masking)
+    has no golden."""
     with torch.no_grad():
-        first, second = loss(*_copies(inputs)), loss(*_copies(inputs))
+        second = loss(*copies(inputs))
     if not torch.allclose(first, second, rtol=0.0, atol=0.0, equal_nan=True):
         raise TrainingStepError(f"the training-mode forward pass is random (two calls gave losses {first.item():.6g} "
                                 f"and {second.item():.6g}): turn off its dropout or masking in the case's params")
 
 
-def _copies(inputs: Sequence[Any]) -> tuple:
+def copies(inputs: Sequence[Any]) -> tuple:
+    """The inputs as new tensors (a module may write into its inputs)."""
     return tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in inputs)

@@ -217,12 +217,12 @@ def build(case: Case) -> Built:
     with torch.no_grad():
         nested = [model.inner(**dict(zip(model.input_names, _copies(inputs)))) for inputs in input_sets]
     outputs = [output_leaves(output) for output in nested]
-    dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in specs.values())
+    dims = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in specs.values())
+    dynamic = dims if any(dims) else None
     notes: dict[str, Any] = {"parameters": sum(t.numel() for t in model.inner.parameters())}
     if p["train_step"]:
-        return train_step_built(case, model, output_names(nested[0]), input_sets, dynamic if any(dynamic) else None,
-                                own_loss, notes)
-    program = Program(case.id, model, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
+        return train_step_built(case, model, output_names(nested[0]), outputs[0], input_sets, dynamic, own_loss, notes)
+    program = Program(case.id, model, input_sets[0], dynamic, output_names(nested[0]))
     try:
         values = float64_outputs(model, input_sets)
     except Exception as e:  # noqa: BLE001 - any failure: the model cannot run in float64

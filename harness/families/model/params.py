@@ -30,8 +30,9 @@ The params, all JSON-able (a registry entry's tier or variant and a `--cases-fil
     train_step          one training step instead of the forward pass (harness.training.params:
                         with optimizer and lr): in training mode with every dropout and masking
                         probability of the config at 0, the loss the architecture's own where its
-                        forward takes labels (drawn like input_ids), else the mean square of its
-                        first output; compared by `accuracy` against float64 autograd  default false
+                        forward takes labels (drawn like input_ids), else the mean square error of
+                        its first floating output against a seeded target; compared by `accuracy`
+                        against float64 autograd                                        default false
 
 Outputs are the leaves of the model's output (a ModelOutput, tuples of caches), each compared on
 its own and named by its path (`last_hidden_state`, `logits`). Ids read `model/<name>`.

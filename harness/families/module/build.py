@@ -83,11 +83,11 @@ def build(case: Case) -> Built:
     with torch.no_grad():
         nested = [module.inner(*_copies(inputs)) for inputs in input_sets]
     outputs = [output_leaves(output) for output in nested]
-    dynamic = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"])
+    dims = tuple({d: torch.export.Dim.DYNAMIC for d in spec["dynamic"]} or None for spec in p["inputs"])
+    dynamic = dims if any(dims) else None
     if p["train_step"]:
-        return train_step_built(case, module, output_names(nested[0]), input_sets, dynamic if any(dynamic) else None,
-                                False, {})
-    program = Program(case.id, module, input_sets[0], dynamic if any(dynamic) else None, output_names(nested[0]))
+        return train_step_built(case, module, output_names(nested[0]), outputs[0], input_sets, dynamic, False, {})
+    program = Program(case.id, module, input_sets[0], dynamic, output_names(nested[0]))
     tolerance = p["tolerance"] and (p["tolerance"]["rtol"], p["tolerance"]["atol"])
     golden: Golden = EagerGolden()
     notes = {}

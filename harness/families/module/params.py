@@ -17,9 +17,10 @@ and a `--cases-file` entry with `family: module` take the same keys):
     dtype       the case's dtype: its first floating input's (derived, checked when given); the
                 module's floating parameters and buffers are cast to it
     train_step  one training step instead of the forward pass (harness.training.params: with
-                optimizer and lr): in training mode, dropout at 0, the loss the mean square of its
-                first floating output, compared with float64 autograd by the ratio of its error to
-                eager's (harness.families.built.RatioGolden; `tolerance` instead when given)
+                optimizer and lr): in training mode, dropout at 0, the loss the mean square error
+                of its first floating output against a seeded target, compared with float64
+                autograd by the ratio of its error to eager's (harness.families.built.RatioGolden;
+                `tolerance` instead when given)
 
 Outputs may be tensors, Python scalars, or tuples, lists and dicts of them; each leaf is one
 output, named by its path (`output`, `output0`, `logits`, `hidden.1`). Ids read `module/<name>`.

@@ -10,20 +10,21 @@ import torch
 from harness.backend_interface import Program
 from harness.case_data import Case
 from harness.families.built import RATIO_FLOORS, RATIO_MULTIPLIER, Built, EagerGolden, GivenGolden, Golden, RatioGolden
-from harness.training.step import Loss, TrainStep
+from harness.training.step import Loss, TrainStep, copies
 
 PREFIX = "module.inner."   # a family module's `inner` (the user's model), inside the Loss's `module`
 
 
-def train_step_built(case: Case, module: torch.nn.Module, names: list[str], input_sets: list[tuple],
+def train_step_built(case: Case, module: torch.nn.Module, names: list[str], outputs: tuple, input_sets: list[tuple],
                      dynamic_shapes: Any, own_loss: bool, notes: dict[str, Any]) -> Built:
     """The step of `module` (a family's module, its user model at `module.inner`, its outputs
-    `names`) on the input sets. `own_loss`: its output `loss` is the loss (the architecture's own);
-    else the mean square of its first floating output. The params' `accuracy` (RatioGolden) or
-    `tolerance` judge it."""
+    `names`, their eager values on the first input set `outputs`) on the input sets. `own_loss`: its
+    output `loss` is the loss (the architecture's own); else the mean square error of its first
+    floating output against a seeded target. The params' `accuracy` (RatioGolden) or `tolerance`
+    judge it."""
     p = case.params
-    index = names.index("loss") if own_loss else first_floating(module, input_sets[0])
-    target = None if own_loss else seeded_target(module, index, input_sets[0], p["seed"])
+    index = names.index("loss") if own_loss else first_floating(outputs)
+    target = None if own_loss else seeded_target(outputs[index], p["seed"])
     step = TrainStep(Loss(module, index, own_loss, target), PREFIX, p["optimizer"], p["lr"], input_sets[0])
     reference = [step(*copies(inputs)) for inputs in input_sets]
     program = Program(case.id, step, input_sets[0], dynamic_shapes, step.output_names(), train_step=step)
@@ -52,24 +53,17 @@ def ratio_rule(params: Mapping[str, Any]) -> tuple[float, float]:
     return (accuracy.get("multiplier", RATIO_MULTIPLIER), accuracy.get("floor", RATIO_FLOORS[params["dtype"]]))
 
 
-def first_floating(module: torch.nn.Module, inputs: tuple) -> int:
-    """The index of the module's first floating output (the mean-square loss's)."""
-    with torch.no_grad():
-        outputs = module(*copies(inputs))
+def first_floating(outputs: tuple) -> int:
+    """The index of the first floating output (the mean square error's)."""
     for index, output in enumerate(outputs):
         if isinstance(output, torch.Tensor) and output.is_floating_point():
             return index
     raise ValueError("the module has no floating output to take a loss of")
 
 
-def seeded_target(module: torch.nn.Module, index: int, inputs: tuple, seed: int) -> torch.Tensor:
+def seeded_target(output: torch.Tensor, seed: int) -> torch.Tensor:
     """A normal target of the output's shape, drawn in float64 from the case's seed (the same at every
     dtype; a dynamic dim's other sizes are not supported: the target's shape is the first set's)."""
-    with torch.no_grad():
-        output = module(*copies(inputs))[index]
     generator = torch.Generator().manual_seed(seed + 1)   # not the inputs' stream
     return torch.randn(output.shape, generator=generator, dtype=torch.float64).to(output.dtype)
 
-
-def copies(inputs: tuple) -> tuple:
-    return tuple(t.clone() for t in inputs)
