@@ -206,7 +206,7 @@ BAD = [
         "configs/b.yaml: extends 'a', which extends it back; break the cycle"),
     Bad("config-programs-unknown-kind", "a program kind no front-end builds",
         {"configs/broken.yaml": "name: broken\nclass: a:B\nprograms: {tflite: its converter}\n"}, (),
-        "configs/broken.yaml: programs names unknown kind 'tflite'; use torch, onnx"),
+        "configs/broken.yaml: programs names unknown kind 'tflite'; use torch, onnx, train_step"),
     Bad("config-options-not-a-mapping", "options that are not a mapping",
         {"configs/broken.yaml": "name: broken\nclass: a:B\noptions: [1]\n"}, (),
         "configs/broken.yaml: 'options' must be a mapping"),
