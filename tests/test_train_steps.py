@@ -5,6 +5,7 @@ names the gradients."""
 from __future__ import annotations
 
 import pytest
+from extras import needs
 
 from harness.families.module import MODULE, module_case
 from harness.training import params
@@ -64,3 +65,38 @@ def test_a_step_exports_to_autograds_gradients_in_its_order():
         got = exported.module()(*program.example_inputs)
         for name, g, want in zip(program.output_names, got, program.module(*program.example_inputs)):
             assert torch.allclose(g, want, rtol=1e-4, atol=1e-6), name   # PyTorch's attention pair, kept whole
+
+
+def _replayed(built) -> tuple:
+    """The bundle's model.py of the step, run as repro.py runs it: its outputs on the first input set."""
+    namespace: dict = {}
+    exec("import torch\n\n\n" + built.program.module.repro_source(), namespace)   # noqa: S102 - our own source
+    return namespace["Model"]()(*built.input_sets[0])
+
+
+def test_a_bundle_replays_the_step_by_autograd():
+    torch = pytest.importorskip("torch")
+    from harness.families.module.build import build
+
+    case = module_case("conv_step", f"{BLOCKS}:ConvBNReLU", [{"shape": [2, 3, 8, 8], "values": "normal"}],
+                       train_step=True, optimizer="sgd")
+    built = build(case)
+    assert built.program.module.input_names == ["x"]
+    for name, got, want in zip(built.program.output_names, _replayed(built), built.reference[0]):
+        assert torch.equal(got, want), name
+
+
+@needs("models")
+def test_a_bundle_replays_a_language_models_own_loss_with_its_dropout_off():
+    torch = pytest.importorskip("torch")
+    from harness.families.model import MODEL
+    from harness.families.model.build import build
+
+    config = {"vocab_size": 128, "n_embd": 32, "n_layer": 1, "n_head": 2, "n_positions": 64, "use_cache": False}
+    case = MODEL.case("gpt2/step", {"transformers": "GPT2LMHeadModel", "config": config,
+                                    "attn_implementation": "eager", "inputs": {"input_ids": {"shape": [2, 8]}},
+                                    "train_step": True})
+    built = build(case)
+    assert built.notes["loss"] == "the architecture's own `loss`" and built.program.module.input_names[-1] == "labels"
+    for name, got, want in zip(built.program.output_names, _replayed(built), built.reference[0]):
+        assert torch.equal(got, want), name

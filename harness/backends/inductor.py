@@ -174,5 +174,7 @@ class InductorBackend(Backend):
         return {"torch": torch.__version__,
                 "c++ compiler": f"{compiler}: {found.group(0).strip() if found else 'unknown'}"}
 
-    def standalone(self, program: Program) -> Standalone:
+    def standalone(self, program: Program) -> Standalone | None:
+        if program.train_step is not None:
+            return None   # the bundle's repro.py gives the harness command instead (a training step: not yet)
         return Standalone(STANDALONE_SCRIPTS / "inductor.py", {})

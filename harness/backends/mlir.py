@@ -327,8 +327,8 @@ class MlirBackend(Backend):
             return Standalone(STANDALONE_SCRIPTS / "mlir.py", {
                 "opt_level": int(self.options.get("opt_level", 2)),
                 "pipelines": [self.torch_backend_pipeline("onnx_backend_pipeline"), *to_llvm]})
-        if self.options.get("torch_front_end", "fx_importer") != "fx_importer":
-            return None   # the bundle's repro.py gives the harness command instead
+        if self.options.get("torch_front_end", "fx_importer") != "fx_importer" or program.train_step is not None:
+            return None   # the bundle's repro.py gives the harness command instead (a joint graph: not yet)
         return Standalone(STANDALONE_SCRIPTS / "mlir.py", {
             "func_name": symbol_name(program.name), "opt_level": int(self.options.get("opt_level", 2)),
             "strict_export": bool(self.options.get("strict_export", False)),

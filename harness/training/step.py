@@ -9,6 +9,7 @@ torch.compile'd one: autograd then runs the backward that compiler made).
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any, Callable, Sequence
 
 import torch
@@ -28,15 +29,26 @@ class Loss(torch.nn.Module):
     state) has a mean square that hardly depends on its input, so every gradient before that norm
     would be rounding noise (about 1e-10 on BERT's tiny tier), which no comparison can judge."""
 
-    def __init__(self, module: torch.nn.Module, index: int, own: bool, target: torch.Tensor | None = None):
+    def __init__(self, module: torch.nn.Module, index: int, own: bool, target_seed: int | None = None):
         super().__init__()
-        self.module, self.index, self.own = module, index, own
-        self.register_buffer("target", target)   # persistent: torch-mlir's importer maps only those
+        self.module, self.index, self.own, self.target_seed = module, index, own, target_seed
+        self.register_buffer("target", None)   # persistent: torch-mlir's importer maps only those
+
+    def aim(self, output: torch.Tensor) -> None:
+        """The target of the mean square error: a seeded normal tensor of the output's shape and dtype."""
+        if not self.own:
+            self.target = seeded_target(list(output.shape), self.target_seed or 0, output.dtype)
 
     def forward(self, *inputs):
         output = self.module(*inputs)[self.index]
         wide = output.to(torch.promote_types(output.dtype, torch.float32))
         return wide if self.own else (wide - self.target.to(wide.dtype)).square().mean()
+
+
+def seeded_target(shape: list[int], seed: int, dtype: torch.dtype) -> torch.Tensor:
+    """A normal tensor drawn in float64 from `seed` (the same values at every dtype), cast to `dtype`."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype)
 
 
 class TrainStep(torch.nn.Module):
@@ -84,6 +96,23 @@ class TrainStep(torch.nn.Module):
 
         return joint_graph(self, example_inputs, dynamic_shapes, strict)
 
+    @property
+    def input_names(self) -> list[str]:
+        """The forward's inputs, by the family module's names (a bundle's input files)."""
+        return list(getattr(self.loss.module, "input_names", ()))
+
+    def repro_source(self) -> str:
+        """The step as a standalone class `Model` (a bundle's model.py): the family module's own
+        source as `Forward`, then the loss, the gradients and the updates by autograd."""
+        family_module: Any = self.loss.module   # the family's, which offers its own source
+        forward = family_module.repro_source().replace("class Model(", "class Forward(", 1)
+        target = self.loss.target
+        spec = {"index": self.loss.index, "own": self.loss.own, "optimizer": self.optimizer, "lr": self.lr,
+                "frozen": [self.prefix + name for name in self.frozen],
+                "target": None if target is None else (list(target.shape), self.loss.target_seed or 0,
+                                                       str(target.dtype).removeprefix("torch."))}
+        return REPRO_STEP.format(forward=forward, spec=repr(spec), seeded_target=inspect.getsource(seeded_target))
+
     def float64(self) -> "TrainStep":
         """A float64 copy (the golden's step), the same parameters frozen."""
         return copy.deepcopy(self).to(torch.float64)
@@ -125,3 +154,38 @@ def check_deterministic(loss: Loss, inputs: tuple, first: torch.Tensor) -> None:
 def copies(inputs: Sequence[Any]) -> tuple:
     """The inputs as new tensors (a module may write into its inputs)."""
     return tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in inputs)
+
+
+REPRO_STEP = '''\
+{forward}
+
+STEP = {spec}
+
+
+{seeded_target}
+
+class Model(torch.nn.Module):
+    """forward(*inputs) -> (loss, gradients..., [updated parameters...]): one training step of
+    Forward, by autograd, as the harness runs it (training mode, dropout at 0)."""
+
+    def __init__(self):
+        super().__init__()
+        self.module = Forward().train()
+        for inner in self.module.modules():
+            if isinstance(inner, torch.nn.modules.dropout._DropoutNd):
+                inner.p = 0.0
+        for name, parameter in self.named_parameters():
+            parameter.requires_grad_(name not in STEP["frozen"])
+        shape, seed, dtype = STEP["target"] or ([], 0, "float32")
+        self.register_buffer("target", seeded_target(shape, seed, getattr(torch, dtype)))
+
+    def forward(self, *inputs):
+        parameters = [p for p in self.parameters() if p.requires_grad]
+        with torch.enable_grad():
+            output = self.module(*inputs)[STEP["index"]]
+            wide = output.to(torch.promote_types(output.dtype, torch.float32))
+            loss = wide if STEP["own"] else (wide - self.target.to(wide.dtype)).square().mean()
+            grads = torch.autograd.grad(loss, parameters)
+        updates = [(p - STEP["lr"] * g).detach() for p, g in zip(parameters, grads)] if STEP["optimizer"] else []
+        return (loss.detach(), *grads, *updates)
+'''

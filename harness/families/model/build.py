@@ -45,9 +45,11 @@ class ModelCase(torch.nn.Module):
     def repro_source(self) -> str:
         p = self.params
         spec = {k: p[k] for k in ("transformers", "config", "seed", "dtype", "train", "attn_implementation",
-                                  "persistent_buffers")}
+                                  "persistent_buffers", "train_step")}
         spec["calibration"] = calibration_shapes(p)
-        return REPRO_MODEL.format(spec=repr(spec), names=repr(self.input_names),
+        quiet = (f"RANDOM_IN_TRAINING = re.compile({RANDOM_IN_TRAINING.pattern!r})\n\n\n"
+                 + inspect.getsource(quiet_training))
+        return REPRO_MODEL.format(spec=repr(spec), names=repr(self.input_names), quiet=quiet,
                                   calibrate=inspect.getsource(calibrate_batch_norm))
 
 
@@ -75,7 +77,7 @@ def build_model(params: dict) -> torch.nn.Module:
 RANDOM_IN_TRAINING = re.compile(r"drop|mask_\w*prob")
 
 
-def quiet_training(config: Any, given: dict) -> None:
+def quiet_training(config: "Any", given: dict) -> None:   # quoted: a bundle's model.py copies it
     """Every probability of training-mode randomness in the config at 0, unless the case gives it (a
     training step is deterministic: TrainStep checks it)."""
     for key, value in config.to_dict().items():
@@ -167,6 +169,7 @@ def check_inputs(model: torch.nn.Module, inputs: dict) -> None:
 
 REPRO_MODEL = '''\
 import os
+import re
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")   # built from its config: nothing to download
 import transformers
@@ -184,6 +187,8 @@ class Model(torch.nn.Module):
         model_class = getattr(transformers, SPEC["transformers"])
         extra = {{"attn_implementation": SPEC["attn_implementation"]}} if SPEC["attn_implementation"] else {{}}
         config = model_class.config_class(**SPEC["config"], **extra)
+        if SPEC["train_step"]:
+            quiet_training(config, SPEC["config"])
         torch.manual_seed(SPEC["seed"])
         self.inner = model_class(config)
         if getattr(config, "use_cache", False):
@@ -194,13 +199,15 @@ class Model(torch.nn.Module):
             for module in self.inner.modules():
                 module._non_persistent_buffers_set.clear()
         calibrate_batch_norm(self.inner, SPEC["calibration"], SPEC["seed"])
-        self.inner.to(getattr(torch, SPEC["dtype"])).train(SPEC["train"])
+        self.inner.to(getattr(torch, SPEC["dtype"])).train(SPEC["train"] or SPEC["train_step"])
 
     def forward(self, *inputs):
         return tuple(pytree.tree_leaves(self.inner(**dict(zip(INPUT_NAMES, inputs)))))
 
 
-{calibrate}'''
+{calibrate}
+
+{quiet}'''
 
 
 def build(case: Case) -> Built:

@@ -24,8 +24,9 @@ def train_step_built(case: Case, module: torch.nn.Module, names: list[str], outp
     judge it."""
     p = case.params
     index = names.index("loss") if own_loss else first_floating(outputs)
-    target = None if own_loss else seeded_target(outputs[index], p["seed"])
-    step = TrainStep(Loss(module, index, own_loss, target), PREFIX, p["optimizer"], p["lr"], input_sets[0])
+    loss = Loss(module, index, own_loss, target_seed=p["seed"] + 1)   # not the inputs' stream
+    loss.aim(outputs[index])
+    step = TrainStep(loss, PREFIX, p["optimizer"], p["lr"], input_sets[0])
     reference = [step(*copies(inputs)) for inputs in input_sets]
     program = Program(case.id, step, input_sets[0], dynamic_shapes, step.output_names(), train_step=step)
     notes.update({"trained parameters": len(step.trained_names()),
@@ -59,11 +60,3 @@ def first_floating(outputs: tuple) -> int:
         if isinstance(output, torch.Tensor) and output.is_floating_point():
             return index
     raise ValueError("the module has no floating output to take a loss of")
-
-
-def seeded_target(output: torch.Tensor, seed: int) -> torch.Tensor:
-    """A normal target of the output's shape, drawn in float64 from the case's seed (the same at every
-    dtype; a dynamic dim's other sizes are not supported: the target's shape is the first set's)."""
-    generator = torch.Generator().manual_seed(seed + 1)   # not the inputs' stream
-    return torch.randn(output.shape, generator=generator, dtype=torch.float64).to(output.dtype)
-
