@@ -57,4 +57,13 @@ def check_keys(given: Mapping[str, Any], allowed: Iterable[str], where: str = ""
                          f"{', '.join(sorted(allowed))}{' ' + hint if hint else ''}")
 
 
+def check_ratio(ratio: Any) -> list | None:
+    """A ratio rule passed to a family that judges another's programs (isolated, reduced): RatioGolden's
+    [multiplier, floor] or [multiplier, floor, relative], or None; ValueError otherwise."""
+    if ratio is None or (isinstance(ratio, list) and len(ratio) in (2, 3)
+                         and all(isinstance(r, (int, float)) for r in ratio)):
+        return ratio
+    raise ValueError(f"ratio must be [multiplier, floor], [multiplier, floor, relative] or none, not {ratio!r}")
+
+
 DTYPES = ("float32", "float64", "float16", "bfloat16")   # the floating dtypes cases are written in

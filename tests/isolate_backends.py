@@ -62,6 +62,6 @@ def _name(node) -> str:
 def _one_percent_off(value):
     if isinstance(value, torch.Tensor) and value.is_floating_point():
         return value * 1.01
-    if isinstance(value, (tuple, list)):   # a multi-result op (batch norm): its first result
-        return type(value)([_one_percent_off(value[0]), *value[1:]])
+    if isinstance(value, (tuple, list)):   # a multi-result op (convolution_backward): each of its results
+        return type(value)(_one_percent_off(v) for v in value)
     return value

@@ -145,6 +145,17 @@ def test_every_output_past_the_ratio_rule_is_named():
     assert compare([got[0], eager[1]], wants, "float32", TOL, {}, reference=eager, ratio=(3.0, 1e-5)) == lines[1]
 
 
+def test_a_relative_floor_catches_a_small_output_one_percent_off():
+    """A training step's gradients are far below 1: a floor of 1e-5 x max(1, RMS) passes them 1%
+    off, 1e-5 x their RMS does not."""
+    want = out(golden() * 1e-5, name="grad/w")
+    got = out(want.values * 1.01, name="grad/w")
+    assert compare([got], [want], "float32", TOL, {}, reference=[want], ratio=(3.0, 1e-5)) is None
+    problem = compare([got], [want], "float32", TOL, {}, reference=[want], ratio=(3.0, 1e-5, True))
+    rms = float(np.sqrt(np.mean(want.values ** 2)))
+    assert problem.startswith("grad/w: RMS error ") and problem.endswith(f"x rms {rms:.3g} = {1e-5 * rms:.3g}")
+
+
 def test_relative_error_is_not_made_up_where_the_golden_is_zero():
     zeros = np.zeros((2, 3))
     message = check(out(zeros + 0.5), out(zeros))

@@ -58,6 +58,10 @@ def test_the_reference_runs_at_float64_throughout_and_leaves_random_ops_out(tmp_
     assert written["ratio"] is None and written["tolerance"] is None   # the module family's default rule
 
 
+CONV_BACKWARD, ATTENTION_BACKWARD = "convolution_backward", "_scaled_dot_product_flash_attention_for_cpu_backward"
+BACKWARD = (CONV_BACKWARD, ATTENTION_BACKWARD)   # ops of training steps' joint graphs
+
+
 def perturbing(name: str, **options) -> str:
     """A PerturbingBackend config (JSON is YAML)."""
     return json.dumps({"name": name, "class": "isolate_backends:PerturbingBackend", "options": options,
@@ -71,7 +75,7 @@ def project(tmp_path) -> Path:
     shutil.copy(TESTS / "isolate_backends.py", tmp_path / "isolate_backends.py")
     configs = tmp_path / "configs"
     configs.mkdir()
-    for op in ("gelu", "layer_norm", "scaled_dot_product_attention", "conv2d", "batch_norm"):
+    for op in ("gelu", "layer_norm", "scaled_dot_product_attention", "conv2d", "batch_norm", *BACKWARD):
         (configs / f"off-{op}.yaml").write_text(perturbing(f"off-{op}", perturb=f"aten.{op}.default"))
     (configs / "fused.yaml").write_text(perturbing("fused", perturb="aten.gelu.default",
                                                    perturb_after="aten.linear.default"))
@@ -108,6 +112,37 @@ def test_the_perturbed_op_is_named_first_with_its_module(project, case, op, modu
     assert first["error"] > 1000 * first["eager_error"] and first["shapes"] and first["dtypes"][0] == "float32"
     assert set(first) >= {"op", "node", "module", "error", "eager_error", "shapes", "dtypes", "bundle"}
     assert result["seconds"] > 0 and not result["failed_ops"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case, op, module", [
+    ("module/train_step_conv_bn_relu", CONV_BACKWARD, "conv (Conv2d), backward"),
+    ("module/train_step_self_attention", ATTENTION_BACKWARD, "SelfAttention, backward"),
+])
+def test_a_training_steps_backward_op_is_named_with_the_module_it_differentiates(project, case, op, module):
+    result = culprits(isolate(project, case, f"off-{op}", "--format=json"))
+    first = result["culprits"][0]
+    assert (first["op"], first["module"]) == (f"aten.{op}.default", module), result
+    assert "blocks.py" in first["source"]   # the forward code's line, not the joint graph's
+
+
+@pytest.mark.e2e
+@needs("models")
+@pytest.mark.parametrize("case, op, gradient, module", [
+    ("model/resnet/tiny/train_step", CONV_BACKWARD, "grad/embedder.embedder.convolution.weight",
+     "embedder.embedder.convolution (Conv2d), backward"),
+    ("model/bert/tiny/train_step", ATTENTION_BACKWARD, "grad/encoder.layer.0.attention.self.query.weight",
+     "encoder.layer.0.attention.self (BertSelfAttention), backward"),
+])
+def test_a_models_training_step_mismatches_by_gradient_and_isolates_to_the_backward_op(project, case, op, gradient,
+                                                                                      module):
+    run = isolate(project, case, f"off-{op}", "--format=json")
+    mismatch = next(line for line in run.stderr.splitlines() if " mismatches on " in line)
+    assert " outputs differ: " in mismatch and gradient in mismatch   # counted, each gradient named
+    result = culprits(run)
+    assert {c["op"] for c in result["culprits"]} == {f"aten.{op}.default"}, result   # one per layer
+    assert module in {c["module"] for c in result["culprits"]}
+    assert not result["failed_ops"] and result["compiles"] <= 4
 
 
 @pytest.mark.e2e

@@ -171,7 +171,7 @@ def test_build_names_the_model_s_outputs_and_judges_by_the_ratio_rule():
 
     built = build(MODEL.case("bert", bert()))
     assert list(built.program.output_names) == ["last_hidden_state", "pooler_output"]
-    assert built.golden.kind == "ratio" and built.golden.rule == (3.0, 1e-5)
+    assert built.golden.kind == "ratio" and built.golden.rule == (3.0, 1e-5, False)
     assert built.golden.values[0][0].dtype.is_floating_point and str(built.golden.values[0][0].dtype) == "torch.float64"
     assert built.notes["parameters"] > 0
     again = build(MODEL.case("bert", bert()))

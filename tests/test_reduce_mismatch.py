@@ -33,9 +33,9 @@ def test_a_ratio_rule_is_carried_into_the_candidates_and_judges_them(tmp_path):
     ratio = Built(program, [(x,)], reference=eager, golden=RatioGolden(eager, 3.0, 1e-5))
     params = TorchGraph(ratio, {"dtype": "float32"}).write(frozenset([1]), tmp_path / "gelu")   # the gelu alone
     case = REDUCED.case("t", params)
-    assert case.params["ratio"] == [3.0, 1e-5] and case.params["tolerance"] is None
+    assert case.params["ratio"] == [3.0, 1e-5, False] and case.params["tolerance"] is None
     golden = build(case).golden
-    assert isinstance(golden, RatioGolden) and golden.rule == (3.0, 1e-5)   # against eager at the case's dtype
+    assert isinstance(golden, RatioGolden) and golden.rule == (3.0, 1e-5, False)   # against eager at the case's dtype
 
     default = Built(program, [(x,)])   # the module family's default: the tolerance, as before
     params = TorchGraph(default, {"dtype": "float32"}).write(frozenset([1]), tmp_path / "plain")

@@ -26,7 +26,7 @@ class GoldenContext(Protocol):
         """The program's module run eagerly, without autograd, on `inputs` with their floating
         tensors upcast to float64: its outputs as the module returns them."""
 
-    def compare(self, got: Any, want: Any, index: int, ratio: tuple[float, float] | None = None) -> str | None:
+    def compare(self, got: Any, want: Any, index: int, ratio: tuple | None = None) -> str | None:
         """The harness's rule (docs/explanation/comparison.md) for input set `index`: None when
         every output of `got` (as the backend's run returned them) matches `want` (as the module
         returns its outputs), else what differs. Floating outputs within the dtype's tolerance;
@@ -153,7 +153,7 @@ class FamilyGolden(Golden):
         return problem and problem + (f" (input set {index + 1})" if index else "")
 
 
-# RatioGolden's defaults: the multiplier, and the floor by dtype as a fraction of an output's RMS,
+# RatioGolden's defaults: the multiplier, and the floor by dtype as a fraction of max(1, an output's RMS)
 # what a correct backend's reordered sums may add where eager's own error is near 0 (an output it
 # computes exactly). On the tiny models (2026-12-03) every passing result of 8 backends stayed within
 # 3x eager's error without a floor: the closest, Gemma's logits on onnx-linalg-on-tensors, at 2.95x
@@ -166,17 +166,18 @@ RATIO_FLOORS = {"float64": 1e-12, "float32": 1e-5, "float16": 2e-3, "bfloat16": 
 class RatioGolden(GivenGolden):
     """Float64 values as `GivenGolden`, judged by how far eager itself is from them (PyTorch's
     dynamo benchmarks' rule for whole models): a floating output passes when its RMS error is at
-    most `multiplier` x eager's (`Built.reference`, which it needs) plus `floor` x its RMS. The
-    result's notes give each output's errors and their ratio."""
+    most `multiplier` x eager's (`Built.reference`, which it needs) plus `floor` x max(1, its RMS)
+    (`relative`: x its RMS). The result's notes give each output's errors and their ratio."""
 
     multiplier: float
     floor: float
+    relative: bool = False
     kind: ClassVar[str] = "ratio"
 
     @property
-    def rule(self) -> tuple[float, float]:
-        """(multiplier, floor), as the harness's comparison takes them."""
-        return self.multiplier, self.floor
+    def rule(self) -> tuple[float, float, bool]:
+        """(multiplier, floor, relative), as the harness's comparison takes them."""
+        return self.multiplier, self.floor, self.relative
 
     def check(self, built: Built) -> None:
         """One entry of `values` per input set, and `Built.reference` given."""

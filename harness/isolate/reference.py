@@ -51,12 +51,13 @@ class ExportedRuns:
 
     def __init__(self, case: Case, family: dict):
         built = load_builder(family)(case)
-        rule = getattr(built.golden, "rule", None)   # RatioGolden's (multiplier, floor): the family's ratio rule
+        rule = getattr(built.golden, "rule", None)   # RatioGolden's (multiplier, floor, relative)
         self.rule = {"ratio": list(rule) if rule else None,
                      "tolerance": list(built.tolerance) if built.tolerance else None}
         program = built.program
         if not isinstance(program, Program):
             raise TypeError(f"its program is an {type(program).__name__}, not a PyTorch program")
+        self.step = program.train_step is not None
         try:
             exported = export_program(program)
         except Exception:  # noqa: BLE001 - a data-dependent program: TorchDynamo traces what non-strict cannot
@@ -170,20 +171,30 @@ def one_op_graph(node: torch.fx.Node, runs: ExportedRuns) -> tuple[torch.fx.Grap
 
 
 def module_stack(node: torch.fx.Node) -> list[tuple[str, str]]:
-    """The nn.Modules the op sits in, outermost first: (path, class name)."""
+    """The nn.Modules the op sits in, outermost first: (path, class name). A training step's
+    backward op sits in the modules of the forward code it differentiates
+    (harness.training.joint.forward_provenance)."""
     return [(path, str(kind).rpartition(".")[2]) for path, kind in (node.meta.get("nn_module_stack") or {}).values()]
 
 
-def module_paths(stacks: list[list[tuple[str, str]]]) -> list[str]:
+def is_backward(node: torch.fx.Node) -> bool:
+    return node.meta.get("partitioner_tag") == "is_backward"
+
+
+def module_paths(stacks: list[list[tuple[str, str]]], backward: list[bool], step: bool) -> list[str]:
     """Each op's innermost module as `path (Class)`, the path from the user's model: the module
-    every op sits in below the program's own (a family's wrapper, ModelCase's `inner`) is the root."""
-    shared = {stack[1] for stack in stacks if len(stack) > 1}
-    root = next(iter(shared))[0] if len(shared) == 1 and all(len(s) > 1 for s in stacks) else ""
+    every op sits in below the program's own (a family's wrapper, ModelCase's `inner`; in a training
+    step, below its loss and that wrapper) is the root. A backward op's ends in ", backward"."""
+    level = 2 if step else 1
+    nested = [stack for stack in stacks if len(stack) > 1]   # not the program's own ops (a step's loss)
+    shared = {stack[level] for stack in nested if len(stack) > level}
+    root = next(iter(shared))[0] if len(shared) == 1 and all(len(s) > level for s in nested) else ""
     paths = []
-    for stack in stacks:
+    for stack, back in zip(stacks, backward):
         path, kind = stack[-1] if stack else ("", "")
         relative = path[len(root):].lstrip(".") if root and path.startswith(root) else path
-        paths.append(f"{relative} ({kind})" if relative else kind)
+        where = f"{relative} ({kind})" if relative else kind
+        paths.append(f"{where}, backward" if back and where else where)
     return paths
 
 
@@ -239,7 +250,7 @@ def write_op(node: torch.fx.Node, runs: ExportedRuns, folder: Path) -> dict | No
     torch.save([t for _, t in inputs], folder / "inputs.pt")
     torch.save({"want": want, "eager": eager, "names": names}, folder / "references.pt")
     return {"folder": str(folder), "op": op_name(node), "node": node.name, "stack": module_stack(node),
-            "source": source_line(node), "shapes": [list(t.shape) for _, t in inputs],
+            "backward": is_backward(node), "source": source_line(node), "shapes": [list(t.shape) for _, t in inputs],
             "dtypes": [str(t.dtype).removeprefix("torch.") for _, t in inputs], "outputs": names,
             "reductions": {n: reduction_length(node, inputs, eager) for n in names}}
 
@@ -253,7 +264,8 @@ def write_ops(case: Case, family: dict, out: Path) -> dict:
             written = write_op(node, runs, out / "ops" / str(len(ops)))
             if written is not None:
                 ops.append(written)
-    for op, path in zip(ops, module_paths([op.pop("stack") for op in ops])):
+    stacks, backward = [op.pop("stack") for op in ops], [op.pop("backward") for op in ops]
+    for op, path in zip(ops, module_paths(stacks, backward, runs.step)):
         op["module"] = path
     return {"ops": ops, **runs.rule}
 

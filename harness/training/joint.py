@@ -9,9 +9,10 @@ one line with the reason (the export phase's failure).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import warnings
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 from torch._decomp import core_aten_decompositions
@@ -51,7 +52,7 @@ def joint_graph(step: Any, example_inputs: tuple, dynamic_shapes: Any, strict: b
     for op in KEPT_WHOLE:
         table.pop(op, None)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), forward_provenance():
             warnings.simplefilter("ignore", FutureWarning)   # a pytree deprecation inside torch, once per step
             joint = _decompose_exported_program(without_aliases(exported), cia_to_decomp={}, python_decomp_table=table,
                                                 joint_loss_index=0, decompose_custom_triton_ops=False)
@@ -62,6 +63,40 @@ def joint_graph(step: Any, example_inputs: tuple, dynamic_shapes: Any, strict: b
     program = returning_all(with_updates(joint, step, names) if step.optimizer else joint)
     check_against_autograd(program, step, example_inputs)
     return program
+
+
+@contextlib.contextmanager
+def forward_provenance() -> Iterator[None]:
+    """Every node of the joint graph traced inside keeps the `nn_module_stack` and `stack_trace` of
+    the forward code it comes from, backward nodes those of the forward op they differentiate (with
+    `partitioner_tag: is_backward`): what isolate names a culprit by.
+
+    AOTAutograd traces the joint graph with that metadata (its backward nodes get the forward's as
+    `fwd_nn_module_stack`), then aot_export_module traces the result again as plain code, which
+    drops it. Here the first trace's nodes take their forward stack as their own, and the second
+    trace runs the first through an FX interpreter with node metadata preserved, which copies it.
+    Without PyTorch's hook (another version), the graph is the same, without module paths."""
+    capture: Any = None
+    with contextlib.suppress(ImportError):
+        from torch._functorch._aot_autograd import graph_capture as capture
+    copy_to_backward = getattr(capture, "copy_fwd_metadata_to_bw_nodes", None)
+    if copy_to_backward is None:
+        yield
+        return
+
+    def copied(graph_module: torch.fx.GraphModule) -> None:
+        copy_to_backward(graph_module)
+        for node in graph_module.graph.nodes:
+            if node.meta.get("fwd_nn_module_stack") and not node.meta.get("nn_module_stack"):
+                node.meta["nn_module_stack"] = node.meta["fwd_nn_module_stack"]
+        graph_module.forward = torch.fx.Interpreter(graph_module).run
+
+    capture.copy_fwd_metadata_to_bw_nodes = copied
+    try:
+        with torch.fx.traceback.preserve_node_meta():
+            yield
+    finally:
+        capture.copy_fwd_metadata_to_bw_nodes = copy_to_backward
 
 
 def without_aliases(exported: Any) -> Any:

@@ -70,7 +70,7 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
             reference: Sequence[Output] | None = None, unchecked: Collection[str] = (),
             tolerance_of: Callable[[str], tuple[float, float]] | None = None,
             selections: Mapping[str, tuple[np.ndarray, int | None]] = {},
-            ratio: tuple[float, float] | None = None) -> str | None:
+            ratio: tuple | None = None) -> str | None:
     """None when every output matches, else a message naming every output that does not (see the
     module docstring for its layout).
 
@@ -80,7 +80,7 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
     `tolerance_of(dtype)`: the tolerance of a floating output whose dtype is not the case's (the
     looser of the two applies). `selections`: index outputs (name -> the tensor they index, the dim
     or None for the flattened tensor) compared by the values they select, which ties leave unique.
-    `ratio`: (multiplier, floor): floating outputs are judged against eager's own error instead
+    `ratio`: (multiplier, floor[, relative]): floating outputs are judged against eager's own error instead
     (`reference` is eager's outputs; see within_ratio)."""
     if len(got) != len(want):
         names = ", ".join(w.name for w in want)
@@ -239,18 +239,22 @@ def rms_errors(got: Output, want: Output, eager: Output) -> tuple[float, float, 
             float(np.sqrt(np.mean(w * w))))
 
 
-def within_ratio(got: Output, want: Output, eager: Output, multiplier: float, floor: float) -> str | None:
+def within_ratio(got: Output, want: Output, eager: Output, multiplier: float, floor: float,
+                 relative: bool = False) -> str | None:
     """A whole model's output: its RMS error against the float64 golden is at most `multiplier`
     times eager's own (at the case's dtype) plus `floor` x max(1, the golden's RMS), the rule of
     PyTorch's dynamo benchmarks (a fixed tolerance is either too tight for a deep model or too
-    loose for a shallow one)."""
+    loose for a shallow one). `relative`: `floor` x the golden's RMS, for outputs whose scale is
+    far below 1 (a training step's gradients: 1e-5 absolute would pass them 1% off)."""
     problem = _non_finite(got.values.astype(np.float64), want.values.astype(np.float64))
     if problem or got.values.size == 0:
         return problem
     error, eager_error, rms = rms_errors(got, want, eager)
-    allowed = multiplier * eager_error + floor * max(1.0, rms)
+    scale = rms if relative else max(1.0, rms)
+    allowed = multiplier * eager_error + floor * scale
     if error <= allowed:
         return None
     times = f"{error / eager_error:.3g}x eager's" if eager_error else "eager's is 0"
+    scaled = f"rms {rms:.3g}" if relative else f"max(1, rms {rms:.3g})"
     return (f"RMS error {error:.3g} against the float64 model ({times} {eager_error:.3g}) exceeds "
-            f"{multiplier:g} x eager's + {floor:g} x max(1, rms {rms:.3g}) = {allowed:.3g}")
+            f"{multiplier:g} x eager's + {floor:g} x {scaled} = {allowed:.3g}")

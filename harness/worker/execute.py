@@ -66,7 +66,7 @@ class HarnessRule:
         assert isinstance(program, Program), "Float64Golden checked it is a PyTorch program"
         return upcast_run(program, inputs)
 
-    def compare(self, got: Any, want: Any, index: int, ratio: tuple[float, float] | None = None) -> str | None:
+    def compare(self, got: Any, want: Any, index: int, ratio: tuple | None = None) -> str | None:
         got, want = as_outputs(self.names, got), as_outputs(self.names, want)
         reference = self.references[index] if self.references else None
         if ratio and reference and index == 0:

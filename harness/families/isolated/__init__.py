@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.case_data import DTYPES, check_keys
+from harness.case_data import DTYPES, check_keys, check_ratio
 from harness.families.interface import Family
 
 PARAM_KEYS = ("ops", "dtype", "ratio", "tolerance", "reductions")
@@ -31,9 +31,7 @@ def validate(params: Mapping[str, Any]) -> dict:
         raise ValueError(f"ops must be a non-empty list of the folders harness isolate wrote, not {ops!r}")
     if params.get("dtype") not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {params.get('dtype')!r}")
-    ratio = params.get("ratio")
-    if ratio is not None and not (isinstance(ratio, list) and len(ratio) == 2):
-        raise ValueError(f"ratio must be [multiplier, floor] or none, not {ratio!r}")
+    ratio = check_ratio(params.get("ratio"))
     tolerance = params.get("tolerance")
     if tolerance is not None and not (isinstance(tolerance, dict) and set(tolerance) == {"rtol", "atol"}):
         raise ValueError(f"tolerance must be {{rtol, atol}} or none, not {tolerance!r}")

@@ -58,7 +58,7 @@ class OpGolden(GivenGolden):
 
     names: tuple[str, ...] = ()
     eager: tuple = ()   # eager's results at the case's dtype, as Built.reference's one input set
-    ratio: tuple[float, float] | None = None
+    ratio: tuple | None = None   # the case family's (multiplier, floor, relative)
     kind: ClassVar[str] = "op"
 
     def check(self, built: Built) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.case_data import DTYPES, check_keys
+from harness.case_data import DTYPES, check_keys, check_ratio
 from harness.families.interface import Family
 
 PARAM_KEYS = ("module", "inputs", "dtype", "output_names", "dynamic", "tolerance", "ratio", "reductions")
@@ -42,10 +42,7 @@ def validate(params: Mapping[str, Any]) -> dict:
     tolerance = params.get("tolerance")
     if tolerance is not None and not (isinstance(tolerance, dict) and set(tolerance) == {"rtol", "atol"}):
         raise ValueError(f"tolerance must be {{rtol, atol}} or none, not {tolerance!r}")
-    ratio = params.get("ratio")
-    if ratio is not None and not (isinstance(ratio, list) and len(ratio) == 2
-                                  and all(isinstance(r, (int, float)) for r in ratio)):
-        raise ValueError(f"ratio must be [multiplier, floor] or none, not {ratio!r}")
+    ratio = check_ratio(params.get("ratio"))
     reductions = params.get("reductions") or {}
     if not (isinstance(reductions, dict) and all(isinstance(v, int) for v in reductions.values())):
         raise ValueError(f"reductions must map output names to ints, not {reductions!r}")

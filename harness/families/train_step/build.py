@@ -20,8 +20,8 @@ def train_step_built(case: Case, module: torch.nn.Module, names: list[str], outp
     """The step of `module` (a family's module, its user model at `module.inner`, its outputs
     `names`, their eager values on the first input set `outputs`) on the input sets. `own_loss`: its
     output `loss` is the loss (the architecture's own); else the mean square error of its first
-    floating output against a seeded target. The params' `accuracy` (RatioGolden) or `tolerance`
-    judge it."""
+    floating output against a seeded target. The params' `accuracy` (RatioGolden, its floor relative
+    to each output's RMS: gradients are often far below 1) or `tolerance` judge it."""
     p = case.params
     index = names.index("loss") if own_loss else first_floating(outputs)
     loss = Loss(module, index, own_loss, target_seed=p["seed"] + 1)   # not the inputs' stream
@@ -43,7 +43,7 @@ def train_step_built(case: Case, module: torch.nn.Module, names: list[str], outp
         notes["golden"] = f"eager at {p['dtype']}: the step does not run in float64 ({type(e).__name__}: {e})"
         golden = EagerGolden()
     else:
-        golden = GivenGolden(values) if p.get("tolerance") else RatioGolden(values, *ratio_rule(p))
+        golden = GivenGolden(values) if p.get("tolerance") else RatioGolden(values, *ratio_rule(p), relative=True)
     tolerance = p.get("tolerance") and (p["tolerance"]["rtol"], p["tolerance"]["atol"])
     return Built(program, input_sets, reference=reference, golden=golden, tolerance=tolerance or None, notes=notes)
 
