@@ -30,6 +30,7 @@ from pathlib import Path
 DEFAULT_SHARDS = "6"
 DEFAULT_SELECTION = "--opinfo-samples=all"   # every case, OpInfo's every sample: about 30,000 per backend
 PERF_MARKERS = "conv_backward or model"       # what the perf job times: the flagship family, the models
+                                              # (their training steps, tiny tier, among them)
 MODEL_TIERS = "--model-tiers=tiny,small"       # both of the registry's tiers
 SET_BY_THE_WORKFLOW = ("--backend", "--splits", "--group", "-n", "--numprocesses", "--report-json", "--report-md",
                        "--report-html", "--junitxml", "--artifacts-dir", "--durations-path", "--durations-from",

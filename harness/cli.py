@@ -53,6 +53,7 @@ from harness.tools.compiler_change import expect_same_ir_lines
 from harness.tools.history_commands import add_history_commands
 from harness.tools.perf_commands import add_perf_commands
 from harness.tools.report_diff import diff_json, diff_markdown, diff_reports, diff_text
+from harness.training.table import add_train_step_table_command
 from harness.views.formats import Proposals, ReportContext, report_formats, write_reports
 from harness.views.tables import backend_table, lowering_table
 
@@ -275,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bisect_command(commands)
     add_fuzz_command(commands)
     add_isolate_command(commands)
+    add_train_step_table_command(commands)
     for family in families.values():   # their own subcommands
         if family.commands is not None:
             before = set(commands.choices)

@@ -1,6 +1,7 @@
 """The generated tables of the docs, from JSON reports: `python -m harness table` (the backend and
-lowering-path tables of docs/reference/backends.md) and the model family's `python -m harness
-model-table` (docs/results/models.md)."""
+lowering-path tables of docs/reference/backends.md), the model family's `python -m harness
+model-table` (docs/results/models.md) and `python -m harness train-step-table`
+(docs/results/training-steps.md)."""
 from __future__ import annotations
 
 from e2e_support import REPO
@@ -9,6 +10,9 @@ from harness.cli import TABLE_MARKERS, main
 from harness.families.model.table import BEGIN, END, model_table
 from harness.record import Record
 from harness.reports import write_report
+from harness.training.table import BEGIN as STEP_BEGIN
+from harness.training.table import END as STEP_END
+from harness.training.table import train_step_table
 from harness.views.tables import backend_table, lowering_table
 
 TABLE_BEGIN, TABLE_END = TABLE_MARKERS
@@ -105,3 +109,32 @@ def test_the_results_page_holds_the_model_table_between_its_markers():
     text = (REPO / "docs" / "results" / "models.md").read_text(encoding="utf-8")
     table = text.split(BEGIN, 1)[1].split(END, 1)[0]
     assert table.startswith("\n| model | `eager` |") and "\n1. " in table
+
+
+STEPS = [
+    record("eager", "model/resnet/tiny/train_step", params={"train_step": True}),
+    record("lin", "model/resnet/tiny/train_step", params={"train_step": True},
+           notes={"backward ops": "convolution_backward, native_batch_norm_backward"}),
+    record("lin", "model/bert/tiny/train_step", "compile_error", "xfail", params={"train_step": True},
+           phase="decompose", signature="ValueError: Cannot view a tensor", notes={"backward ops": "none"}),
+    record("lin", "module/train_step_mlp_sgd", params={"train_step": True}),
+    record("lin", "model/resnet/tiny", params={"train_step": False}),   # no training step: left out
+]
+
+
+def test_the_training_step_table_counts_the_steps_holding_the_seeds_op(tmp_path):
+    table = train_step_table(STEPS)
+    lines = table.splitlines()
+    assert lines[0] == ("1 of 3 training steps contain `convolution_backward` (1 with no record of their joint "
+                        "graph: no backend of these reports exported it).")
+    assert "| training step | backward ops kept whole | `eager` | `lin` |" in lines
+    kept = "convolution_backward, native_batch_norm_backward"
+    assert f"| `model/resnet/tiny/train_step` | {kept} | pass | pass |" in lines
+    assert "| `model/bert/tiny/train_step` | none |  | compile_error in decompose [1] |" in lines
+    assert "| `module/train_step_mlp_sgd` | ? |  | pass |" in lines
+    assert lines[-1] == "1. decompose: ValueError: Cannot view a tensor" and "model/resnet/tiny`" not in table
+    report, page = tmp_path / "r.json", tmp_path / "steps.md"
+    write_report(report, {}, [r.to_json() for r in STEPS], complete=True)
+    page.write_text(f"intro\n{STEP_BEGIN}\nold\n{STEP_END}\n")
+    assert main(["train-step-table", str(report), "--page", str(page)]) == 0
+    assert page.read_text() == f"intro\n{STEP_BEGIN}\n{table}{STEP_END}\n"

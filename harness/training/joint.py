@@ -195,6 +195,12 @@ def returning_all(exported: Any) -> Any:
     return exported
 
 
+def backward_ops(program: Any) -> list[str]:
+    """The backward ops the joint graph keeps whole (`convolution_backward`, ...), each once."""
+    names = {node.target._opname for node in program.graph.nodes if isinstance(node.target, torch._ops.OpOverload)}
+    return sorted(name for name in names if name.endswith("_backward"))
+
+
 def first_line(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     return f"{type(error).__name__}: {lines[0] if lines else ''}"

@@ -62,6 +62,7 @@ class TrainStep(torch.nn.Module):
     def __init__(self, loss: Loss, prefix: str, optimizer: str | None, lr: float, example_inputs: tuple):
         super().__init__()
         self.loss, self.prefix, self.optimizer, self.lr = loss, prefix, optimizer, lr
+        self.backward_ops: list[str] | None = None   # the joint graph's, once exported (a record's notes)
         silence_dropout(loss)
         self.frozen, first = freeze_unreached(loss, example_inputs, prefix)
         if not self.trained_names():
@@ -91,10 +92,13 @@ class TrainStep(torch.nn.Module):
         return (loss.detach(), *grads, *updates)
 
     def joint_graph(self, example_inputs: tuple, dynamic_shapes: Any, strict: bool = False):
-        """The step as one exported program (harness.training.joint)."""
-        from harness.training.joint import joint_graph
+        """The step as one exported program (harness.training.joint); its backward ops kept whole
+        become `backward_ops`."""
+        from harness.training.joint import backward_ops, joint_graph
 
-        return joint_graph(self, example_inputs, dynamic_shapes, strict)
+        program = joint_graph(self, example_inputs, dynamic_shapes, strict)
+        self.backward_ops = backward_ops(program)
+        return program
 
     @property
     def input_names(self) -> list[str]:

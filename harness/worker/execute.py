@@ -83,11 +83,22 @@ class HarnessRule:
         return f"{first} (input set {index + 1}: shapes {[list(t.shape) for t in inputs]}){newline}{rest}"
 
 
+def _note_backward_ops(program: Any, context: CaseContext) -> None:
+    """A training step's backward ops kept whole, when the backend exported its joint graph (a
+    stage cache hit may skip the export): what the training-step table counts."""
+    step = getattr(program, "train_step", None)
+    if step is not None and step.backward_ops is not None:
+        context.notes["backward ops"] = ", ".join(step.backward_ops) or "none"
+
+
 def _run_input_sets(built: Built, backend: Any, context: CaseContext, goldens: list,
                     judge: Callable[[Any, Any, int], str | None], perf: PerfRequest | None) -> Executed:
     """Compile, then run each input set and judge its outputs against its golden: the first problem
     is a mismatch. A pass is then timed on the first input set, with `perf`."""
-    artifact = backend.compile(built.program, context)
+    try:
+        artifact = backend.compile(built.program, context)
+    finally:
+        _note_backward_ops(built.program, context)
     first_run = 0.0
     for index, (inputs, want) in enumerate(zip(built.input_sets, goldens)):
         context.enter(Phase.RUN)

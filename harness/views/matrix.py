@@ -1,0 +1,44 @@
+"""A matrix of cases and backends from records: per case and backend, `pass` or the outcome and
+phase it failed in with a numbered note; the notes list each distinct failure's signature once
+(the model family's `model-table`, the training steps' `train-step-table`)."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from harness.outcomes import Outcome
+from harness.record import Record
+
+# A further column: its heading, and its cell from the case's records (one per backend)
+Column = tuple[str, Callable[[list[Record]], str]]
+
+
+def outcome_matrix(records: list[Record], row_of: Callable[[Record], str | None], heading: str,
+                   columns: Sequence[Column] = ()) -> str:
+    """Markdown: a row per `row_of(record)` (None: left out), sorted; after its name, `columns`,
+    then a column per backend; the notes below."""
+    by_row: dict[str, dict[str, Record]] = {}
+    for r in records:
+        row = row_of(r)
+        if row is not None:
+            by_row.setdefault(row, {})[r.backend] = r
+    backends = sorted({b for results in by_row.values() for b in results})
+    notes: dict[tuple[str, str], int] = {}   # (phase, signature) -> its number, in order of first use
+    head = [heading, *(name for name, _ in columns), *(f"`{b}`" for b in backends)]
+    rows = [head, ["---"] * len(head)]
+    for row, results in sorted(by_row.items()):
+        rows.append([f"`{row}`", *(cell(list(results.values())) for _, cell in columns),
+                     *(_cell(results.get(b), notes) for b in backends)])
+    table = "\n".join("| " + " | ".join(cells) + " |" for cells in rows) + "\n"
+    listed = [f"{n}. {phase}: {signature}" for (phase, signature), n in notes.items()]
+    return table + ("\n" + "\n".join(listed) + "\n" if listed else "")
+
+
+def _cell(record: Record | None, notes: dict[tuple[str, str], int]) -> str:
+    if record is None:
+        return ""
+    if record.outcome is Outcome.PASSED:
+        return "pass"
+    phase = record.phase.value if record.phase else record.outcome.value
+    signature = record.signature or (record.message.splitlines() or [""])[0]
+    number = notes.setdefault((phase, signature.replace("|", "\\|")), len(notes) + 1)
+    return f"{record.outcome.value} in {phase} [{number}]" if record.phase else f"{record.outcome.value} [{number}]"
