@@ -1,6 +1,7 @@
 """A matrix of cases and backends from records: per case and backend, `pass` or the outcome and
 phase it failed in with a numbered note; the notes list each distinct failure's signature once
-(the model family's `model-table`, the training steps' `train-step-table`)."""
+(the model family's `model-table`, the training steps' `train-step-table`): below the views,
+as a family's own command uses it."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
