@@ -239,22 +239,31 @@ def rms_errors(got: Output, want: Output, eager: Output) -> tuple[float, float, 
             float(np.sqrt(np.mean(w * w))))
 
 
+# A golden output's RMS at or below this, judged by a relative floor, is a zero that cancellation
+# left (a convolution bias's gradient before batch norm): its error has no scale of its own, so
+# the floor is absolute there (a backend's 4e-9 of rounding, eager's exact 0).
+NEGLIGIBLE_RMS = 1e-12
+
+
 def within_ratio(got: Output, want: Output, eager: Output, multiplier: float, floor: float,
                  relative: bool = False) -> str | None:
     """A whole model's output: its RMS error against the float64 golden is at most `multiplier`
     times eager's own (at the case's dtype) plus `floor` x max(1, the golden's RMS), the rule of
     PyTorch's dynamo benchmarks (a fixed tolerance is either too tight for a deep model or too
     loose for a shallow one). `relative`: `floor` x the golden's RMS, for outputs whose scale is
-    far below 1 (a training step's gradients: 1e-5 absolute would pass them 1% off)."""
+    far below 1 (a training step's gradients: 1e-5 absolute would pass them 1% off), or `floor`
+    alone where the golden is 0 but for rounding (NEGLIGIBLE_RMS)."""
     problem = _non_finite(got.values.astype(np.float64), want.values.astype(np.float64))
     if problem or got.values.size == 0:
         return problem
     error, eager_error, rms = rms_errors(got, want, eager)
-    scale = rms if relative else max(1.0, rms)
+    zero = relative and rms <= NEGLIGIBLE_RMS
+    scale = 1.0 if zero else rms if relative else max(1.0, rms)
     allowed = multiplier * eager_error + floor * scale
     if error <= allowed:
         return None
     times = f"{error / eager_error:.3g}x eager's" if eager_error else "eager's is 0"
-    scaled = f"rms {rms:.3g}" if relative else f"max(1, rms {rms:.3g})"
+    scaled = (f"1 (rms {rms:.3g}: zero but for rounding)" if zero else f"rms {rms:.3g}" if relative
+              else f"max(1, rms {rms:.3g})")
     return (f"RMS error {error:.3g} against the float64 model ({times} {eager_error:.3g}) exceeds "
             f"{multiplier:g} x eager's + {floor:g} x {scaled} = {allowed:.3g}")
