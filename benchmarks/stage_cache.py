@@ -2,10 +2,13 @@
 (its entries cleared first: the build digests' memo stays, as on a developer's machine after the
 first run) and warm (right after a cold run), in interleaved rounds, each run a fresh pytest.
 Prints each kind's median wall, warm over cold and cold over off with their ranges over the
-rounds, the hits per stage, the stage work saved, and whether the three kinds gave the same
-verdicts and fingerprints (issue 45's goal: warm at most 0.4x cold, identical verdicts).
+rounds, the hits per stage, the stage work saved, whether the three kinds gave the same verdicts
+and fingerprints (issue 45's goal: warm at most 0.4x cold, identical verdicts), and the peak memory
+of a case's worker in the cold run (issue 53's goal for the tiny tier's training steps: warm at
+most 0.3x cold).
 
-    python benchmarks/stage_cache.py [--backend linalg-on-tensors] [-m conv_backward] [-n 2] [--rounds 3]
+    python benchmarks/stage_cache.py [--backend linalg-on-tensors] [-m conv_backward] [-k EXPR] [-n 2] [--rounds 3]
+    python benchmarks/stage_cache.py -m model -k train_step     # the tiny tier's training steps
 """
 from __future__ import annotations
 
@@ -38,12 +41,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="linalg-on-tensors")
     parser.add_argument("-m", dest="marker", default="conv_backward")
+    parser.add_argument("-k", dest="keyword", help="pytest's -k, within the marker's cases")
     parser.add_argument("-n", dest="workers", default="2")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="stage-cache-bench-"))
     command = [sys.executable, "-m", "pytest", "-m", args.marker, f"--backend={args.backend}", "-n", args.workers,
-               "-q", "-p", "no:cacheprovider", f"--cache-dir={folder / 'stages'}"]
+               "-q", "-p", "no:cacheprovider", f"--cache-dir={folder / 'stages'}",
+               *(["-k", args.keyword] if args.keyword else [])]
     walls: dict[str, list[float]] = collections.defaultdict(list)
     reports: dict[str, dict] = {}
     for round_ in range(args.rounds):
@@ -70,6 +75,9 @@ def main() -> None:
     for r in reports["warm"]["results"]:
         phases.update(r.get("phase_durations") or {})
     print("warm phase sums:", ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
+    peaks = sorted(max((r.get("phase_peak_mb") or {0: 0}).values()) for r in reports["cold"]["results"])
+    print(f"cold peak memory of a case's worker: median {statistics.median(peaks):.0f} MiB, "
+          f"largest {peaks[-1]:.0f} MiB, over {len(peaks)} cases")
 
 
 if __name__ == "__main__":

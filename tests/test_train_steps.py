@@ -100,3 +100,22 @@ def test_a_bundle_replays_a_language_models_own_loss_with_its_dropout_off():
     assert built.notes["loss"] == "the architecture's own `loss`" and built.program.module.input_names[-1] == "labels"
     for name, got, want in zip(built.program.output_names, _replayed(built), built.reference[0]):
         assert torch.equal(got, want), name
+
+
+@needs("models")
+def test_a_step_whose_joint_graph_does_not_export_is_one_line_with_the_reason():
+    pytest.importorskip("torch")
+    from harness.backend_interface import export_program
+    from harness.cases.model import REGISTRY
+    from harness.families.model import MODEL
+    from harness.families.model.build import build
+    from harness.families.model.registry import registry_cases
+    from harness.training.joint import JointGraphError
+
+    bloom = next(c for c in registry_cases(MODEL, REGISTRY, ("tiny",)) if c.id == "model/bloom/tiny")
+    built = build(MODEL.case("bloom/tiny/train_step", {**bloom.params, "train_step": True}))
+    with pytest.raises(JointGraphError) as raised:
+        export_program(built.program)
+    message = str(raised.value)
+    assert message.startswith("the joint forward-and-backward graph does not export: AssertionError: ")
+    assert "did not receive a gradient" in message and "\n" not in message
