@@ -105,12 +105,19 @@ def without_aliases(exported: Any) -> Any:
     find without a gradient (pytorch issue 101192). The name the graph reads gets the gradient."""
     signature = exported.graph_signature
     placeholders = exported.graph.find_nodes(op="placeholder")
-    specs = [InputSpec(InputKind.BUFFER, spec.arg, spec.target, persistent=True)
-             if spec.kind is InputKind.PARAMETER and not node.users else spec
-             for spec, node in zip(signature.input_specs, placeholders)]
-    if specs == list(signature.input_specs):
+    unread = {spec.target: node for spec, node in zip(signature.input_specs, placeholders)
+              if spec.kind is InputKind.PARAMETER and not node.users}
+    if not unread:
         return exported
-    return exported._update(exported.graph_module, ExportGraphSignature(specs, signature.output_specs))
+    specs = [InputSpec(InputKind.BUFFER, spec.arg, spec.target, persistent=True) if spec.target in unread else spec
+             for spec in signature.input_specs]
+    for node in unread.values():   # a buffer needs no gradient (a non-strict export traced it as a parameter's)
+        value = node.meta["val"]
+        with value.fake_mode:
+            node.meta["val"] = value.detach()
+    state = {name: value.detach() if name in unread else value for name, value in exported.state_dict.items()}
+    return exported._update(exported.graph_module, ExportGraphSignature(specs, signature.output_specs),
+                            state_dict=state)
 
 
 def in_step_order(joint: Any, step: Any) -> Any:
