@@ -201,6 +201,21 @@ def test_one_case_is_reduced_into_a_program_its_case_file_reruns(project):
 
 
 @pytest.mark.e2e
+def test_a_training_steps_joint_graph_is_cut_keeping_its_signature(project):
+    """The self-attention step fails on linalg-on-tensors in decompose: its joint graph (55 ops) is
+    cut to the CPU flash attention and the permute and views whose strides PyTorch's decomposition
+    of it breaks."""
+    out = project / "out"
+    run = harness(project, "reduce", "module/train_step_self_attention", "--backend=linalg-on-tensors",
+                  f"--out={out}", "-n", "2")
+    assert run.returncode == 0, run.stderr
+    result = json.loads((out / "reduce.json").read_text())
+    assert result["phase"] == "decompose" and result["signature"].startswith("ValueError: Cannot view a tensor")
+    assert result["reduced_signature"] == result["signature"] and result["original_ops"] > 40
+    assert "aten._scaled_dot_product_flash_attention_for_cpu.default" in result["ops"] and result["reduced_ops"] <= 6
+
+
+@pytest.mark.e2e
 def test_every_signature_group_of_a_report_is_reduced_and_the_triage_reports_link_them(project):
     """The two buried failures (a lowering that fails, a segfault) from a real run's report:
     at most 3 ops each, the culprit kept, the same signature when case.yaml is rerun."""
