@@ -14,6 +14,7 @@ from harness.families.built import Built
 from harness.families.interface import load_builder
 from harness.outcomes import Outcome, Phase
 from harness.protocol import PerfRequest
+from harness.training.params import BACKWARD_OPS_NOTE
 from harness.worker.compare import DEFAULT_TOLERANCES, FLOATING, Output, compare, looser, rms_errors
 from harness.worker.repro import versions_of, write_repro
 from harness.worker.timing import time_case
@@ -88,7 +89,7 @@ def _note_backward_ops(program: Any, context: CaseContext) -> None:
     stage cache hit may skip the export): what the training-step table counts."""
     step = getattr(program, "train_step", None)
     if step is not None and step.backward_ops is not None:
-        context.notes["backward ops"] = ", ".join(step.backward_ops) or "none"
+        context.notes[BACKWARD_OPS_NOTE] = ", ".join(step.backward_ops) or "none"
 
 
 def _run_input_sets(built: Built, backend: Any, context: CaseContext, goldens: list,
