@@ -26,7 +26,7 @@ def test_bad_params_are_one_line(given, message):
 
 def test_a_step_is_a_program_kind_of_its_own():
     case = module_case("mlp_step", f"{BLOCKS}:MLP", [{"shape": [4, 16]}], train_step=True, optimizer="sgd")
-    assert case.params["lr"] == 0.01 and "train_step" in case.tags
+    assert case.params["lr"] == 0.01 and "train_step" in case.tags and "train_step" in MODULE.markers   # -m train_step
     assert MODULE.kind(case.params) == "train_step" and MODULE.kind({"train_step": False}) == "torch"
     assert params.output_names(["a.weight"], "sgd") == ["loss", "grad/a.weight", "param/a.weight"]
 

@@ -10,9 +10,10 @@ from typing import Any, Iterable, Mapping
 from harness.case_data import Case
 from harness.families.interface import Family
 from harness.families.module import params
+from harness.training import params as training
 
 MODULE = Family(name="module", validate=params.validate, builder="harness.families.module.build:build",
-                derive_tags=params.derive_tags)
+                derive_tags=params.derive_tags, markers=(training.KIND,))   # -m train_step
 FAMILIES = [MODULE]
 
 
