@@ -5,11 +5,8 @@ op, `convolution_backward`. Pure Python: the controller's side."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from harness import reports
-from harness.files import write_between_markers
-from harness.outcome_matrix import outcome_matrix
+from harness.outcome_matrix import add_matrix_command, outcome_matrix
 from harness.record import Record
 from harness.training.params import BACKWARD_OPS_NOTE as NOTE
 
@@ -33,19 +30,6 @@ def train_step_table(records: list[Record]) -> str:
 
 
 def add_train_step_table_command(commands: argparse._SubParsersAction) -> None:
-    sub = commands.add_parser("train-step-table", help="the training steps' matrix of JSON reports: per step and "
-                                                       "backend, passed or the phase it failed in, and the "
-                                                       "backward ops each step's joint graph keeps whole")
-    sub.add_argument("reports", nargs="+", type=Path, metavar="REPORT_JSON")
-    sub.add_argument("--page", type=Path, help="replace the table between this page's marker lines "
-                                               "(docs/results/training-steps.md) instead of printing it")
-    sub.set_defaults(run=print_or_write)
-
-
-def print_or_write(args: argparse.Namespace) -> None:
-    records = [Record.from_json(r) for path in args.reports for r in reports.read_report(path)["results"]]
-    table = train_step_table(records)
-    if args.page is None:
-        print(table, end="")
-    else:
-        write_between_markers(args.page, BEGIN, END, table)
+    add_matrix_command(commands, "train-step-table", "the training steps' matrix of JSON reports: per step and "
+                       "backend, passed or the phase it failed in, and the backward ops each step's joint graph "
+                       "keeps whole", "docs/results/training-steps.md", train_step_table, (BEGIN, END))

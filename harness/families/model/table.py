@@ -3,10 +3,7 @@ failed in with a numbered note; the notes list each distinct failure's signature
 (`python -m harness model-table`, docs/results/models.md)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from harness.families.model.params import FAMILY
-from harness.files import write_between_markers
 from harness.outcome_matrix import outcome_matrix
 from harness.record import Record
 
@@ -20,8 +17,3 @@ def model_table(records: list[Record]) -> str:
     prefix = FAMILY + "/"
     return outcome_matrix(records, lambda r: r.case.removeprefix(prefix) if r.case.startswith(prefix) else None,
                           "model")
-
-
-def write_into_page(page: Path, table: str) -> None:
-    """Replace what lies between the page's marker lines by `table`; the rest of the page stays."""
-    write_between_markers(page, BEGIN, END, table)
