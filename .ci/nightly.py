@@ -211,19 +211,25 @@ def diff() -> None:
 
 
 def history() -> None:
-    print(record("nightly-history", "reports"))
+    """The night recorded; `drift` (an output) is 1 when a passing output drifted towards its
+    tolerance (harness.history.drift), which the verdict reports."""
+    text, drifted = record("nightly-history", "reports", fail_on_drift=True)
+    print(text)
+    output(drift=int(drifted))
 
 
-def record(database: str, reports: str) -> str:
-    """REPORTS/all.json recorded in DATABASE/history.db; its text and page written beside the report."""
+def record(database: str, reports: str, fail_on_drift: bool = False) -> tuple[str, bool]:
+    """REPORTS/all.json recorded in DATABASE/history.db; its text and page written beside the
+    report: (the text, whether an output drifted, with `fail_on_drift`)."""
     Path(database).mkdir(exist_ok=True)
     harness("history", "ingest", f"{database}/history.db", f"{reports}/all.json")
     with open(f"{reports}/history.txt", "w", encoding="utf-8") as text:
         shown = subprocess.run([sys.executable, "-m", "harness", "history", "show", f"{database}/history.db",
-                                "--html", f"{reports}/history.html"], stdout=text)
-    if shown.returncode:
+                                "--html", f"{reports}/history.html", *(["--fail-on-drift"] * fail_on_drift)],
+                               stdout=text)
+    if shown.returncode not in ((0, 1) if fail_on_drift else (0,)):
         raise StepError(f"harness history show exited with status {shown.returncode}")
-    return Path(f"{reports}/history.txt").read_text(encoding="utf-8")
+    return Path(f"{reports}/history.txt").read_text(encoding="utf-8"), shown.returncode == 1
 
 
 def triage() -> None:
@@ -262,6 +268,8 @@ def verdict() -> None:
         problems.append("regressions against the last nightly (see the step summary)")
     elif env("DIFF") not in ("0", "skipped"):
         problems.append(f"harness diff failed (status {env('DIFF', 'none')})")
+    if env("DRIFT") == "1":
+        problems.append("passing outputs drifted towards their tolerance (see history.txt in the reports artifact)")
     if env("UNEXPECTED", "missing") != "0":
         problems.append(f"{env('UNEXPECTED', 'an unknown number of')} unexpected failures or passes "
                         "(see the step summary)")
@@ -294,7 +302,7 @@ def perf_history() -> None:
     if not reports:
         raise StepError("no perf report was uploaded")
     harness("merge", *map(str, reports), "-o", "perf/all.json")
-    changes = record("perf-history", "perf")
+    changes, _ = record("perf-history", "perf")
     harness("report", "perf/all.json", "--md", "perf/all.md")
     speed = Path("perf/all.md").read_text(encoding="utf-8").partition("## Speed against eager")[2]
     summary(f"## Nightly timings: {len(reports)} backends\n\n## Speed against eager{speed}\n\n```\n{changes}\n```\n")

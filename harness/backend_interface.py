@@ -51,6 +51,10 @@ class CaseContext:
     # "uncacheable", and the seconds its hits saved (what computing them cost when written).
     cache: dict[str, str] = dataclasses.field(default_factory=dict)
     cache_saved_s: float = 0.0
+    # How close each compared output came to failing (harness.worker.compare.Accuracy), written by
+    # the comparison: output name -> its margin (1.0 at the limit), and float16/bfloat16 outputs' ULPs.
+    margins: dict[str, float] = dataclasses.field(default_factory=dict)
+    ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
     # With --perf: the threads the backend's runtime may use (its sessions, task pools), fixed so that
     # timings compare; torch's own are set already. None: the runtime's default.
     threads: int | None = None

@@ -69,6 +69,8 @@ class CaseResult:
     cache: dict[str, str] = dataclasses.field(default_factory=dict)        # CaseContext.cache
     cache_saved_s: float = 0.0                                             # CaseContext.cache_saved_s
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)        # what the backend reported
+    margins: dict[str, float] = dataclasses.field(default_factory=dict)    # CaseContext.margins
+    ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)  # CaseContext.ulps
     frame: str | None = None             # the innermost meaningful frame of a crash or hang, when known
     versions: dict[str, str] | None = None  # the backend's own versions(), with its first result in a
                                             # worker (None: reported before)

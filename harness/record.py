@@ -66,6 +66,11 @@ class Record:
     expected_phase: Phase | None = None  # the phase the expectation entry names; None: no entry, or it names none
     rerun_command: str | None = None     # the command that runs it again from anywhere (harness.rerun)
     isolation: dict[str, Any] | None = None   # with --isolate, a mismatch's culprit ops (harness.plugin.isolation)
+    # How close each compared floating output came to failing: its worst error over its tolerance
+    # (1.0 at the limit: a pass is below 1), and float16/bfloat16 outputs' ULPs {"max", "p99"}
+    # (harness.worker.compare.Accuracy). Empty: nothing compared by value (a failure before compare).
+    margins: dict[str, float] = dataclasses.field(default_factory=dict)
+    ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -106,7 +111,8 @@ class Record:
                    fingerprints=dict(data.get("fingerprints") or {}), cache=dict(data.get("cache") or {}),
                    cache_saved_s=data.get("cache_saved_s", 0.0),
                    perf=data.get("perf"), expected_phase=_phase(data.get("expected_phase")),
-                   rerun_command=data.get("rerun_command"), isolation=_isolation(data.get("isolation")))
+                   rerun_command=data.get("rerun_command"), isolation=_isolation(data.get("isolation")),
+                   margins=_numbers(data.get("margins")), ulps=dict(data.get("ulps") or {}))
 
     @property
     def what_it_tests(self) -> str:
@@ -122,6 +128,13 @@ def _isolation(value: Any) -> dict[str, Any] | None:
     if value is not None and not (isinstance(value, Mapping) and isinstance(value.get("culprits", []), list)):
         raise ValueError("its isolation is not an object with a list of culprits")
     return None if value is None else dict(value)
+
+
+def _numbers(value: Any) -> dict[str, float]:
+    if value is not None and not (isinstance(value, Mapping) and
+                                  all(isinstance(v, (int, float)) for v in value.values())):
+        raise ValueError("its margins are not an object of numbers")
+    return dict(value or {})
 
 
 def _phase(value: str | None) -> Phase | None:

@@ -103,10 +103,10 @@ class Project:
         shutil.copy(REPO / "tests" / "fake_backends.py", self.path / "fake_backends.py")
 
     def add_fake(self, name: str, fault: str, phase: str = "compile", only: str = "*",
-                 timeout: float | None = 60, **extra: Any) -> str:
-        """configs/<name>.yaml for a FaultyBackend; returns the name."""
+                 timeout: float | None = 60, options: dict | None = None, **extra: Any) -> str:
+        """configs/<name>.yaml for a FaultyBackend (more `options` for it, `extra` config keys); returns the name."""
         config = {"name": name, "class": "fake_backends:FaultyBackend",
-                  "options": {"fault": fault, "phase": phase, "only": only}, **extra}
+                  "options": {"fault": fault, "phase": phase, "only": only, **(options or {})}, **extra}
         if timeout is not None:
             config["timeout"] = timeout
         self.write(f"configs/{name}.yaml", json.dumps(config, indent=1))  # JSON is YAML

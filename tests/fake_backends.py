@@ -2,7 +2,8 @@
 
 `FaultyBackend` runs the case in eager PyTorch but, for case ids matching the `only` glob,
 injects the fault named by its `fault` option in the phase named by `phase` (`twice_as_slow`:
-its run does the work twice, for --perf).
+its run does the work twice, for --perf; `scaled`: every floating output x (1 + its `relative`
+option, or half its dtype's default rtol), a known error for margins and drift).
 `RandomFaultBackend` injects a fault per case chosen at random, seeded (`fault_for`): the soak.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch
 
 from harness.backend_interface import Backend
 from harness.outcomes import Phase
+from harness.worker.compare import DEFAULT_TOLERANCES
 
 _libc = ctypes.CDLL(None)
 
@@ -33,7 +35,7 @@ def hang_in_native_code() -> None:
     _libc.pthread_mutex_lock(mutex)
 
 
-def _perturb(outputs, how):
+def _perturb(outputs, how, relative=None):
     outputs = [o.clone() if isinstance(o, torch.Tensor) else o for o in outputs]
     first = outputs[0]
     if how == "wrong_values":
@@ -42,6 +44,10 @@ def _perturb(outputs, how):
         for o in outputs:
             if isinstance(o, torch.Tensor) and o.is_floating_point():
                 o.mul_(1.01).add_(0.5)
+    elif how == "scaled":   # every floating output x (1 + `relative`, or half its dtype's rtol)
+        for o in outputs:
+            if isinstance(o, torch.Tensor) and o.is_floating_point():
+                o.mul_(1 + (relative or DEFAULT_TOLERANCES[str(o.dtype).removeprefix("torch.")][0] / 2))
     elif how == "nan":
         first.view(-1)[0] = float("nan")
     elif how == "wrong_shape":
@@ -88,7 +94,7 @@ FAULTS = {
     "native_hang": native_fault("fake_pattern_hang"),
     "native_crash": native_fault("fake_pass_crash"),
 }
-RESULT_FAULTS = {"wrong_values", "wrong_values_all", "nan", "wrong_shape", "wrong_dtype"}
+RESULT_FAULTS = {"wrong_values", "wrong_values_all", "scaled", "nan", "wrong_shape", "wrong_dtype"}
 
 
 class FaultyBackend(Backend):
@@ -118,7 +124,7 @@ class FaultyBackend(Backend):
             if self._armed(program, "run") and self.options["fault"] == "twice_as_slow":   # the same work again
                 program.module(*inputs)
         if fnmatch.fnmatchcase(program.name, self.options.get("only", "*")) and self.options["fault"] in RESULT_FAULTS:
-            return _perturb(outputs, self.options["fault"])
+            return _perturb(outputs, self.options["fault"], self.options.get("relative"))
         return outputs
 
 

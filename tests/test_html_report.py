@@ -640,3 +640,18 @@ def test_a_version_change_is_named_once_not_per_distribution_and_import_name():
     # Two names that moved differently are two changes.
     assert describe_changes({"torch-mlir": ["1", "2"], "torch_mlir": ["1", "3"]}, "->") == \
         "torch-mlir 1 -> 2, torch_mlir 1 -> 3"
+
+
+@needs_chromium
+def test_chromium_shows_a_results_margins_and_ulps_in_its_details(tmp_path):
+    report = _fixture_report()
+    record = next(r for r in report["results"] if r["case"] == "conv_backward/2d/basic" and r["backend"] == "tosa")
+    record.update(margins={"grad_input": 0.42, "grad_weight": 1.5}, ulps={"grad_input": {"max": 12.0, "p99": 3.5}})
+    page = tmp_path / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    link = page.as_uri() + "#cell=" + urllib.parse.quote("tosa/conv_backward/2d/basic", safe="")
+    dom = _chromium(tmp_path, "--dump-dom", link).stdout
+    text = "".join(_parse(dom).text)
+    assert "Margins (error over tolerance)" in text
+    assert "0.42 \u00B7 ULPs max 12, p99 3.5" in text and "1.5" in text
+    assert 'class="pbar over"' in dom   # the margin past 1.0 stands out

@@ -92,7 +92,7 @@ class Runner:
                         phase_durations=result.durations, phase_cpu_s=result.cpu_s,
                         phase_peak_mb=result.peak_mb, sizes=result.sizes,
                         fingerprints=result.fingerprints, cache=result.cache, cache_saved_s=result.cache_saved_s,
-                        notes=result.notes, perf=result.perf,
+                        notes=result.notes, perf=result.perf, margins=result.margins, ulps=result.ulps,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),
                         backend_versions=result.versions or {},
                         subject=self.families[case.family].subject(case.params), attempts=attempts, flaky=flaky,

@@ -22,6 +22,10 @@ class GoldenContext(Protocol):
 
     notes: dict[str, Any]   # the result's notes (JSON-able): the report shows them, pass or fail
 
+    def note_margin(self, output: str, margin: float) -> None:
+        """How close `output` came to failing under the family's own rule: its worst error over
+        its tolerance (1.0 at the limit). The harness's rule (`compare`) notes its own."""
+
     def upcast(self, inputs: tuple) -> Any:
         """The program's module run eagerly, without autograd, on `inputs` with their floating
         tensors upcast to float64: its outputs as the module returns them."""
@@ -133,10 +137,12 @@ class EagerGolden(Golden):
 class FamilyGolden(Golden):
     """The family's own values and comparison, for outputs that are not one tensor each (ONNX's
     sequences, optionals, strings): `compare(got, want)` -> None or what differs, `got` as the
-    backend's run returned it for one input set, `want` its entry of `values`."""
+    backend's run returned it for one input set, `want` its entry of `values`; `margins(got, want)`
+    -> {output: its worst error over its tolerance}, for the outputs the rule can say it of."""
 
     values: list
     compare: Callable[[Any, Any], str | None]
+    margins: Callable[[Any, Any], dict[str, float]] | None = None
     kind: ClassVar[str] = "family"
 
     def check(self, built: Built) -> None:
@@ -148,7 +154,9 @@ class FamilyGolden(Golden):
         return list(self.values)
 
     def judge(self, got: Any, want: Any, index: int, context: GoldenContext) -> str | None:
-        """The family's `compare`, the input set named after the first."""
+        """The family's `compare`, the input set named after the first; its margins noted."""
+        for output, margin in (self.margins(got, want) if self.margins else {}).items():
+            context.note_margin(output, margin)
         problem = self.compare(got, want)
         return problem and problem + (f" (input set {index + 1})" if index else "")
 

@@ -44,5 +44,8 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE state ADD COLUMN IF NOT EXISTS ir_seq INTEGER",
         "ALTER TABLE state ADD COLUMN IF NOT EXISTS ir_stage VARCHAR",
     ],
+    [   # 6: how close each passing output came to failing (harness.history.drift)
+        'CREATE TABLE margins (seq INTEGER, "case" VARCHAR, backend VARCHAR, output VARCHAR, margin DOUBLE)',
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

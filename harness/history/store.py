@@ -18,6 +18,8 @@ Tables:
   sizes         every result's size figures (ops per stage, artifact bytes), one row per figure
   culprits      every culprit op of a mismatch isolated with --isolate: its rank, module path and
                 error over eager's
+  margins       every passed result's outputs' margins (their worst error over their tolerance;
+                a failure's are in its report): what drift is judged on (harness.history.drift)
   state         per (case, backend), what the status needs, kept up to date at each ingest (a
                 year of nightlies holds 77 million results; no view scans them): its last and
                 previous result, where its current pass/fail streak began, the first run that
@@ -66,7 +68,7 @@ RESULT_STRUCT = ('STRUCT("case" VARCHAR, backend VARCHAR, outcome VARCHAR, phase
                  'sizes MAP(VARCHAR, BIGINT), perf STRUCT(threads INTEGER, speedup STRUCT(value DOUBLE, low DOUBLE, '
                  'high DOUBLE), compiled STRUCT(median DOUBLE), eager STRUCT(median DOUBLE)), '
                  'isolation STRUCT(culprits STRUCT(op VARCHAR, module VARCHAR, ratio DOUBLE)[]), '
-                 'fingerprints JSON)[]')
+                 'fingerprints JSON, margins MAP(VARCHAR, DOUBLE))[]')
 # A result's compile cost: its phases from export to compile (an eager result has none of them).
 COMPILE_SQL = f"list_sum([coalesce(r.phase_durations[p], 0) for p in {list(COMPILE_COST_PHASES)}])"
 HEADER_COLUMNS = {"schema_version": "INTEGER", "run_id": "VARCHAR", "created": "DOUBLE", "complete": "BOOLEAN",
@@ -177,6 +179,10 @@ class HistoryStore:
             FROM (SELECT seq, r."case" AS "case", r.backend AS backend, unnest(r.isolation.culprits) AS c,
                          generate_subscripts(r.isolation.culprits, 1) AS rank
                   FROM incoming WHERE len(r.isolation.culprits) > 0)""")
+        self.db.execute(f"""
+            INSERT INTO margins SELECT seq, "case", backend, unnest(map_keys(margins)), unnest(map_values(margins))
+            FROM (SELECT seq, r."case" AS "case", r.backend AS backend, r.margins AS margins FROM incoming
+                  WHERE r.outcome = '{_PASSED}' AND cardinality(r.margins) > 0)""")
         chosen = list(seqs.values())
         self.db.execute(f"""INSERT INTO tallies
                            SELECT seq, backend, count(*), count(*) FILTER (WHERE outcome = '{_PASSED}')

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from harness.files import display_path, write_text_atomically, writing
@@ -22,7 +23,22 @@ def add_history_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--format", choices=("text", "json"), default="text")
     sub.add_argument("--all", action="store_true", help="with --format=json, the passing cases too")
     sub.add_argument("--html", type=Path, metavar="PATH", help="also write the history page here")
+    sub.add_argument("--drift-factor", type=_positive, default=2.0, metavar="X",
+                     help="an output drifts when its margin is at least X times its baseline (default: 2)")
+    sub.add_argument("--drift-floor", type=_positive, default=0.25, metavar="M",
+                     help="... and its margin is at least M, of 1.0 at its tolerance (default: 0.25)")
+    sub.add_argument("--fail-on-drift", action="store_true", help="exit 1 when an output drifts (the nightly's)")
     sub.set_defaults(run=show)
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return value
 
 
 def ingest(args: argparse.Namespace) -> None:
@@ -33,16 +49,19 @@ def ingest(args: argparse.Namespace) -> None:
             print(f"{display_path(report)}: run {number}" + ("" if added else " (recorded already: nothing added)"))
 
 
-def history_json(store, include_passing: bool = False) -> str:
-    """`history show --format=json`: the runs, the cases' statuses, the speed, size and IR changes."""
+def history_json(store, include_passing: bool = False, drifting: list[dict] | None = None) -> str:
+    """`history show --format=json`: the runs, the cases' statuses, the speed, size and IR changes,
+    the drifting outputs (harness.history.drift's default rule unless given)."""
     from harness.history import status
     from harness.history.culprit_groups import culprit_groups
+    from harness.history.drift import drift
     from harness.history.perf_changes import perf_changes, size_changes
 
     performance, ir = side_by_side(perf_changes(store), status.ir_changes(store))
     return json.dumps({"runs": status.runs(store), "cases": status.case_statuses(store, include_passing),
                        "performance": performance, "sizes": size_changes(store),
-                       "culprits": culprit_groups(store), "ir_changes": ir}, indent=1)
+                       "culprits": culprit_groups(store), "ir_changes": ir,
+                       "drift": drift(store) if drifting is None else drifting}, indent=1)
 
 
 def side_by_side(performance: list[dict], ir: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -64,20 +83,25 @@ def side_by_side(performance: list[dict], ir: list[dict]) -> tuple[list[dict], l
 def show(args: argparse.Namespace) -> None:
     from harness.history import status
     from harness.history.culprit_groups import culprit_groups
+    from harness.history.drift import drift
     from harness.history.perf_changes import perf_changes, size_changes
     from harness.history.store import open_history
 
     with open_history(args.db, write=False) as store:
+        drifting = drift(store, args.drift_factor, args.drift_floor)
         if args.format == "json":
-            print(history_json(store, args.all))
+            print(history_json(store, args.all, drifting))
         else:
             from harness.views.history_text import history_text
 
             performance, ir = side_by_side(perf_changes(store), status.ir_changes(store))
             print(history_text(status.runs(store), status.case_statuses(store), performance,
-                               size_changes(store), culprit_groups(store), ir))
+                               size_changes(store), culprit_groups(store), ir, drifting))
         if args.html:
             from harness.views.history_html import render_history_html
 
             with writing(args.html):
                 write_text_atomically(args.html, render_history_html(store))
+    if args.fail_on_drift and drifting:
+        print(f"{len(drifting)} output{'s' * (len(drifting) > 1)} drifted (--fail-on-drift)", file=sys.stderr)
+        raise SystemExit(1)

@@ -11,9 +11,10 @@ SHOWN = 50   # rows per section; --format=json lists them all
 
 def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]], performance: Sequence[dict[str, Any]] = (),
                  sizes: Sequence[dict[str, Any]] = (), culprits: Sequence[dict[str, Any]] = (),
-                 ir: Sequence[dict[str, Any]] = ()) -> str:
-    """What changed: correctness by status, then speed (harness.history.perf_changes), sizes and
-    IR (harness.history.status.ir_changes), then the mismatches by culprit op
+                 ir: Sequence[dict[str, Any]] = (), drifting: Sequence[dict[str, Any]] = ()) -> str:
+    """What changed: correctness by status, then the passing outputs that drifted towards their
+    tolerance (harness.history.drift), speed (harness.history.perf_changes), sizes and IR
+    (harness.history.status.ir_changes), then the mismatches by culprit op
     (harness.history.culprit_groups)."""
     if not runs:
         return "no runs recorded yet"
@@ -21,7 +22,9 @@ def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]], perfor
     lines = [f"{len(runs)} run{'s' if len(runs) != 1 else ''}; the latest, run {latest['run']}, "
              f"{when(latest['created'])}: {latest['command'] or latest['source']}"]
     sections = [(title, [row(c) for c in cases if c["status"] == status]) for status, title in SECTIONS]
-    sections += [("slower or faster than the runs before (--perf)", [perf_row(c) for c in performance]),
+    sections += [("passing, but closer to their tolerance than before (margin: error over tolerance)",
+                  [drift_row(d) for d in drifting]),
+                 ("slower or faster than the runs before (--perf)", [perf_row(c) for c in performance]),
                  ("size figures changed", [size_row(c) for c in sizes]),
                  ("IR changed, at the first stage that did (stage fingerprints)", [ir_row(c) for c in ir]),
                  ("mismatches by culprit op (--isolate; their latest results)", [culprit_row(g) for g in culprits])]
@@ -33,6 +36,13 @@ def history_text(runs: list[dict[str, Any]], cases: list[dict[str, Any]], perfor
     if len(lines) == 1:
         lines += ["", "every case passed in its latest run and in the one before"]
     return "\n".join(lines)
+
+
+def drift_row(change: dict[str, Any]) -> list[str]:
+    growth = f"{change['now'] / change['baseline']:.3g}x" if change["baseline"] else "from 0"
+    return [f"run {change['run']}", change["backend"], change["case"], change["output"],
+            f"margin {change['baseline']:.3g} -> {change['now']:.3g} ({growth}; baseline: median of "
+            f"{change['runs']} run{'s' * (change['runs'] > 1)})"]
 
 
 def perf_row(change: dict[str, Any]) -> list[str]:

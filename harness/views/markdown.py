@@ -11,6 +11,8 @@ interrupted), a summary table per backend, then
   - Crash-set entries that now pass (or fail without crashing), or how many were not attempted;
   - Stale expectations: an entry's case failed, but in another phase than the entry names;
   - Isolated mismatches (--isolate): each one's culprit ops, with their module paths;
+  - What the cases test, the phase times, the speed (--perf), and the passing outputs closest
+    to failing (their margins);
   - Expectation files that would make this run match: each proposed file, ready to paste.
 Sections with nothing in them are left out; a clean run reads "All N results as expected".
 Every case line carries the command that reruns it and, when there is one, its repro bundle.
@@ -29,6 +31,7 @@ from harness.record import Record
 from harness.views.culprit_lines import isolation_markdown
 from harness.views.formats import ReportContext, ReportFormat
 from harness.views.grouping import by_signature, family_of, signature_of, subject_families
+from harness.views.margins import margins_markdown
 from harness.views.markdown_history import history_sections
 from harness.views.markdown_text import bold_if as _bold_if
 from harness.views.markdown_text import code as _code
@@ -70,6 +73,7 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
     out += _by_subject(records)
     out += _phase_times(records)
     out += speed_markdown(records)
+    out += margins_markdown(records)
     if proposals is not None:
         out += _proposals(proposals, originals or {})
     return "\n".join(out).rstrip("\n") + "\n"

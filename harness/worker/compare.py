@@ -22,6 +22,11 @@ The relative error of an element whose golden value is 0 is undefined: it is lef
 error" and the message says at how many failing elements it is n/a ("max rel error 0.02 (n/a at 3
 failing elements where want is 0)"; "rel error n/a (want 0)" when the whole golden is 0); the
 absolute error and the worst element's got and want still show how far off it is.
+
+How close each floating output came to failing is kept too (`Accuracy`): its margin, the worst
+element's error over its tolerance under the rule that judged it (1.0 at the limit, so a pass is
+below 1; for the ratio rule, the RMS error over what the rule allows), and, for float16 and
+bfloat16 outputs, its distance from the float64 golden in units in the last place of its dtype.
 """
 from __future__ import annotations
 
@@ -49,6 +54,33 @@ DEFAULT_TOLERANCES.update({"complex128": DEFAULT_TOLERANCES["float64"], "complex
 FLOATING = frozenset(DEFAULT_TOLERANCES)
 
 
+# A float16 or bfloat16 value's explicit mantissa bits and smallest normal exponent: its ULP is
+# 2 ** (max(exponent, smallest) - bits).
+ULP_FORMATS = {"float16": (10, -14), "bfloat16": (7, -126)}
+
+
+@dataclasses.dataclass
+class Accuracy:
+    """How close each compared floating output came to failing, the worst over the input sets
+    compared so far (the record's `margins` and `ulps`): `margins[name]` its worst error over its
+    tolerance (1.0 at the limit), `ulps[name]` {"max", "p99"} of its elements' distance from the
+    golden in ULPs of its dtype, for float16 and bfloat16 outputs. Three significant digits: they
+    are compared across runs, where the fourth is noise of no interest."""
+
+    margins: dict[str, float] = dataclasses.field(default_factory=dict)
+    ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+
+    def note(self, name: str, margin: float, ulps: dict[str, float] | None = None) -> None:
+        self.margins[name] = max(self.margins.get(name, 0.0), _significant(margin))
+        if ulps is not None:
+            before = self.ulps.get(name, {})
+            self.ulps[name] = {k: max(before.get(k, 0.0), _significant(v)) for k, v in ulps.items()}
+
+
+def _significant(value: float) -> float:
+    return float(f"{value:.3g}")
+
+
 def looser(*tolerances: tuple[float, float]) -> tuple[float, float]:
     """The loosest rtol and the loosest atol of several (rtol, atol) pairs, each on its own (a
     tuple's max would compare rtol first and could keep the tighter atol)."""
@@ -70,7 +102,7 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
             reference: Sequence[Output] | None = None, unchecked: Collection[str] = (),
             tolerance_of: Callable[[str], tuple[float, float]] | None = None,
             selections: Mapping[str, tuple[np.ndarray, int | None]] = {},
-            ratio: tuple | None = None) -> str | None:
+            ratio: tuple | None = None, accuracy: Accuracy | None = None) -> str | None:
     """None when every output matches, else a message naming every output that does not (see the
     module docstring for its layout).
 
@@ -81,7 +113,8 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
     looser of the two applies). `selections`: index outputs (name -> the tensor they index, the dim
     or None for the flattened tensor) compared by the values they select, which ties leave unique.
     `ratio`: (multiplier, floor[, relative]): floating outputs are judged against eager's own error instead
-    (`reference` is eager's outputs; see within_ratio)."""
+    (`reference` is eager's outputs; see within_ratio). `accuracy`: each floating output's margin
+    (and ULPs) is noted there, pass or fail."""
     if len(got) != len(want):
         names = ", ".join(w.name for w in want)
         return f"expected {len(want)} outputs ({names}), got {len(got)}"
@@ -91,15 +124,18 @@ def compare(got: Sequence[Output], want: Sequence[Output], dtype: str,
         expected = r.dtype if r is not None else dtype
         problem = _shape_and_dtype(g, w, expected, r is not None and r.python_scalar)
         if problem is None and not ({w.name, "*"} & set(unchecked)):
+            margin = None
             if expected in FLOATING and ratio and r is not None:
-                problem = within_ratio(g, w, r, *ratio)
+                problem, margin = _judge_ratio(g, w, r, *ratio)
             elif expected in FLOATING:
                 own = tolerance_of(expected) if tolerance_of and expected != dtype else tolerance
-                problem = _within(g, w, looser(tolerance, own), reduction_sizes.get(w.name, 1))
+                problem, margin = _judge_within(g, w, looser(tolerance, own), reduction_sizes.get(w.name, 1))
             elif w.name in selections:
                 problem = _equal_selection(g, r if r is not None else w, *selections[w.name])
             else:
                 problem = _equal(g, r if r is not None else w)
+            if accuracy is not None and margin is not None:
+                accuracy.note(w.name, margin, ulp_figures(g, w) if g.dtype in ULP_FORMATS else None)
         if problem:
             problems.append((w.name, problem))
     if not problems:
@@ -162,26 +198,48 @@ def select(source: np.ndarray, indices: np.ndarray, dim: int | None) -> np.ndarr
     return np.take_along_axis(source, indices, dim)
 
 
-def _within(got: Output, want: Output, tolerance: tuple[float, float], reduction: int) -> str | None:
+def _judge_within(got: Output, want: Output, tolerance: tuple[float, float],
+                  reduction: int) -> tuple[str | None, float | None]:
+    """(what differs or None, the margin: the largest element error over its allowed error; None
+    when no element was compared by value)."""
     g = got.values.astype(np.float64)
     w = want.values.astype(np.float64)
     problem = _non_finite(g, w)
     if problem or g.size == 0:
-        return problem
+        return problem, None
     rtol, atol = tolerance
     scale = math.sqrt(max(reduction, 1))
     rms = float(np.sqrt(np.mean(w * w)))
     allowed = scale * (rtol * np.abs(w) + atol * max(1.0, rms))
     err = np.abs(g - w)
+    margin = float(np.max(err / np.maximum(allowed, TINY)))
     bad = err > allowed
     if not bad.any():
-        return None
+        return None, margin
     worst = np.unravel_index(int(np.argmax(err - allowed)), err.shape)
     return (f"{int(bad.sum())} of {err.size} elements differ beyond tolerance; "
             f"max abs error {float(err.max()):.3g}, {_relative_error(err, w, bad)}; "
             f"worst at index {list(map(int, worst))}: got {g[worst]:.6g}, want {w[worst]:.6g}; "
             f"tolerance rtol={rtol:g}, atol={atol:g} x max(1, rms {rms:.3g}), "
-            f"scaled by sqrt({reduction}) for the reduction length")
+            f"scaled by sqrt({reduction}) for the reduction length"), margin
+
+
+TINY = np.finfo(np.float64).tiny   # an allowed error of 0 (atol 0, want 0): any error is far beyond it
+
+
+def ulp_figures(got: Output, want: Output) -> dict[str, float]:
+    """{"max", "p99"}: the finite elements' |got - want| in ULPs of got's dtype (float16 or
+    bfloat16) at want, the float64 golden: a correctly rounded result is within 0.5."""
+    bits, smallest = ULP_FORMATS[got.dtype]
+    g, w = got.values.astype(np.float64), want.values.astype(np.float64)
+    finite = np.isfinite(g) & np.isfinite(w)
+    if not finite.any():
+        return {"max": 0.0, "p99": 0.0}
+    g, w = g[finite], w[finite]
+    with np.errstate(divide="ignore"):
+        exponent = np.maximum(np.floor(np.log2(np.abs(w))), smallest)   # log2(0) is -inf: the smallest
+    distance = np.abs(g - w) / np.exp2(exponent - bits)
+    return {"max": float(distance.max()), "p99": float(np.percentile(distance, 99))}
 
 
 def _relative_error(err: np.ndarray, want: np.ndarray, bad: np.ndarray) -> str:
@@ -253,17 +311,24 @@ def within_ratio(got: Output, want: Output, eager: Output, multiplier: float, fl
     loose for a shallow one). `relative`: `floor` x the golden's RMS, for outputs whose scale is
     far below 1 (a training step's gradients: 1e-5 absolute would pass them 1% off), or `floor`
     alone where the golden is 0 but for rounding (NEGLIGIBLE_RMS)."""
+    return _judge_ratio(got, want, eager, multiplier, floor, relative)[0]
+
+
+def _judge_ratio(got: Output, want: Output, eager: Output, multiplier: float, floor: float,
+                 relative: bool = False) -> tuple[str | None, float | None]:
+    """within_ratio's (what differs or None, the margin: the RMS error over what the rule allows)."""
     problem = _non_finite(got.values.astype(np.float64), want.values.astype(np.float64))
     if problem or got.values.size == 0:
-        return problem
+        return problem, None
     error, eager_error, rms = rms_errors(got, want, eager)
     zero = relative and rms <= NEGLIGIBLE_RMS
     scale = 1.0 if zero else rms if relative else max(1.0, rms)
     allowed = multiplier * eager_error + floor * scale
+    margin = error / max(allowed, TINY)
     if error <= allowed:
-        return None
+        return None, margin
     times = f"{error / eager_error:.3g}x eager's" if eager_error else "eager's is 0"
     scaled = (f"1 (rms {rms:.3g}: zero but for rounding)" if zero else f"rms {rms:.3g}" if relative
               else f"max(1, rms {rms:.3g})")
     return (f"RMS error {error:.3g} against the float64 model ({times} {eager_error:.3g}) exceeds "
-            f"{multiplier:g} x eager's + {floor:g} x {scaled} = {allowed:.3g}")
+            f"{multiplier:g} x eager's + {floor:g} x {scaled} = {allowed:.3g}"), margin

@@ -15,7 +15,7 @@ from harness.families.interface import load_builder
 from harness.outcomes import Outcome, Phase
 from harness.protocol import PerfRequest
 from harness.training.params import BACKWARD_OPS_NOTE
-from harness.worker.compare import DEFAULT_TOLERANCES, FLOATING, Output, compare, looser, rms_errors
+from harness.worker.compare import DEFAULT_TOLERANCES, FLOATING, Accuracy, Output, compare, looser, rms_errors
 from harness.worker.repro import versions_of, write_repro
 from harness.worker.timing import time_case
 
@@ -44,7 +44,8 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
     if built.selects:
         context.notes["indices_compared_by_value"] = ", ".join(built.selects) + (
             ": by the input's values they select (ties make indices ambiguous)")
-    rule = HarnessRule(built, dtype, tolerance, reductions, backend_spec, context.notes)
+    rule = HarnessRule(built, dtype, tolerance, reductions, backend_spec, context.notes,
+                       Accuracy(context.margins, context.ulps))
     goldens = built.golden.compute(built, rule)   # the golden names its kind's rule: no kind is named here
     return _run_input_sets(built, backend, context, goldens,
                            lambda got, want, index: built.golden.judge(got, want, index, rule), perf)
@@ -53,12 +54,12 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
 class HarnessRule:
     """The harness's side of a case's golden (harness.families.built.GoldenContext): the
     comparison rule of harness.worker.compare with this case's tolerance, reductions, reference,
-    unchecked and selected outputs, and the result's notes."""
+    unchecked and selected outputs, the result's notes and its outputs' margins."""
 
     def __init__(self, built: Built, dtype: str, tolerance: tuple[float, float], reductions: dict,
-                 backend_spec: dict, notes: dict) -> None:
+                 backend_spec: dict, notes: dict, accuracy: Accuracy) -> None:
         self.built, self.dtype, self.tolerance, self.reductions = built, dtype, tolerance, reductions
-        self.backend_spec, self.notes = backend_spec, notes
+        self.backend_spec, self.notes, self.accuracy = backend_spec, notes, accuracy
         self.names = built.program.output_names
         self.references = [as_outputs(self.names, r) for r in built.reference] if built.reference else None
 
@@ -67,6 +68,9 @@ class HarnessRule:
         assert isinstance(program, Program), "Float64Golden checked it is a PyTorch program"
         return upcast_run(program, inputs)
 
+    def note_margin(self, output: str, margin: float) -> None:
+        self.accuracy.note(output, margin)
+
     def compare(self, got: Any, want: Any, index: int, ratio: tuple | None = None) -> str | None:
         got, want = as_outputs(self.names, got), as_outputs(self.names, want)
         reference = self.references[index] if self.references else None
@@ -74,7 +78,7 @@ class HarnessRule:
             self.notes["accuracy"] = accuracy_figures(got, want, reference)
         inputs = self.built.input_sets[index]
         problem = compare(got, want, self.dtype, self.tolerance, self.reductions, ratio=ratio,
-                          reference=reference, unchecked=self.built.unchecked,
+                          accuracy=self.accuracy, reference=reference, unchecked=self.built.unchecked,
                           tolerance_of=lambda d: _tolerance(self.backend_spec, d),
                           selections={name: (_to_output("source", inputs[position]).values, dim)
                                       for name, (position, dim) in self.built.selects.items()})

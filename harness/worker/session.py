@@ -69,7 +69,8 @@ class Session:
                             message=message[:MESSAGE_LIMIT], durations=clock.durations, cpu_s=clock.cpu_s,
                             peak_mb=clock.peak_mb, sizes=context.sizes,
                             fingerprints=context.fingerprints, cache=context.cache,
-                            cache_saved_s=round(context.cache_saved_s, 3), notes=context.notes, perf=perf)
+                            cache_saved_s=round(context.cache_saved_s, 3), notes=context.notes, perf=perf,
+                            margins=context.margins, ulps=context.ulps)
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
             result.versions = _versions(backend)
             self.reported.add(backend.name)

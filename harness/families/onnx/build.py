@@ -12,7 +12,7 @@ from harness.case_data import Case
 from harness.families.built import FamilyGolden
 from harness.families.interface import Built
 from harness.families.onnx import params
-from harness.families.onnx.values import compare_values, read_data_set, read_value_file
+from harness.families.onnx.values import compare_values, margins, read_data_set, read_value_file
 
 
 def build_node(case: Case) -> Built:
@@ -27,9 +27,8 @@ def build_node(case: Case) -> Built:
     program = OnnxProgram(case.id, model, directory / "model.onnx", input_names, output_names)
     return Built(program=program,
                  input_sets=[tuple(read_data_set(d, graph, "input")) for d in data_sets],
-                 golden=FamilyGolden([tuple(read_data_set(d, graph, "output")) for d in data_sets],
-                                     functools.partial(compare_values, names=output_names, rtol=test["rtol"],
-                                                       atol=test["atol"])),
+                 golden=_golden([tuple(read_data_set(d, graph, "output")) for d in data_sets], output_names,
+                                test["rtol"], test["atol"]),
                  tolerance=(test["rtol"], test["atol"]),
                  notes={"onnx_op": params.subject(case.params), "opset": str(test["opset"])})
 
@@ -46,9 +45,14 @@ def build_model(case: Case) -> Built:
     else:
         golden, source = tuple(onnxruntime_outputs(path, inputs)), "onnxruntime"
     program = OnnxProgram(case.id, model, path, [i.name for i in graph_inputs(model)], output_names)
-    compared = functools.partial(compare_values, names=output_names, rtol=p["rtol"], atol=p["atol"])
-    return Built(program=program, input_sets=[inputs], golden=FamilyGolden([golden], compared),
+    return Built(program=program, input_sets=[inputs], golden=_golden([golden], output_names, p["rtol"], p["atol"]),
                  tolerance=(p["rtol"], p["atol"]), notes={"golden": source})
+
+
+def _golden(values: list, names: list[str], rtol: float, atol: float) -> FamilyGolden:
+    """The stored outputs, compared as ONNX's backend runner does, with each output's margin."""
+    return FamilyGolden(values, functools.partial(compare_values, names=names, rtol=rtol, atol=atol),
+                        functools.partial(margins, names=names, rtol=rtol, atol=atol))
 
 
 def onnxruntime_outputs(path: Path, inputs: tuple) -> list:

@@ -5,6 +5,7 @@ sequence) or None (an empty optional). The comparison follows `onnx.backend.test
 as many outputs as expected; a sequence element by element; a tensor's shape, then strings
 exactly, everything else with its dtype equal and `allclose(rtol, atol)` (NaN equal to NaN),
 bfloat16 with rtol at least two of its ULPs. Messages name the output and say what differs.
+`margins` says how close each floating tensor output came to failing under that rule.
 """
 from __future__ import annotations
 
@@ -60,6 +61,26 @@ def compare_values(got: Sequence[Any], want: Sequence[Any], names: Sequence[str]
         if problem:
             return f"{name}: {problem}"
     return None
+
+
+def margins(got: Sequence[Any], want: Sequence[Any], names: Sequence[str], rtol: float,
+            atol: float) -> dict[str, float]:
+    """Each floating tensor output's worst |got - want| over atol + rtol x |want| (1.0 at the
+    limit), where its shape and dtype are as expected; NaN matching NaN and equal values count 0."""
+    figures = {}
+    for name, g, w in zip(names, got, want):
+        if not isinstance(w, np.ndarray) or w.dtype.kind != "f" and w.dtype.name != "bfloat16":
+            continue
+        g = np.asarray(g)
+        if g.shape != w.shape or g.dtype != w.dtype or not w.size:
+            continue
+        tolerance = max(rtol, BFLOAT16_RTOL) if w.dtype.name == "bfloat16" else rtol
+        g, w = g.astype(np.float64), w.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            ratio = np.abs(g - w) / np.maximum(atol + tolerance * np.abs(w), np.finfo(np.float64).tiny)
+            ratio = np.where((np.isnan(g) & np.isnan(w)) | (g == w), 0.0, ratio)
+        figures[name] = float(np.nan_to_num(ratio, nan=np.inf, posinf=np.finfo(np.float64).max).max())
+    return figures
 
 
 def _similar(got: Any, want: Any, rtol: float, atol: float) -> str | None:

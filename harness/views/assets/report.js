@@ -203,6 +203,26 @@
     if (v === null || v === undefined) return "";
     return typeof v === "string" ? v : JSON.stringify(v);
   }
+  // How close each output came to failing: its worst error over its tolerance (1.0 at the limit),
+  // a bar to the limit, and a float16/bfloat16 output's ULPs.
+  function margins(r) {
+    section("Margins (error over tolerance)");
+    var shown = {};
+    Object.keys(r.margins).forEach(function (k) {
+      var u = r.ulps && r.ulps[k];
+      shown[k] = [r.margins[k], u ? "ULPs max " + u.max + ", p99 " + u.p99 : ""];
+    });
+    kvTable(shown, function (td, v) {
+      var bar = el("span", "pbar" + (v[0] > 1 ? " over" : ""));
+      bar.style.width = Math.max(2, Math.round(160 * Math.min(v[0], 1))) + "px";
+      td.appendChild(bar);
+      td.appendChild(document.createTextNode(String(v[0]) + (v[1] ? " \u00B7 " + v[1] : "")));
+    });
+  }
+  function worstMargin(r) {
+    var keys = r.margins ? Object.keys(r.margins) : [];
+    return keys.length ? Math.max.apply(null, keys.map(function (k) { return r.margins[k]; })) : null;
+  }
   function kvTable(obj, fmt) {
     var keys = obj && typeof obj === "object" ? Object.keys(obj) : [];
     if (!keys.length) { dBody.appendChild(el("div", "muted", "none")); return; }
@@ -328,6 +348,7 @@
     dBody.appendChild(dl);
 
     if (r.isolation) culprits(r.isolation);
+    if (r.margins && Object.keys(r.margins).length) margins(r);
 
     var msg = messages[r.m] || "";
     var wrapBtn = el("button", null, "no wrap");
@@ -428,8 +449,9 @@
     var r = recs[Number(td.getAttribute("data-r"))];
     var first = (messages[r.m] || "").split("\n")[0].slice(0, 200);
     var entry = r.expected_phase && r.expected_phase !== r.phase ? " (its entry expects " + r.expected_phase + ")" : "";
+    var margin = worstMargin(r);
     td.title = backends[r.b] + ": " + (LABEL[r.outcome] || r.outcome) + (r.phase ? " in " + r.phase : "") + entry +
-               " \u00B7 " + r.verdict + (first ? "\n" + first : "");
+               " \u00B7 " + r.verdict + (margin === null ? "" : " \u00B7 margin " + margin) + (first ? "\n" + first : "");
   });
   document.getElementById("d-close").addEventListener("click", close);
   document.addEventListener("keydown", function (ev) {
