@@ -67,3 +67,13 @@ def check_ratio(ratio: Any) -> list | None:
 
 
 DTYPES = ("float32", "float64", "float16", "bfloat16")   # the floating dtypes cases are written in
+
+
+def parse_dtypes(values: list[str]) -> tuple[str, ...]:
+    """--dtypes: DTYPE[,DTYPE...] from repeated flags or comma lists, each once, in DTYPES' order;
+    ValueError names an unknown one."""
+    named = {d.strip() for value in values for d in value.replace(",", " ").split()}
+    unknown = sorted(named - set(DTYPES))
+    if unknown:
+        raise ValueError(f"{', '.join(unknown)} is not a floating dtype: use some of {', '.join(DTYPES)}")
+    return tuple(d for d in DTYPES if d in named)

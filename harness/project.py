@@ -30,6 +30,7 @@ from harness.families.loader import (
 )
 from harness.files import display_path
 from harness.installation.packages import version_text
+from harness.precision.axis import at_dtypes, variant_ids
 from harness.project_files.configs import BackendConfig, load_configs, select_backend
 from harness.project_files.ini import find_ini
 from harness.project_files.registry import (
@@ -49,6 +50,7 @@ from harness.settings import resolve as resolve_settings
 class Project:
     def __init__(self, settings: Settings):
         self.settings = settings
+        self.dtype_notices: dict[str, list[str]] = {}   # what --dtypes could not do, by family (cases loaded)
 
     @classmethod
     def load(cls, settings: Settings) -> "Project":
@@ -77,10 +79,16 @@ class Project:
     def config(self, backend: str, option: str = "--backend") -> BackendConfig:
         return select_backend(self.configs, backend, option)
 
+    @property
+    def case_options(self) -> dict[str, Any]:
+        """What case modules' cases(options) and the families' discover(options) see: the families'
+        options by dest name, and the run's `dtypes` (for the families that list their cases per dtype)."""
+        return {**self.settings.family_options, "dtypes": self.settings.dtypes}
+
     @functools.cached_property
     def discoveries(self) -> dict[str, Discovery]:
         """What each family found outside the case modules, by family (a notice belongs to its family)."""
-        return discover_each(self.families, self.settings.family_options)
+        return discover_each(self.families, self.case_options)
 
     @functools.cached_property
     def discovered(self) -> Discovery:
@@ -97,13 +105,19 @@ class Project:
     @functools.cached_property
     def module_cases(self) -> dict[Path, list[Case]]:
         """The cases by the file pytest collects them under: the case modules', the discovered ones,
-        and --cases-file cases (see `_add_cases_files`). Every id once."""
-        options = self.settings.family_options
+        and --cases-file cases (see `_add_cases_files`), each at the run's --dtypes
+        (harness.precision.axis). Every id once."""
+        options = self.case_options
         found = {path: load_case_module(path, options) for path in self._modules}
         for path, cases in found.items():
             self._check_installed(path, cases)
         found.update(self.discovered.cases)
         self._add_cases_files(found)
+        for path, cases in found.items():
+            found[path], notices = at_dtypes(cases, self.families, self.settings.dtypes)
+            for family, lines in notices.items():
+                mine = self.dtype_notices.setdefault(family, [])
+                mine += [line for line in lines if line not in mine]
         check_unique([c for cases in found.values() for c in cases])
         return found
 
@@ -125,9 +139,9 @@ class Project:
     @functools.cached_property
     def known_ids(self) -> list[str]:
         """What expectation entries may name: every case of the modules, selected by default or not."""
-        options = self.settings.family_options
+        options = self.case_options
         return sorted({i for path in self._modules for i in case_module_ids(path, options)}
-                      | {c.id for c in self.cases})
+                      | {c.id for c in self.cases} | set(variant_ids(self.cases, self.families)))
 
     @functools.cached_property
     def versions(self) -> dict[str, str]:

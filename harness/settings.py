@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from packaging.version import InvalidVersion, Version
 
-from harness.case_data import is_positive_finite
+from harness.case_data import is_positive_finite, parse_dtypes
 from harness.errors import HarnessInputError
 from harness.files import user_cache_dir
 
@@ -149,6 +149,14 @@ def _versions(pairs: list[str]) -> dict[str, str]:
     return {name.strip(): version.strip() for name, _, version in (p.partition("=") for p in pairs)}
 
 
+def _dtype_list(text: str) -> str | None:
+    try:
+        parse_dtypes([text])
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def _names(values: list[str]) -> list[str]:
     """Backend names, from repeated flags or comma lists, each once."""
     return list(dict.fromkeys(n.strip() for value in values for n in value.split(",") if n.strip()))
@@ -200,6 +208,11 @@ class Settings:
         ["linalg-on-tensors"], "--backend", "backend(s) to run the cases on (repeatable or comma list; "
         "default: ini e2e_backends)", ini="e2e_backends", ini_type="args", many=True, convert=_names,
         metavar="NAME[,NAME...]")
+    dtypes: tuple[str, ...] = setting(
+        [], "--dtypes", "run every case at each of these floating dtypes, a comma list (float64, float32, "
+        "float16, bfloat16): <id>/<dtype> where it is not the case's own, for the families with a dtype axis "
+        "(default: each case at its own)", ini="e2e_dtypes", ini_type="args", many=True, check=_dtype_list,
+        convert=parse_dtypes, shared=True, metavar="DTYPE[,DTYPE...]")
     run_crash_set: bool = setting(False, "--run-crash-set", "attempt crash-set cases instead of not running them",
                                   action="store_true")
     memory_limit_mb: float = setting(

@@ -330,8 +330,8 @@ BAD = [
         {"durations.json": "[1, 2]\n"}, ("--durations-from=durations.json",),
         "--durations-from=durations.json: neither a JSON report nor a durations file; pass a --report-json file "
         "or what python -m harness durations writes"),
-    Bad("opinfo-dtypes", "`--opinfo-dtypes` with an unknown dtype", {}, ("--opinfo-dtypes=float8",),
-        "--opinfo-dtypes=float8: use some of float32, float64, float16, bfloat16"),
+    Bad("dtypes", "`--dtypes` with an unknown dtype", {}, ("--dtypes=float8",),
+        "--dtypes=float8: float8 is not a floating dtype: use some of float32, float64, float16, bfloat16"),
     Bad("cases-file-unknown-key", "an unknown parameter",
         {"extra.yaml": f"- {BACKWARD}, strides: 2}}\n"}, ("--cases-file=extra.yaml",),
         "extra.yaml:1: unknown key 'strides'; allowed keys are bias, dilation, dtype, "

@@ -117,19 +117,19 @@ PROBE_CASES = """\
 
 
     def cases(options):
-        # one case per dtype the ini's family option names: a universe only the ini can give
+        # one case per dtype the ini's e2e_dtypes names: a universe only the ini can give
         return [conv_backward_case(f"probe_{dtype}", input_shape=[1, 1, 4], weight_shape=[1, 1, 2], dtype=dtype)
-                for dtype in options["opinfo_dtypes"]]
+                for dtype in options["dtypes"]]
 """
 
 
 @pytest.mark.e2e
 def test_every_entry_point_sees_the_ini_case_universe(tmp_path):
-    """e2e_cases_dirs and a family option in the ini: pytest collects the case, `check` counts it,
+    """e2e_cases_dirs and e2e_dtypes in the ini: pytest collects the case, `check` counts it,
     `reduce` and `bisect` find it (reduce runs it: it passes, the xfail entry aside; bisect stops at
     its missing --package: after finding the case)."""
     case = "conv_backward/1d/probe_float64"
-    (tmp_path / "pytest.ini").write_text("[pytest]\ne2e_cases_dirs = mycases\ne2e_opinfo_dtypes = float64\n"
+    (tmp_path / "pytest.ini").write_text("[pytest]\ne2e_cases_dirs = mycases\ne2e_dtypes = float64\n"
                                          "e2e_backends = eager\n")
     (tmp_path / "mycases").mkdir()
     (tmp_path / "mycases" / "probe.py").write_text(textwrap.dedent(PROBE_CASES))

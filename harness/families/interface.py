@@ -113,6 +113,11 @@ class Family:
       `markers`: tags that are pytest markers too (-m opinfo).
       `path_params`: params that name files (a path or a list of paths): a cases file's relative
         paths are read from the cases file's folder, and `validate` gets them absolute.
+      `at_dtype(params, dtype) -> dict`: a case's params at another floating dtype, for `--dtypes`
+        (harness.precision.axis): the case runs at each dtype it names, `<id>/<dtype>` at one not its
+        own; ValueError when this case cannot. None: its cases keep their dtype.
+      `lists_dtypes`: its case module lists its cases per dtype itself, from `options["dtypes"]`
+        (the run's --dtypes; empty: its default), as OpInfo's samples differ by dtype.
 
     Controller side, per case run
       `reduction_sizes(params) -> dict`: output name -> terms summed into each element (the float
@@ -165,6 +170,8 @@ class Family:
     worker_env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     default: bool = False
     path_params: tuple[str, ...] = ()
+    at_dtype: Callable[[Mapping[str, Any], str], dict] | None = None
+    lists_dtypes: bool = False
     graph: str | None = None
     fuzz_space: str | None = None
     reruns: str | None = None

@@ -65,6 +65,12 @@ def input_spec(at: str, spec: Any) -> dict:
     return result
 
 
+def input_at_dtype(spec: dict, own: str, dtype: str) -> dict:
+    """An input of a case at `own` dtype, for the case at `dtype` (--dtypes): a floating input at the
+    case's own dtype takes the new one; others (ids, masks, an input pinned to float64) stay."""
+    return {**spec, "dtype": dtype} if spec["dtype"] == own else spec
+
+
 def _fills(dtype: str) -> tuple[str, ...]:
     """The distributions that can fill a tensor of this dtype, the default first."""
     return ("bool",) if dtype == "bool" else ("integers",) if dtype in INT_DTYPES else ("uniform", "normal")

@@ -16,11 +16,12 @@ CONV_BACKWARD = Family(
     name="conv_backward", validate=params.validate_backward, builder="harness.families.conv.build:build_backward",
     derive_tags=functools.partial(params.derive_tags, family="conv_backward"), markers=("conv_backward",),
     reduction_sizes=params.backward_reduction_sizes, fuzz_space="harness.families.conv.fuzz_space:BACKWARD_SPACE",
-    default=True)   # a cases-file entry without `family:` is a conv_backward case
+    at_dtype=params.at_dtype, default=True)   # a cases-file entry without `family:` is a conv_backward case
 CONV_FORWARD = Family(
     name="conv_forward", validate=params.validate_forward, builder="harness.families.conv.build:build_forward",
     derive_tags=functools.partial(params.derive_tags, family="conv_forward"), markers=("conv_forward",),
-    reduction_sizes=params.forward_reduction_sizes, fuzz_space="harness.families.conv.fuzz_space:FORWARD_SPACE")
+    reduction_sizes=params.forward_reduction_sizes, fuzz_space="harness.families.conv.fuzz_space:FORWARD_SPACE",
+    at_dtype=params.at_dtype)
 FAMILIES = [CONV_BACKWARD, CONV_FORWARD]
 
 

@@ -306,3 +306,8 @@ def derive_tags(params: Mapping[str, Any], family: str) -> list[str]:
         tags.append(p["dtype"])
     tags.append("dynamic" if p["dynamic_dims"] else "static")
     return tags
+
+
+def at_dtype(params: Mapping[str, Any], dtype: str) -> dict:
+    """The case at another floating dtype (--dtypes): every tensor is of the case's dtype."""
+    return {**params, "dtype": dtype}

@@ -46,6 +46,7 @@ from harness.families.built import RATIO_FLOORS, RATIO_MULTIPLIER
 from harness.families.tensor_inputs import (
     FLOAT_DTYPES,
     flag,
+    input_at_dtype,
     input_sets,
     input_spec,
     is_int,
@@ -90,6 +91,17 @@ def validate(params: Mapping[str, Any]) -> dict:
         "accuracy": None if fixed else _accuracy(params.get("accuracy"), dtype), "tolerance": fixed, "tier": tier,
         **training.validate(params),
     }
+
+
+def at_dtype(params: Mapping[str, Any], dtype: str) -> dict:
+    """The model at another floating dtype (--dtypes): its floating inputs at the model's dtype take
+    it, and an accuracy rule left to its default takes the new dtype's."""
+    own = params["dtype"]
+    accuracy = params["accuracy"]
+    if accuracy is not None and accuracy == _accuracy(None, own):
+        accuracy = None   # the default: validate gives the new dtype's
+    inputs = {name: input_at_dtype(spec, own, dtype) for name, spec in params["inputs"].items()}
+    return {**params, "inputs": inputs, "dtype": dtype, "accuracy": accuracy}
 
 
 def _inputs(raw: Any, config: Mapping[str, Any], dtype: str) -> dict[str, dict]:

@@ -13,7 +13,7 @@ from harness.families.module import params
 from harness.training import params as training
 
 MODULE = Family(name="module", validate=params.validate, builder="harness.families.module.build:build",
-                derive_tags=params.derive_tags, markers=(training.KIND,))   # -m train_step
+                derive_tags=params.derive_tags, markers=(training.KIND,), at_dtype=params.at_dtype)   # -m train_step
 FAMILIES = [MODULE]
 
 

@@ -14,8 +14,8 @@ and a `--cases-file` entry with `family: module` take the same keys):
     input_sets  more sets to run the compiled program on: per set, one shape per input; only dynamic
                 dims may differ from `inputs`                                  default []
     tolerance   {rtol, atol} in place of the backend's for this case           default none
-    dtype       the case's dtype: its first floating input's (derived, checked when given); the
-                module's floating parameters and buffers are cast to it
+    dtype       the case's dtype: its first floating input's (derived, checked when given), else
+                as given (default float32); the module's floating parameters and buffers are cast to it
     train_step  one training step instead of the forward pass (harness.training.params: with
                 optimizer and lr): in training mode, dropout at 0, the loss the mean square error
                 of its first floating output against a seeded target, compared with float64
@@ -34,6 +34,7 @@ from harness.families.tensor_inputs import (
     FLOAT_DTYPES,
     SPECIALS,
     flag,
+    input_at_dtype,
     input_sets,
     input_spec,
     keyword_mapping,
@@ -61,13 +62,27 @@ def validate(params: Mapping[str, Any]) -> dict:
         "module": module, "init": init, "train": flag(params, "train"), "seed": seed, "inputs": inputs,
         "input_sets": input_sets(params.get("input_sets", []), inputs),
         "tolerance": tolerance(params.get("tolerance")),
-        "dtype": next((i["dtype"] for i in inputs if i["dtype"] in FLOAT_DTYPES), "float32"),
+        "dtype": _dtype(params, inputs),
         **training.validate(params),
     }
     if params.get("dtype", normalised["dtype"]) != normalised["dtype"]:
         raise ValueError(f"dtype {params['dtype']!r} is not the first floating input's ({normalised['dtype']}): "
                          "set the inputs' dtypes, or leave dtype out")
     return normalised
+
+
+def _dtype(params: Mapping[str, Any], inputs: list[dict]) -> str:
+    """The first floating input's dtype; without one, the module's own (its parameters'), float32 by default."""
+    dtype = next((i["dtype"] for i in inputs if i["dtype"] in FLOAT_DTYPES), params.get("dtype", "float32"))
+    if dtype not in FLOAT_DTYPES:
+        raise ValueError(f"dtype {dtype!r} is not one of {', '.join(FLOAT_DTYPES)}")
+    return dtype
+
+
+def at_dtype(params: Mapping[str, Any], dtype: str) -> dict:
+    """The case at another floating dtype (--dtypes): its floating inputs at the case's dtype take it."""
+    return {**params, "inputs": [input_at_dtype(i, params["dtype"], dtype) for i in params["inputs"]],
+            "dtype": dtype}
 
 
 def _is_import_path(text: str) -> bool:

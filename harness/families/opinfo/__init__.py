@@ -13,17 +13,15 @@ from harness.families.opinfo.commands import add_commands
 OPTIONS = (
     Option("opinfo-samples", "OpInfo samples per op and dtype: the first (default), all, or the first N",
            default=params.DEFAULT_SAMPLES, metavar="first|all|N", parse=params.parse_samples),
-    Option("opinfo-dtypes", "dtypes of the OpInfo cases, a comma list (default float32; also float64, float16, "
-           "bfloat16)", default=params.DEFAULT_DTYPES, metavar="DTYPE[,DTYPE...]", parse=params.parse_dtypes),
 )
 # The manifest was listed with this seed: a set's iteration order (some samples' arguments) is the
 # same in the worker that builds a case.
 WORKER_ENV = {"PYTHONHASHSEED": "0"}
 OPINFO = Family(name="opinfo", validate=params.validate, builder="harness.families.opinfo.build:build_forward",
                 derive_tags=params.derive_tags, subject=params.subject, markers=("opinfo", "random", "inplace"),
-                options=OPTIONS, commands=add_commands, worker_env=WORKER_ENV)
+                options=OPTIONS, commands=add_commands, worker_env=WORKER_ENV, lists_dtypes=True)
 OPINFO_GRAD = Family(name="opinfo_grad", validate=params.validate,
                      builder="harness.families.opinfo.build:build_gradient", derive_tags=params.derive_grad_tags,
                      subject=params.subject,
-                     markers=("opinfo", "grad", "random", "inplace"), worker_env=WORKER_ENV)
+                     markers=("opinfo", "grad", "random", "inplace"), worker_env=WORKER_ENV, lists_dtypes=True)
 FAMILIES = [OPINFO, OPINFO_GRAD]

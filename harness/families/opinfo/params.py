@@ -221,7 +221,7 @@ def _write(directory: Path, key: str, dtypes: list[str]) -> None:
 
 # ------------------------------------------------------------------------------------- case sources
 
-DEFAULT_SAMPLES, DEFAULT_DTYPES = "first", "float32"   # the options' defaults (a case module run outside pytest)
+DEFAULT_SAMPLES, DEFAULT_DTYPES = "first", ("float32",)   # without the options (a case module run outside pytest)
 
 
 def parse_samples(text: str) -> str:
@@ -230,14 +230,6 @@ def parse_samples(text: str) -> str:
     if not (text in ("first", "all") or (text.isdigit() and int(text) > 0)):
         raise ValueError("use first, all, or a positive number")
     return text
-
-
-def parse_dtypes(text: str) -> tuple[str, ...]:
-    """--opinfo-dtypes: a comma (or space) separated list of DTYPES."""
-    dtypes = tuple(d for d in str(text).replace(",", " ").split())
-    if not dtypes or any(d not in DTYPES for d in dtypes):
-        raise ValueError(f"use some of {', '.join(DTYPES)}")
-    return dtypes
 
 
 def takes_sample(samples_option: str, index: int) -> bool:
@@ -264,9 +256,12 @@ def opinfo_cases(options: Mapping[str, Any], families: tuple[str, ...]) -> list[
 
 
 def opinfo_case_ids(options: Mapping[str, Any], families: tuple[str, ...]) -> list[str]:
-    """Every sample's id for the selected dtypes (a case module's `case_ids`)."""
-    return [s.id for s in samples(manifests_for(_dtypes(options)), families)]
+    """Every sample's id at the selected dtypes and the default ones (a case module's `case_ids`):
+    an expectation entry at float32 holds in a run at other dtypes too."""
+    dtypes = tuple(dict.fromkeys(DEFAULT_DTYPES + _dtypes(options)))
+    return [s.id for s in samples(manifests_for(dtypes), families)]
 
 
 def _dtypes(options: Mapping[str, Any]) -> tuple[str, ...]:
-    return options.get("opinfo_dtypes") or parse_dtypes(DEFAULT_DTYPES)
+    """The run's --dtypes (each op at those its OpInfo lists for CPU), else DEFAULT_DTYPES."""
+    return tuple(options.get("dtypes") or DEFAULT_DTYPES)
