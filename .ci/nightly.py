@@ -32,6 +32,8 @@ DEFAULT_SELECTION = "--opinfo-samples=all"   # every case, OpInfo's every sample
 PERF_MARKERS = "conv_backward or model"       # what the perf job times: the flagship family, the models
                                               # (their training steps, tiny tier, among them)
 MODEL_TIERS = "--model-tiers=tiny,small"       # both of the registry's tiers
+PRECISIONS = ("-m", "conv_backward or module", "--dtypes=float16,bfloat16")   # the precisions job: the
+                                              # families whose half-precision entries are measured
 SET_BY_THE_WORKFLOW = ("--backend", "--splits", "--group", "-n", "--numprocesses", "--report-json", "--report-md",
                        "--report-html", "--junitxml", "--artifacts-dir", "--durations-path", "--durations-from",
                        "--splitting-algorithm", "--torch-mlir-suite", "--run-crash-set")
@@ -295,6 +297,19 @@ def perf() -> None:
     print(f"pytest exited with status {status}")
 
 
+def precisions() -> None:
+    """The families with a dtype axis at float16 and bfloat16 (the shards run every case at its own
+    dtype, float32 mostly); a dispatch's selection narrows them. The status is an output, as a
+    shard's (docs/how-to/precisions.md)."""
+    Path("precisions").mkdir(exist_ok=True)
+    backend = env("BACKEND")
+    status = sh(sys.executable, "-m", "pytest", "-q", "-n", "auto", f"--backend={backend}", *PRECISIONS,
+                *shlex.split(env("SELECTION")), f"--report-json=precisions/{backend}.json",
+                f"--report-md=precisions/{backend}.md", check=False)
+    output(status=status)
+    print(f"pytest exited with status {status}")
+
+
 def perf_history() -> None:
     """The backends' timings in one report, recorded in the performance history (a file of its own:
     the main history's runs hold every case, these only the timed ones), its page and its text."""
@@ -382,7 +397,7 @@ def suite_result() -> None:
 STEPS = {"plan": plan, "install": install, "shard": shard, "shard-result": shard_result, "merge": merge,
          "diff": diff, "history": history, "triage": triage, "summary": step_summary, "keep": keep,
          "verdict": verdict, "local-upload": local_upload, "local-download": local_download,
-         "perf": perf, "perf-history": perf_history, "suite-checkout": suite_checkout,
+         "perf": perf, "perf-history": perf_history, "precisions": precisions, "suite-checkout": suite_checkout,
          "suite-import": suite_import, "suite-run": suite_run, "suite-stale": suite_stale,
          "suite-summary": suite_summary, "suite-result": suite_result}
 

@@ -2,9 +2,11 @@
 
 Runs every passing case in this process (no isolation: use it on backends that do not crash),
 and prints, per dtype, the worst normalised error (see harness.worker.compare.normalised_error), the
-case it came from, the configured tolerance and the margin between them.
+case it came from, the configured tolerance, the margin between them, and PyTorch's own default
+for the dtype (torch.testing.assert_close's rtol, against a reference at that dtype).
 
     python benchmarks/tolerance_margins.py eager linalg-on-tensors [--skip-slow]
+    python benchmarks/tolerance_margins.py eager --dtypes=float32,float16,bfloat16 -k conv_backward/
 """
 from __future__ import annotations
 
@@ -46,15 +48,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("backends", nargs="+")
     parser.add_argument("--skip-slow", action="store_true", help="leave out cases tagged slow")
+    parser.add_argument("--dtypes", default="", help="every case at these dtypes (the run option's)")
+    parser.add_argument("-k", dest="keyword", default="", help="only the case ids that contain this")
     args = parser.parse_args()
-    project = Project(settings_from_args(argparse.Namespace(), ROOT))   # as pytest sees the repository
-    cases = [c for c in project.cases if not (args.skip_slow and "slow" in c.tags)]
+    dtypes = [args.dtypes] if args.dtypes else []
+    project = Project(settings_from_args(argparse.Namespace(dtypes=dtypes), ROOT))   # as pytest sees the repository
+    cases = [c for c in project.cases if not (args.skip_slow and "slow" in c.tags) and args.keyword in c.id]
     for name in args.backends:
         config = project.config(name)
         for dtype, (error, where) in sorted(worst_errors(project, config, cases).items()):
             tolerance = config.tolerances[dtype].rtol
             margin = f"{tolerance / error:.0f}x" if error else "exact"
-            print(f"{name:20} {dtype:9} worst {error:.2e} at {where}; tolerance {tolerance:.0e}; margin {margin}")
+            print(f"{name:20} {dtype:9} worst {error:.2e} at {where}; tolerance {tolerance:.0e}; margin {margin}; "
+                  f"torch.testing's rtol {pytorch_rtol(dtype):.1e}")
+
+
+def pytorch_rtol(dtype: str) -> float:
+    """torch.testing.assert_close's default rtol for the dtype."""
+    import torch
+    from torch.testing._comparison import default_tolerances
+
+    return default_tolerances(getattr(torch, dtype))[0]
 
 
 if __name__ == "__main__":

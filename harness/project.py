@@ -16,6 +16,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from harness import quantization
 from harness.case_data import Case
 from harness.errors import HarnessInputError
 from harness.expectations import Expectations, load_expectations
@@ -50,7 +51,9 @@ from harness.settings import resolve as resolve_settings
 class Project:
     def __init__(self, settings: Settings):
         self.settings = settings
-        self.dtype_notices: dict[str, list[str]] = {}   # what --dtypes could not do, by family (cases loaded)
+        # What this run leaves out or cannot do, by family, once the cases are loaded: --dtypes'
+        # refusals, the int8 cases without torchao.
+        self.case_notices: dict[str, list[str]] = {}
 
     @classmethod
     def load(cls, settings: Settings) -> "Project":
@@ -106,7 +109,7 @@ class Project:
     def module_cases(self) -> dict[Path, list[Case]]:
         """The cases by the file pytest collects them under: the case modules', the discovered ones,
         and --cases-file cases (see `_add_cases_files`), each at the run's --dtypes
-        (harness.precision.axis). Every id once."""
+        (harness.precision.axis); without torchao, none that quantizes. Every id once."""
         options = self.case_options
         found = {path: load_case_module(path, options) for path in self._modules}
         for path, cases in found.items():
@@ -114,9 +117,10 @@ class Project:
         found.update(self.discovered.cases)
         self._add_cases_files(found)
         for path, cases in found.items():
+            cases, left_out = quantization.collectable(cases)
             found[path], notices = at_dtypes(cases, self.families, self.settings.dtypes)
-            for family, lines in notices.items():
-                mine = self.dtype_notices.setdefault(family, [])
+            for family, lines in [*left_out.items(), *notices.items()]:
+                mine = self.case_notices.setdefault(family, [])
                 mine += [line for line in lines if line not in mine]
         check_unique([c for cases in found.values() for c in cases])
         return found

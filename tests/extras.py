@@ -9,7 +9,7 @@ import importlib.util
 import pytest
 
 MODULES = {"onnx": "onnx", "iree": "iree.compiler", "torch-mlir-suite": "multiprocess",   # extra -> what it brings
-           "models": "transformers"}
+           "models": "transformers", "quant": "torchao"}
 
 
 def installed(extra: str) -> bool:

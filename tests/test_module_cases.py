@@ -59,7 +59,8 @@ def test_validate_fills_every_default_and_is_idempotent():
         "module": "models:Nested", "init": {}, "train": False, "seed": 0,
         "inputs": [{"shape": [2, 3], "dtype": "float32", "values": "uniform", "low": 0.0, "high": 1.0, "dynamic": []},
                    {"shape": [2], "dtype": "int64", "values": "integers", "low": 0, "high": 10, "dynamic": []}],
-        "input_sets": [], "tolerance": None, "dtype": "float32", "train_step": False, "optimizer": None, "lr": 0.01}
+        "input_sets": [], "tolerance": None, "dtype": "float32", "train_step": False, "optimizer": None, "lr": 0.01,
+        "quantize": None}
     assert validate(params) == params
 
 

@@ -443,3 +443,17 @@ def test_pytest_split_shards_are_disjoint_and_cover_the_cases():
     shards = [collected("--splits", "3", "--group", str(group)) for group in (1, 2, 3)]
     assert len(everything) > 100 and all(shards)
     assert sorted(nodeid for shard in shards for nodeid in shard) == sorted(everything)
+
+
+def test_the_precisions_job_runs_the_dtype_axis_on_each_backend(workflow, e2e_project):
+    """The precisions job's step on the tiny project's eager backend: its convolution-backward cases
+    at float16 and bfloat16 (the step's --dtypes), each a variant id, red only on unexpected results."""
+    job = workflow["jobs"]["precisions"]
+    for step in ("install", "precisions", "shard-result"):
+        step_named(job, step)
+    assert job["strategy"]["matrix"]["backend"] == workflow["jobs"]["e2e"]["strategy"]["matrix"]["backend"]
+    root = e2e_project.path
+    done, out = nightly("precisions", root, BACKEND="eager", SELECTION="-k stride2")
+    assert (done.returncode, out["status"]) == (0, "0"), done.stdout + done.stderr
+    ran = sorted(r["case"] for r in json.loads((root / "precisions" / "eager.json").read_text())["results"])
+    assert ran == ["conv_backward/2d/tiny_stride2/bfloat16", "conv_backward/2d/tiny_stride2/float16"]

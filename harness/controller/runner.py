@@ -206,7 +206,7 @@ class Runner:
         notes = [n for name, found in self.project.discoveries.items() if touched(name) or name in named
                  for n in found.notices]
         notes += self.uncollected(touched)
-        notes += [n for name, lines in self.project.dtype_notices.items() if touched(name) for n in lines]
+        notes += [n for name, lines in self.project.case_notices.items() if touched(name) for n in lines]
         notes += filter(None, [self.perf_contention(processes)])
         notes += [line for expectations in self.expectations.values()
                   for line in expectations.not_installed_lines(self.discovered.missing)]

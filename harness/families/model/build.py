@@ -20,6 +20,7 @@ from harness.case_data import Case
 from harness.draw_tensors import draw_sets
 from harness.families.built import EagerGolden, GivenGolden, Golden, RatioGolden
 from harness.families.interface import Built
+from harness.families.quantized.pt2e import quantized_built
 from harness.families.train_step.build import train_step_built
 from harness.installation.extras import install_command
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
@@ -229,6 +230,8 @@ def build(case: Case) -> Built:
     notes: dict[str, Any] = {"parameters": sum(t.numel() for t in model.inner.parameters())}
     if p["train_step"]:
         return train_step_built(case, model, output_names(nested[0]), outputs[0], input_sets, dynamic, own_loss, notes)
+    if p["quantize"]:
+        return quantized_built(case.id, model, output_names(nested[0]), input_sets, dynamic, notes)
     program = Program(case.id, model, input_sets[0], dynamic, output_names(nested[0]))
     try:
         values = float64_outputs(model, input_sets)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from harness import quantization
 from harness.case_data import check_keys
 from harness.families.built import RATIO_FLOORS, RATIO_MULTIPLIER
 from harness.families.tensor_inputs import (
@@ -58,7 +59,8 @@ from harness.training import params as training
 
 FAMILY = "model"
 PARAM_KEYS = ("transformers", "config", "inputs", "input_sets", "seed", "dtype", "train", "attn_implementation",
-              "persistent_buffers", "calibrate_batch_norm", "accuracy", "tolerance", "tier", *training.KEYS)
+              "persistent_buffers", "calibrate_batch_norm", "accuracy", "tolerance", "tier", *training.KEYS,
+              quantization.KEY)
 ATTENTION = ("sdpa", "eager")
 TIERS = ("tiny", "small")
 UNSEEN_VOCABULARY = 100   # token ids stay below it when the config names no vocab_size
@@ -90,12 +92,15 @@ def validate(params: Mapping[str, Any]) -> dict:
         "calibrate_batch_norm": flag(params, "calibrate_batch_norm"),
         "accuracy": None if fixed else _accuracy(params.get("accuracy"), dtype), "tolerance": fixed, "tier": tier,
         **training.validate(params),
+        **quantization.validate(params),
     }
 
 
 def at_dtype(params: Mapping[str, Any], dtype: str) -> dict:
     """The model at another floating dtype (--dtypes): its floating inputs at the model's dtype take
     it, and an accuracy rule left to its default takes the new dtype's."""
+    if params["quantize"]:
+        raise ValueError(f"an {params['quantize']} program is quantized from its float32 one")
     own = params["dtype"]
     accuracy = params["accuracy"]
     if accuracy is not None and accuracy == _accuracy(None, own):
@@ -160,7 +165,7 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
         tags.append(f"attention_{params['attn_implementation']}")
     if params["persistent_buffers"]:
         tags.append("workaround")
-    return tags
+    return tags + quantization.tags(params)
 
 
 def subject(params: Mapping[str, Any]) -> str:

@@ -21,6 +21,7 @@ from harness.case_data import Case
 from harness.draw_tensors import draw_sets
 from harness.families.built import EagerGolden, GivenGolden, Golden
 from harness.families.interface import Built
+from harness.families.quantized.pt2e import quantized_built
 from harness.families.train_step.build import train_step_built
 from harness.torch_outputs import float64_outputs, output_leaves, output_names
 
@@ -87,6 +88,8 @@ def build(case: Case) -> Built:
     dynamic = dims if any(dims) else None
     if p["train_step"]:
         return train_step_built(case, module, output_names(nested[0]), outputs[0], input_sets, dynamic, False, {})
+    if p["quantize"]:
+        return quantized_built(case.id, module, output_names(nested[0]), input_sets, dynamic, {})
     program = Program(case.id, module, input_sets[0], dynamic, output_names(nested[0]))
     tolerance = p["tolerance"] and (p["tolerance"]["rtol"], p["tolerance"]["atol"])
     golden: Golden = EagerGolden()

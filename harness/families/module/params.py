@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from harness import quantization
 from harness.case_data import check_keys
 from harness.families.tensor_inputs import (
     FLOAT_DTYPES,
@@ -43,7 +44,8 @@ from harness.families.tensor_inputs import (
 )
 from harness.training import params as training
 
-PARAM_KEYS = ("module", "init", "train", "seed", "inputs", "input_sets", "tolerance", "dtype", *training.KEYS)
+PARAM_KEYS = ("module", "init", "train", "seed", "inputs", "input_sets", "tolerance", "dtype", *training.KEYS,
+              quantization.KEY)
 
 
 def validate(params: Mapping[str, Any]) -> dict:
@@ -64,6 +66,7 @@ def validate(params: Mapping[str, Any]) -> dict:
         "tolerance": tolerance(params.get("tolerance")),
         "dtype": _dtype(params, inputs),
         **training.validate(params),
+        **quantization.validate(params),
     }
     if params.get("dtype", normalised["dtype"]) != normalised["dtype"]:
         raise ValueError(f"dtype {params['dtype']!r} is not the first floating input's ({normalised['dtype']}): "
@@ -81,6 +84,8 @@ def _dtype(params: Mapping[str, Any], inputs: list[dict]) -> str:
 
 def at_dtype(params: Mapping[str, Any], dtype: str) -> dict:
     """The case at another floating dtype (--dtypes): its floating inputs at the case's dtype take it."""
+    if params["quantize"]:
+        raise ValueError(f"an {params['quantize']} program is quantized from its float32 one")
     return {**params, "inputs": [input_at_dtype(i, params["dtype"], dtype) for i in params["inputs"]],
             "dtype": dtype}
 
@@ -98,4 +103,4 @@ def derive_tags(params: Mapping[str, Any]) -> list[str]:
         tags.append("nonfinite")
     if params["train_step"]:
         tags.append("train_step")
-    return tags
+    return tags + quantization.tags(params)

@@ -160,6 +160,7 @@ def build_forward(case: Case) -> Built:
                   golden=Float64Golden() if float64 else EagerGolden())
     if is_random(op, sample):
         built.unchecked["*"] = "a random op (its values after export differ from eager's)"
+    _apply_own_tolerance(built, op, p["dtype"])
     _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])
     if "input" in module.input_names:
         _apply_selections(built, sample, module.input_names.index("input"), case)
@@ -231,8 +232,34 @@ def build_gradient(case: Case) -> Built:
                   golden=Float64Golden() if upcast else EagerGolden())
     if is_random(op, sample):
         built.unchecked["*"] = "a random op (its values after export differ from eager's)"
+    _apply_own_tolerance(built, op, p["dtype"])
     _apply_rules(built, case.family, p["op"], p["variant"], p["dtype"])
     return built
+
+
+def own_tolerance(op, dtype: str) -> tuple[float, float] | None:
+    """(rtol, atol): the loosest `toleranceOverride` the OpInfo gives the dtype on CPU (or on
+    every device), over its tests; None when it gives none. PyTorch's own tests compare against a
+    reference at that dtype, so it is at least as loose as the harness's float64 golden needs."""
+    from torch.testing._internal.common_device_type import toleranceOverride
+
+    wanted = getattr(torch, dtype)
+    found = [tol for info in op.decorators if getattr(info, "device_type", None) in (None, "cpu")
+             for decorator in getattr(info, "decorators", ()) if isinstance(decorator, toleranceOverride)
+             for key, tol in decorator.d.items() if key == wanted]
+    if not found:
+        return None
+    return max(t.rtol for t in found), max(t.atol for t in found)
+
+
+HALF_DTYPES = ("float16", "bfloat16")   # where an OpInfo's own tolerance applies: float32's are measured here
+
+
+def _apply_own_tolerance(built: Built, op, dtype: str) -> None:
+    tolerance = own_tolerance(op, dtype) if dtype in HALF_DTYPES else None
+    if tolerance is not None:
+        built.tolerance = tolerance
+        built.notes["tolerance"] = f"rtol={tolerance[0]:g}, atol={tolerance[1]:g} (the OpInfo's toleranceOverride)"
 
 
 RULES_FILE = Path(__file__).with_name("rules.yaml")
