@@ -117,7 +117,7 @@ class Project:
         found.update(self.discovered.cases)
         self._add_cases_files(found)
         for path, cases in found.items():
-            cases, left_out = quantization.collectable(cases)
+            cases, left_out = quantization.collectable(cases, lambda c: self.families[c.family].program == "torch")
             found[path], notices = at_dtypes(cases, self.families, self.settings.dtypes)
             for family, lines in [*left_out.items(), *notices.items()]:
                 mine = self.case_notices.setdefault(family, [])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import functools
 import importlib.util
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from harness.case_data import Case
 from harness.installation.extras import install_command
@@ -41,13 +41,16 @@ def installed() -> bool:
     return importlib.util.find_spec("torchao") is not None
 
 
-def collectable(cases: Iterable[Case]) -> tuple[list[Case], dict[str, list[str]]]:
-    """The cases this installation can run: without torchao, those that quantize are left out (an
-    expectation entry may still name them), with a notice per family."""
+def collectable(cases: Iterable[Case], quantized_by_torchao: Callable[[Case], bool]) -> \
+        tuple[list[Case], dict[str, list[str]]]:
+    """The cases this installation can run: without torchao, those it would quantize (PyTorch
+    programs, `quantized_by_torchao`) are left out (an expectation entry may still name them), with
+    a notice per family. An ONNX model is quantized by onnxruntime, its family's own dependency."""
     cases = list(cases)
     if installed():
         return cases, {}
-    left_out = collections.Counter(c.family for c in cases if c.params.get(KEY))
+    missing = [c for c in cases if c.params.get(KEY) and quantized_by_torchao(c)]
+    left_out = collections.Counter(c.family for c in missing)
     notices = {family: [f"{family}: {n} {KEY} case{'s' * (n > 1)} not collected: torchao is not installed "
                         f"({install_command([EXTRA])})"] for family, n in left_out.items()}
-    return [c for c in cases if not c.params.get(KEY)], notices
+    return [c for c in cases if c not in missing], notices

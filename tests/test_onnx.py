@@ -208,3 +208,22 @@ def test_a_line_about_onnx_node_is_said_only_to_a_run_that_touches_it(e2e_projec
     assert "onnx_node cases not collected" not in elsewhere.output
     asked = e2e_project.run("--pyargs", "harness.cases", "-m", "onnx_node", "--collect-only", "-q", report=None)
     assert "1,884 onnx_node cases not collected for eager: it takes PyTorch programs only" in asked.output
+
+
+@pytest.mark.e2e
+@needs("iree")
+def test_a_users_onnx_model_at_int8_is_its_qdq_model_judged_against_onnxruntimes_run_of_it(tmp_path):
+    """quantize: int8 on an ONNX model: onnxruntime's QDQ quantizer makes its int8 model, and each
+    ONNX backend is judged against onnxruntime's run of that model in quantization steps."""
+    cases = write_block(tmp_path / "project")
+    entry = json.loads(cases.read_text())[0]
+    cases.write_text(json.dumps([{**entry, "name": "block_int8", "quantize": "int8"}]))
+    done, results = run_pytest(tmp_path, f"--cases-file={cases}", "-m", "onnx_model",
+                               "--backend=onnxruntime,linalg-on-tensors,iree-llvm-cpu")
+    by_backend = {r["backend"]: r for r in results}
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert {b: r["outcome"] for b, r in by_backend.items()} == dict.fromkeys(
+        ("onnxruntime", "linalg-on-tensors", "iree-llvm-cpu"), "passed")
+    onnxruntime = by_backend["onnxruntime"]
+    assert onnxruntime["margins"] == {"y": 0.0}   # the golden is its own run
+    assert "QuantizeLinear x" in onnxruntime["notes"]["quantized"] and "int8" in onnxruntime["tags"]

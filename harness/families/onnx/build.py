@@ -2,6 +2,7 @@
 (onnx_node), a user's model and input files (onnx_model)."""
 from __future__ import annotations
 
+import collections
 import functools
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from harness.families.built import FamilyGolden
 from harness.families.interface import Built
 from harness.families.onnx import params
 from harness.families.onnx.values import compare_values, margins, read_data_set, read_value_file
+from harness.families.quantized.golden import QuantizedGolden
+from harness.families.quantized.qdq import QDQ_OPS, quantize_qdq
 
 
 def build_node(case: Case) -> Built:
@@ -40,6 +43,8 @@ def build_model(case: Case) -> Built:
     model = onnx.load(str(path))
     output_names = [o.name for o in model.graph.output]
     inputs = tuple(read_value_file(Path(f)) for f in p["inputs"])
+    if p.get("quantize"):
+        return _int8_built(case.id, path, [i.name for i in graph_inputs(model)], output_names, inputs)
     if p["outputs"] is not None:
         golden, source = tuple(read_value_file(Path(f)) for f in p["outputs"]), "stored outputs"
     else:
@@ -53,6 +58,19 @@ def _golden(values: list, names: list[str], rtol: float, atol: float) -> FamilyG
     """The stored outputs, compared as ONNX's backend runner does, with each output's margin."""
     return FamilyGolden(values, functools.partial(compare_values, names=names, rtol=rtol, atol=atol),
                         functools.partial(margins, names=names, rtol=rtol, atol=atol))
+
+
+def _int8_built(case_id: str, path: Path, input_names: list[str], output_names: list[str], inputs: tuple) -> Built:
+    """The model's QDQ int8 model (harness.families.quantized.qdq), its golden onnxruntime's run
+    of it, judged in quantization steps."""
+    quantized = quantize_qdq(path, input_names, [inputs])
+    model = onnx.load(str(quantized))
+    golden = [tuple(onnxruntime_outputs(quantized, inputs))]
+    program = OnnxProgram(case_id, model, quantized, input_names, output_names)
+    counts = collections.Counter(n.op_type for n in model.graph.node if n.op_type in QDQ_OPS)
+    return Built(program=program, input_sets=[inputs], reference=golden, golden=QuantizedGolden(tuple(output_names)),
+                 notes={"golden": "onnxruntime's run of the int8 model",
+                        "quantized": ", ".join(f"{op} x{n}" for op, n in sorted(counts.items()))})
 
 
 def onnxruntime_outputs(path: Path, inputs: tuple) -> list:

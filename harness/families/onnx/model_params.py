@@ -7,6 +7,8 @@
       outputs: [data/y.npy]               # optional: stored goldens; without them, onnxruntime's
       rtol: 1.0e-3                        # optional, ONNX's runner's defaults
       atol: 1.0e-7
+      quantize: int8                      # optional: its int8 model (onnxruntime's QDQ quantizer),
+                                          # judged against onnxruntime's run of it in quantization steps
 
 Ids read `onnx_model/cases_file/<name>`. Validation checks, in a subprocess and once per set of
 files (the result is cached by their sizes and times), that the model loads and that every file
@@ -22,13 +24,14 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness import quantization
 from harness.case_data import check_keys
 from harness.families.manifest_cache import ManifestError, run_worker_module
 from harness.families.onnx.params import not_installed, onnx_installed
 from harness.files import display_path, user_cache_dir, write_text_atomically
 
 FAMILY = "onnx_model"
-PARAM_KEYS = {"model", "inputs", "outputs", "rtol", "atol", "dtype"}
+PARAM_KEYS = {"model", "inputs", "outputs", "rtol", "atol", "dtype", quantization.KEY}
 PATH_PARAMS = ("model", "inputs", "outputs")   # relative paths are read from the cases file's folder
 CHECK_FORMAT = 1
 CHECK_TIMEOUT_S = 300
@@ -49,11 +52,14 @@ def validate(params: Mapping[str, Any]) -> dict:
     error = checked(model, inputs, outputs)
     if error:
         raise ValueError(error)
-    return {"model": model, "inputs": inputs, "outputs": outputs, **tolerance, "dtype": "float32"}
+    scheme = quantization.validate(params)
+    if scheme[quantization.KEY] and outputs is not None:
+        raise ValueError("an int8 model's golden is onnxruntime's run of it: leave outputs out, or quantize")
+    return {"model": model, "inputs": inputs, "outputs": outputs, **tolerance, "dtype": "float32", **scheme}
 
 
 def derive_tags(params: Mapping[str, Any]) -> list[str]:
-    return [FAMILY]
+    return [FAMILY, *quantization.tags(params)]
 
 
 def subject(params: Mapping[str, Any]) -> str:
