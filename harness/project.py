@@ -54,6 +54,7 @@ class Project:
         # What this run leaves out or cannot do, by family, once the cases are loaded: --dtypes'
         # refusals, the int8 cases without torchao.
         self.case_notices: dict[str, list[str]] = {}
+        self.left_out_ids: list[str] = []   # cases not collected here (no torchao), which entries may name
 
     @classmethod
     def load(cls, settings: Settings) -> "Project":
@@ -116,14 +117,20 @@ class Project:
             self._check_installed(path, cases)
         found.update(self.discovered.cases)
         self._add_cases_files(found)
-        for path, cases in found.items():
-            cases, left_out = quantization.collectable(cases, lambda c: self.families[c.family].program == "torch")
-            found[path], notices = at_dtypes(cases, self.families, self.settings.dtypes)
-            for family, lines in [*left_out.items(), *notices.items()]:
-                mine = self.case_notices.setdefault(family, [])
-                mine += [line for line in lines if line not in mine]
+        found = {path: self._for_this_run(cases) for path, cases in found.items()}
         check_unique([c for cases in found.values() for c in cases])
         return found
+
+    def _for_this_run(self, cases: list[Case]) -> list[Case]:
+        """The cases at the run's --dtypes (harness.precision.axis), without those this installation
+        cannot build (int8 PyTorch programs without torchao); what it left out or refused, noted."""
+        kept, left_out = quantization.collectable(cases, lambda c: self.families[c.family].program == "torch")
+        self.left_out_ids += [c.id for c in cases if c not in kept]
+        at_run_dtypes, refused = at_dtypes(kept, self.families, self.settings.dtypes)
+        for family, lines in [*left_out.items(), *refused.items()]:
+            mine = self.case_notices.setdefault(family, [])
+            mine += [line for line in lines if line not in mine]
+        return at_run_dtypes
 
     def cases_at(self, path: Path) -> list[Case] | None:
         """The cases pytest collects under this file, however the path reaches it (`pytest --pyargs
@@ -145,7 +152,8 @@ class Project:
         """What expectation entries may name: every case of the modules, selected by default or not."""
         options = self.case_options
         return sorted({i for path in self._modules for i in case_module_ids(path, options)}
-                      | {c.id for c in self.cases} | set(variant_ids(self.cases, self.families)))
+                      | {c.id for c in self.cases} | set(variant_ids(self.cases, self.families))
+                      | set(self.left_out_ids))
 
     @functools.cached_property
     def versions(self) -> dict[str, str]:
