@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import quantization
-from harness.case_data import Case
+from harness.case_data import DTYPES, Case
 from harness.errors import HarnessInputError
 from harness.expectations import Expectations, load_expectations
 from harness.families.interface import Discovery, Family
@@ -202,6 +202,9 @@ class Project:
         for case in cases:
             if case.id == case_id:
                 return case
+        variant = self._dtype_variant(case_id, cases)
+        if variant is not None:
+            return variant
         # Named by where the user pointed: the report, else the cases files, else the cases dirs.
         sources = [report] if report else self.settings.cases_files or self.settings.cases_dirs
         if not report and self.settings.cases_files:
@@ -213,6 +216,17 @@ class Project:
                                 "lists them), or pass --cases-file or --report holding it")
 
     # ---- helpers
+
+    def _dtype_variant(self, case_id: str, cases: list[Case]) -> Case | None:
+        """`<id>/<dtype>`, a case at a dtype this run's --dtypes did not name: made as --dtypes makes it."""
+        stem, _, dtype = case_id.rpartition("/")
+        case = next((c for c in cases if c.id == stem), None)
+        if case is None or dtype not in DTYPES or self.families[case.family].at_dtype is None:
+            return None
+        try:
+            return at_dtypes([case], self.families, (dtype,))[0][0]
+        except IndexError:   # the family cannot put it at that dtype
+            return None
 
     def _check_installed(self, path: Path, cases: list[Case]) -> None:
         """A case module's cases name installed families: a module can import a family the entry

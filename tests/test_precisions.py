@@ -101,3 +101,19 @@ def test_the_option_takes_comma_lists_in_a_fixed_order_and_refuses_an_unknown_dt
     with pytest.raises(ValueError, match="^int8 is not a floating dtype: use some of float32, float64, float16, "
                                          "bfloat16$"):
         parse_dtypes(["float16,int8"])
+
+
+def test_the_tools_find_a_variant_the_run_did_not_name():
+    """`reduce`, `isolate` and `bisect` take a variant's id without --dtypes: it is made as --dtypes
+    makes it (harness.project.Project.find_case)."""
+    import argparse
+    from pathlib import Path
+
+    from harness.errors import HarnessInputError
+    from harness.project import Project, settings_from_args
+
+    project = Project(settings_from_args(argparse.Namespace(), Path(__file__).resolve().parents[1]))
+    case = project.find_case("conv_backward/2d/basic/float16")
+    assert (case.id, case.params["dtype"]) == ("conv_backward/2d/basic/float16", "float16")
+    with pytest.raises(HarnessInputError, match="did you mean conv_backward/2d/basic"):
+        project.find_case("conv_backward/2d/basic/int4")
