@@ -37,14 +37,16 @@ from typing import Callable, Collection, Mapping, Sequence
 import numpy as np
 
 # Used when a backend config gives no tolerance for a dtype. Calibrated with
-# benchmarks/tolerance_margins.py: the worst normalised error of a correct result (eager and
-# linalg-on-tensors, every case) was 1.2e-7 (float32), 8e-17 (float64), 1.4e-4 (float16) and
-# 6.1e-4 (bfloat16); these leave a margin of about 8x while still catching a 1% error in float32.
+# benchmarks/tolerance_margins.py, the worst normalised error of a correct result: float32 1.2e-7
+# and float64 8e-17 (eager and linalg-on-tensors, every case), leaving about 8x while still
+# catching a 1% error in float32. float16 and bfloat16 are torch.testing's own rtol (1e-3, 1.6e-2):
+# over every convolution-backward case at those dtypes (--dtypes), eager's own error reached 4.9e-4
+# and 3.8e-3 (2026-12-06), which the 5e-3 bfloat16 had once set from five cases left 1.3x above.
 DEFAULT_TOLERANCES = {
     "float64": (1e-12, 1e-12),
     "float32": (1e-6, 1e-6),
     "float16": (1e-3, 1e-3),
-    "bfloat16": (5e-3, 5e-3),
+    "bfloat16": (1.6e-2, 1.6e-2),
 }
 # A complex output is compared as its real and imaginary parts, with its parts' tolerance.
 DEFAULT_TOLERANCES.update({"complex128": DEFAULT_TOLERANCES["float64"], "complex64": DEFAULT_TOLERANCES["float32"],
