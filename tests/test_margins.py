@@ -175,7 +175,7 @@ def test_drift_over_the_convolution_backward_family(e2e_project):
     runs alone drift nothing (their margins are the same, run to run). Half an rtol moves a margin
     by at most 0.5 / sqrt(the output's reduction length), so by the default rule (a margin of at
     least 0.25) none drifts (measured 2026-12-06: the largest, 0.217, from 0), by a floor of 0.1
-    37 of 282 do."""
+    37 of 281 do."""
     shutil.copy(REPO / "cases" / "conv_backward.py", e2e_project.path / "cases" / "conv_backward.py")
     reports = []
     for run in range(4):
