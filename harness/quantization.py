@@ -51,6 +51,6 @@ def collectable(cases: Iterable[Case], quantized_by_torchao: Callable[[Case], bo
         return cases, {}
     missing = [c for c in cases if c.params.get(KEY) and quantized_by_torchao(c)]
     left_out = collections.Counter(c.family for c in missing)
-    notices = {family: [f"{family}: {n} {KEY} case{'s' * (n > 1)} not collected: torchao is not installed "
-                        f"({install_command([EXTRA])})"] for family, n in left_out.items()}
+    notices = {family: [f"{family}: {n} int8 case{'s' * (n > 1)} ({KEY}: int8) not collected: torchao is not "
+                        f"installed ({install_command([EXTRA])})"] for family, n in left_out.items()}
     return [c for c in cases if c not in missing], notices

@@ -164,7 +164,7 @@ def test_an_install_set_runs_its_backends_from_another_project(extra, wheel, tmp
             is with_quant, backend
     assert {r["verdict"] for r in records} == {Verdict.OK.value}
     if not with_quant:
-        line = ('module: 1 quantize case not collected: torchao is not installed '
+        line = ('module: 1 int8 case (quantize: int8) not collected: torchao is not installed '
                 '(pip install "torch-backend-e2e[quant]")')
         assert line in result.stdout, result.stdout[-3000:]
     if not with_onnx:

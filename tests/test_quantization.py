@@ -28,7 +28,7 @@ def test_without_torchao_the_int8_cases_are_left_out_with_one_line(monkeypatch):
     int8 = [module_case(f"{n}/int8", f"{BLOCKS}:MLP", [{"shape": [4, 16]}], quantize="int8") for n in ("a", "b")]
     kept, notices = params.collectable([plain, *int8], lambda case: True)
     assert kept == [plain]
-    assert notices == {"module": ["module: 2 quantize cases not collected: torchao is not installed "
+    assert notices == {"module": ["module: 2 int8 cases (quantize: int8) not collected: torchao is not installed "
                                   f"({params.install_command(['quant'])})"]}
 
 
