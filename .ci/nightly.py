@@ -32,8 +32,9 @@ DEFAULT_SELECTION = "--opinfo-samples=all"   # every case, OpInfo's every sample
 PERF_MARKERS = "conv_backward or model"       # what the perf job times: the flagship family, the models
                                               # (their training steps, tiny tier, among them)
 MODEL_TIERS = "--model-tiers=tiny,small"       # both of the registry's tiers
-PRECISIONS = ("-m", "conv_backward or module", "--dtypes=float16,bfloat16")   # the precisions job: the
-                                              # families whose half-precision entries are measured
+PRECISIONS = ("-m", "conv_backward or conv_forward or module or (model and not train_step)",
+              "--dtypes=float16,bfloat16")    # the precisions job: the families with a dtype axis whose
+                                              # half-precision entries are measured (the tiny models)
 SET_BY_THE_WORKFLOW = ("--backend", "--splits", "--group", "-n", "--numprocesses", "--report-json", "--report-md",
                        "--report-html", "--junitxml", "--artifacts-dir", "--durations-path", "--durations-from",
                        "--splitting-algorithm", "--torch-mlir-suite", "--run-crash-set")
@@ -299,7 +300,7 @@ def perf() -> None:
 
 def precisions() -> None:
     """The families with a dtype axis at float16 and bfloat16 (the shards run every case at its own
-    dtype, float32 mostly); a dispatch's selection narrows them. The status is an output, as a
+    dtype, float32 mostly), OpInfo's aside; a dispatch's selection narrows them. The status is an output, as a
     shard's (docs/how-to/precisions.md)."""
     Path("precisions").mkdir(exist_ok=True)
     backend = env("BACKEND")
