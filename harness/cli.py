@@ -203,7 +203,7 @@ def check(args: argparse.Namespace) -> int | None:
     more = f"; {inapplicable} more do not apply here (above)" if inapplicable else ""
     skipped = sum(dist is not None for dist in missing.values())
     print(f"ok: {entries - inapplicable} expectation entries of {len(project.configs)} backends match the "
-          f"{len(project.known_ids)} cases{more}; the classes of {len(configs) - skipped} backends import and take "
+          f"{len(project.case_ids)} cases{more}; the classes of {len(configs) - skipped} backends import and take "
           f"their options{f' ({skipped} skipped, above)' if skipped else ''}")
     return None
 

@@ -148,12 +148,17 @@ class Project:
         return [c for cases in self.module_cases.values() for c in cases]
 
     @functools.cached_property
-    def known_ids(self) -> list[str]:
-        """What expectation entries may name: every case of the modules, selected by default or not."""
+    def case_ids(self) -> list[str]:
+        """Every case of the modules, selected by default or not, and of the run (not the other
+        dtypes' variants of them)."""
         options = self.case_options
         return sorted({i for path in self._modules for i in case_module_ids(path, options)}
-                      | {c.id for c in self.cases} | set(variant_ids(self.cases, self.families))
-                      | set(self.left_out_ids))
+                      | {c.id for c in self.cases} | set(self.left_out_ids))
+
+    @functools.cached_property
+    def known_ids(self) -> list[str]:
+        """What expectation entries may name: every case, and every case at every dtype (--dtypes)."""
+        return sorted(set(self.case_ids) | set(variant_ids(self.cases, self.families)))
 
     @functools.cached_property
     def versions(self) -> dict[str, str]:

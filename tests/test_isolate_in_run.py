@@ -5,6 +5,7 @@ which groups the mismatches by culprit op; a case the search cannot isolate says
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -55,7 +56,9 @@ def test_the_culprit_reaches_every_report_and_the_history(project):
     assert "  module/mlp on off-gelu: culprit: aten.gelu.default in MLP (" in done.stdout
     assert "isolated mismatches: 2" in done.stdout   # mlp and mlp_float64
     markdown = (project / "r.md").read_text()
-    assert "## Isolated mismatches" in markdown and "| `aten.gelu.default` | `MLP` | 1 | 2" in markdown
+    # the ratio's digits follow the CPU's rounding (2.3e+04 on one machine, 7e+04 on another): not its value
+    assert "## Isolated mismatches" in markdown
+    assert re.search(r"\| `aten\.gelu\.default` \| `MLP` \| 1 \| [0-9.e+]+x eager's error \|", markdown), markdown
     page = (project / "r.html").read_text()
     payload = json.loads(page.split(f'id="{DATA_ELEMENT_ID}">')[1].split("</script>")[0])
     assert any(r.get("isolation", {}).get("culprits") for r in decode_payload(payload))

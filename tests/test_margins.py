@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from e2e_support import REPO
 
-from harness.families.onnx.values import margins as onnx_margins
 from harness.outcomes import Outcome
 from harness.record import Record
 from harness.views.margins import closest, margins_markdown
@@ -86,7 +85,10 @@ def test_ulps_at_zero_use_the_smallest_normal_spacing():
     assert figures["max"] == pytest.approx(1.0)   # float16's subnormal spacing: 2 ** (-14 - 10)
 
 
+@pytest.mark.extra("onnx")
 def test_onnx_margins_follow_onnx_runners_rule():
+    from harness.families.onnx.values import margins as onnx_margins
+
     want = np.array([1.0, 2.0, np.nan], dtype=np.float32)
     got = np.array([1.0005, 2.0, np.nan], dtype=np.float32)
     figures = onnx_margins([got, np.array([1])], [want, np.array([1])], ["f", "i"], rtol=1e-3, atol=1e-7)
