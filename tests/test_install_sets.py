@@ -38,25 +38,20 @@ SETS = {   # install set -> the backends its cases run on (each must run them gr
 }
 ONNX_TAKERS = ("linalg-on-tensors", "tosa", "stablehlo", "onnxruntime", "iree-llvm-cpu")   # programs: onnx
 
-CASES = """\
+LINEAR = """\
 - family: module
-  name: linear
+  name: linear{suffix}
   module: torch.nn:Linear
-  init: {in_features: 8, out_features: 4}
-  inputs: [{shape: [3, 8]}]
+  init: {{in_features: 8, out_features: 4}}
+  inputs: [{{shape: [3, 8]}}]
+"""
+CASES = LINEAR.format(suffix="") + """\
 - family: conv_backward
   name: basic
   input_shape: [2, 4, 8, 8]
   weight_shape: [6, 4, 3, 3]
 """
-INT8_CASE = """\
-- family: module
-  name: linear_int8
-  module: torch.nn:Linear
-  init: {in_features: 8, out_features: 4}
-  inputs: [{shape: [3, 8]}]
-  quantize: int8
-"""
+INT8_CASE = LINEAR.format(suffix="_int8") + "  quantize: int8\n"   # the same module, its int8 program
 NODE_CASE = """\
 - family: onnx_node
   name: abs

@@ -5,6 +5,7 @@ input set of the case, convert. The quantized graph holds `quantized_decomposed`
 dequantize ops around the float ops they feed, which a backend lowers or fuses."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import io
 from typing import Any
@@ -103,12 +104,9 @@ def quantize_int8(module: torch.nn.Module, input_sets: list[tuple], dynamic_shap
 
 def quantize_ops(graph_module: torch.fx.GraphModule) -> dict[str, int]:
     """How many of each quantize and dequantize op the graph holds."""
-    counts: dict[str, int] = {}
-    for node in graph_module.graph.nodes:
-        name = getattr(node.target, "__name__", str(node.target)).split(".")[0]
-        if node.op == "call_function" and name in QUANTIZE_OPS:
-            counts[name] = counts.get(name, 0) + 1
-    return counts
+    names = (getattr(node.target, "__name__", str(node.target)).split(".")[0]
+             for node in graph_module.graph.nodes if node.op == "call_function")
+    return dict(collections.Counter(name for name in names if name in QUANTIZE_OPS))
 
 
 def _torchao():
