@@ -55,6 +55,14 @@ class CaseContext:
     # the comparison: output name -> its margin (1.0 at the limit), and float16/bfloat16 outputs' ULPs.
     margins: dict[str, float] = dataclasses.field(default_factory=dict)
     ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    # The program's ops, {"aten.add": 2}: set by a backend that lists them (Backend.LISTS_OPS) from
+    # the program it exports (harness.ops.names.graph_op_counts), else by the harness before compile.
+    ops: dict[str, int] = dataclasses.field(default_factory=dict)
+    # The path each op took through the backend, in its Backend.LOWERING_PATHS words
+    # ({"aten.convolution_backward": "kept"}), and the ops its decomposition made that the program
+    # did not hold ({"aten.convolution": 2}): what the decomposed ones became (harness.ops.paths).
+    lowering: dict[str, str] = dataclasses.field(default_factory=dict)
+    decomposed_into: dict[str, int] = dataclasses.field(default_factory=dict)
     # With --perf: the threads the backend's runtime may use (its sessions, task pools), fixed so that
     # timings compare; torch's own are set already. None: the runtime's default.
     threads: int | None = None
@@ -190,6 +198,12 @@ class Backend:
     # are an error at their line when the run starts (and in `python -m harness check`). None: not
     # declared, any key is taken (a backend written before OPTIONS).
     OPTIONS: Mapping[str, str] | None = None
+    # What the backend says of each case's ops (CaseContext.ops, .lowering). LISTS_OPS: it sets
+    # case.ops from the program it exports (otherwise the harness exports the program once more to
+    # list them). LOWERING_PATHS: the words its case.lowering uses (torch-mlir's: "kept",
+    # "decomposed"); empty: it says nothing of paths, and a config may not claim one (`lowering:`).
+    LISTS_OPS: bool = False
+    LOWERING_PATHS: tuple[str, ...] = ()
 
     def __init__(self, name: str, options: Mapping[str, Any]):
         self.name = name

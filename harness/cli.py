@@ -68,8 +68,9 @@ def table(args: argparse.Namespace) -> None:
     text = backend_table(records, args.project.configs)
     paths = lowering_table(records)
     if paths:
-        text += "\nWhich lowering each case took, read off the Torch backend IR (an op still there went\n"
-        text += "to the backend whole: the direct path):\n\n" + paths
+        text += "\nThe ops whose lowering path differs between cases or backends (records' `lowering`: an op\n"
+        text += "still in torch-mlir's Torch backend IR was kept whole, else decomposed; Inductor's paths are\n"
+        text += "its own):\n\n" + paths
     if args.readme is None:
         print(text, end="")
         return

@@ -71,6 +71,9 @@ class CaseResult:
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)        # what the backend reported
     margins: dict[str, float] = dataclasses.field(default_factory=dict)    # CaseContext.margins
     ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)  # CaseContext.ulps
+    ops: dict[str, int] = dataclasses.field(default_factory=dict)          # CaseContext.ops
+    lowering: dict[str, str] = dataclasses.field(default_factory=dict)     # CaseContext.lowering
+    decomposed_into: dict[str, int] = dataclasses.field(default_factory=dict)  # CaseContext.decomposed_into
     frame: str | None = None             # the innermost meaningful frame of a crash or hang, when known
     versions: dict[str, str] | None = None  # the backend's own versions(), with its first result in a
                                             # worker (None: reported before)

@@ -71,6 +71,13 @@ class Record:
     # (harness.worker.compare.Accuracy). Empty: nothing compared by value (a failure before compare).
     margins: dict[str, float] = dataclasses.field(default_factory=dict)
     ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    # The ops of its program, {"aten.add": 2} (harness.ops; empty: not listed, as an ONNX backend's
+    # own export or a program that does not export), the path each took through the backend
+    # ({"aten.convolution_backward": "kept"}; empty: the backend says nothing of paths) and the ops
+    # the backend's decomposition made that the program did not hold.
+    ops: dict[str, int] = dataclasses.field(default_factory=dict)
+    lowering: dict[str, str] = dataclasses.field(default_factory=dict)
+    decomposed_into: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -112,7 +119,9 @@ class Record:
                    cache_saved_s=data.get("cache_saved_s", 0.0),
                    perf=data.get("perf"), expected_phase=_phase(data.get("expected_phase")),
                    rerun_command=data.get("rerun_command"), isolation=_isolation(data.get("isolation")),
-                   margins=_numbers(data.get("margins")), ulps=dict(data.get("ulps") or {}))
+                   margins=_numbers(data.get("margins"), "margins"), ulps=dict(data.get("ulps") or {}),
+                   ops=_numbers(data.get("ops"), "ops"), lowering=_words(data.get("lowering")),
+                   decomposed_into=_numbers(data.get("decomposed_into"), "decomposed_into"))
 
     @property
     def what_it_tests(self) -> str:
@@ -130,10 +139,16 @@ def _isolation(value: Any) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
 
-def _numbers(value: Any) -> dict[str, float]:
+def _numbers(value: Any, field: str) -> dict[str, Any]:
     if value is not None and not (isinstance(value, Mapping) and
                                   all(isinstance(v, (int, float)) for v in value.values())):
-        raise ValueError("its margins are not an object of numbers")
+        raise ValueError(f"its {field} are not an object of numbers")
+    return dict(value or {})
+
+
+def _words(value: Any) -> dict[str, str]:
+    if value is not None and not (isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())):
+        raise ValueError("its lowering is not an object of words")
     return dict(value or {})
 
 

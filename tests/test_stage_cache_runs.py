@@ -115,8 +115,13 @@ def test_the_direct_lowering_on_a_warm_cache_gives_its_uncached_outcomes_and_cha
     (tmp_path / "r.json").rename(tmp_path / "decomposition.json")
     direct = run(tmp_path, "linalg-on-tensors", "on", direct_build, selection=selection)
     assert statuses(direct, "torch_ir") == {"hit"}   # the same program, imported the same way
-    assert direct[("conv_backward/2d/basic", "linalg-on-tensors")]["notes"]["torch.aten.convolution_backward"] \
-        == "direct"
+    decomposition = {(r["case"], r["backend"]): r for r in json.loads((tmp_path / "decomposition.json").read_text())
+                     ["results"]}
+    basic = ("conv_backward/2d/basic", "linalg-on-tensors")   # the records say which path the op took
+    assert decomposition[basic]["lowering"] == {"aten.convolution_backward": "decomposed"}
+    assert set(decomposition[basic]["decomposed_into"]) >= {"aten.convolution"}
+    assert direct[basic]["lowering"] == {"aten.convolution_backward": "kept"} and not direct[basic]["decomposed_into"]
+    assert direct[basic]["ops"] == decomposition[basic]["ops"] == {"aten.convolution_backward": 1}
     diff = subprocess.run([sys.executable, "-m", "harness", "diff", "decomposition.json", "r.json", "--expect-same-ir"],
                           cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": python_path_env()})
     assert diff.returncode == 1, diff.stdout + diff.stderr

@@ -24,8 +24,8 @@ def record(backend, case, outcome="passed", expected="pass", notes=None, **more)
 
 
 RECORDS = [
-    record("be", "conv_backward/2d/a", notes={"torch.aten.convolution_backward": "decomposed"}),
-    record("be", "conv_backward/2d/b", "compile_error", "xfail", {"torch.aten.convolution_backward": "direct"}),
+    record("be", "conv_backward/2d/a", lowering={"aten.convolution_backward": "decomposed", "aten.sum": "kept"}),
+    record("be", "conv_backward/2d/b", "compile_error", "xfail", lowering={"aten.convolution_backward": "kept"}),
     record("be", "conv_backward/2d/c", "not_run", "crash"),
     record("be", "conv_forward/2d/a"),
 ]
@@ -40,7 +40,10 @@ def test_backend_table_counts_passed_xfail_and_crash_per_family():
 
 def test_lowering_table_counts_paths_and_their_passes():
     table = lowering_table(RECORDS)
-    assert "| `be` | `torch.aten.convolution_backward` | 1 (1) | 1 (0) |" in table
+    assert "| `be` | `aten.convolution_backward` | 1 (1) | 1 (0) |" in table
+    assert "aten.sum" not in table   # one path everywhere: nothing to tell
+    other = lowering_table(RECORDS + [record("other", "conv_backward/2d/a", lowering={"aten.sum": "decomposed"})])
+    assert "| `other` | `aten.sum` | 1 (1) |  |" in other   # another backend's path makes it worth a row
     assert lowering_table([record("be", "conv_forward/2d/a")]) == ""
 
 

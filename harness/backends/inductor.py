@@ -66,6 +66,8 @@ from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
 from harness.backend_interface import STANDALONE_SCRIPTS, Backend, CaseContext, Program, Standalone
 from harness.backends.stage_reuse import worker_cache
+from harness.ops.names import graph_op_counts
+from harness.ops.paths import new_ops
 from harness.outcomes import Phase
 
 
@@ -103,7 +105,36 @@ def train_step_with(step: Any, compiled_loss: Any) -> Any:
     return lambda *inputs: step.step(compiled_loss, inputs)
 
 
+# The wrapper code Inductor generates calls a fallback as `torch.ops.aten.<op>.<overload>(...)` and
+# an ATen kernel it chose as `extern_kernels.<name>(...)` (convolution, mm, addmm, bmm); whatever
+# else reached it became generated kernels. The code is there on an FX graph cache hit too.
+FALLBACK_CALL = re.compile(r"\btorch\.ops\.aten\.(\w+)\.")
+EXTERN_CALL = re.compile(r"\bextern_kernels\.(\w+)\(")
+INDUCTOR_PATHS = ("decomposed", "generated", "extern", "fallback")
+
+
+def inductor_paths(program_ops: dict[str, int], reached: list[tuple[dict[str, int], str]]
+                   ) -> tuple[dict[str, str], dict[str, int]]:
+    """Each op's path (INDUCTOR_PATHS): a program op that no compiled graph holds was decomposed by
+    AOT Autograd; an op that reached Inductor fell back to ATen, became an extern ATen kernel, or
+    was generated. Every op that reached Inductor is named (which of a decomposition's ops fall
+    back is what Inductor's users ask), with the new ones counted apart."""
+    after: dict[str, int] = {}
+    fallbacks: set[str] = set()
+    externs: set[str] = set()
+    for ops, source in reached:
+        for op, count in ops.items():
+            after[op] = after.get(op, 0) + count
+        fallbacks.update(f"aten.{name}" for name in FALLBACK_CALL.findall(source))
+        externs.update(f"aten.{name}" for name in EXTERN_CALL.findall(source))
+    paths = {op: "decomposed" for op in program_ops if op not in after}
+    for op in after:
+        paths[op] = "fallback" if op in fallbacks else "extern" if op in externs else "generated"
+    return dict(sorted(paths.items())), new_ops(program_ops, after)
+
+
 class InductorBackend(Backend):
+    LOWERING_PATHS = INDUCTOR_PATHS
     OPTIONS = {"cache_dir": "TORCHINDUCTOR_CACHE_DIR; null: in --cache-dir, or a fresh one per worker with --cache=off",
                "compile_threads": "Inductor's parallel compile workers (default 1)"}
 
@@ -126,6 +157,8 @@ class InductorBackend(Backend):
             for dim in dims:
                 torch._dynamo.mark_dynamic(tensor, dim)
 
+        reached: list[tuple[dict[str, int], str]] = []   # per graph Inductor compiled: its ops, its code
+
         def inner_compile(graph, *args, **kwargs):
             half = "_backward" if kwargs.get("is_backward") else ""   # a training step's second graph
             case.fingerprint(f"aot_graph{half}", graph)
@@ -135,6 +168,7 @@ class InductorBackend(Backend):
             case.cache[f"inductor_code{half}"] = self.cache_status(before)
             if source := getattr(compiled, "source_code", None):   # the Python and C++ Inductor generated
                 case.fingerprint(f"inductor_code{half}", source)
+            reached.append((graph_op_counts(graph.graph), source or ""))
             return compiled
 
         def backend(graph, example_inputs):
@@ -152,6 +186,7 @@ class InductorBackend(Backend):
                                                                        fullgraph=True))
         with torch.no_grad():
             module(*inputs)
+        case.lowering, case.decomposed_into = inductor_paths(case.ops, reached)
         return module
 
     def cache_status(self, before: dict) -> str:

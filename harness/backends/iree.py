@@ -67,6 +67,7 @@ from harness.backends.stage_reuse import (
     cached,
     compiler_build,
     deferred,
+    exported_ops,
     fingerprint_source,
     load_exported,
     package_builds,
@@ -190,6 +191,7 @@ class IreeArtifact:
 
 
 class IreeBackend(Backend):
+    LISTS_OPS = True   # from its own export; which ops iree-compile decomposes it does not say (yet)
     OPTIONS = {"target_backends": "iree-compile's --iree-hal-target-backends (default [llvm-cpu])",
                "flags": "more iree-compile flags, a list",
                "driver": "the IREE runtime's driver (default local-task)",
@@ -209,6 +211,7 @@ class IreeBackend(Backend):
                                         {"strict_export": False}, save_exported, load_exported, facts=program_facts),
                             lambda: export_program(program))   # the MLIR backends' entry, when theirs is alike
         case.sizes["export_ops"] = exported.facts["ops"]
+        case.ops = exported_ops(exported)
 
         case.enter(Phase.DECOMPOSE)
         # torch.export gives training IR, where in-place ops (masked_fill_, copy_) stay; the FX

@@ -61,6 +61,7 @@ from harness.backends.stage_reuse import (
     cached,
     compiler_build,
     deferred,
+    exported_ops,
     fingerprint_source,
     load_exported,
     program_facts,
@@ -70,11 +71,12 @@ from harness.backends.stage_reuse import (
     torch_build,
 )
 from harness.installation.packages import version_text
+from harness.ops.listing import program_ops
+from harness.ops.names import torch_ir_op_counts
+from harness.ops.paths import DECOMPOSING_PATHS, decomposition_paths, new_ops
 from harness.outcomes import Phase
 
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
-# Ops whose lowering path (decomposed or direct) the report shows, when a case imports them.
-WATCHED_OPS = ("torch.aten.convolution_backward",)
 REQUIRED_OPTIONS = ("torch_backend_pipeline", "to_linalg_pipelines", "llvm_lowering_passes")
 RUNTIME_VERIFICATION = "generate-runtime-verification"
 
@@ -165,6 +167,8 @@ def symbol_name(case_name: str) -> str:
 
 
 class MlirBackend(Backend):
+    LISTS_OPS = True                      # from its own export
+    LOWERING_PATHS = DECOMPOSING_PATHS    # an op of the program that reaches Torch backend IR is kept
     OPTIONS = {   # the module docstring says more of each
         "torch_backend_pipeline": "Torch IR -> Torch backend IR; @BACKEND_LEGAL_OPS@ becomes backend_legal_ops",
         "onnx_backend_pipeline": "Torch ONNX IR -> Torch backend IR, for ONNX models",
@@ -210,6 +214,7 @@ class MlirBackend(Backend):
             return self.compile_onnx(program.model, case, numpy_results=True)
         front_end = self.options.get("torch_front_end", "fx_importer")
         if front_end == "onnx":
+            case.ops = program_ops(program, case.notes)   # what torch.onnx exports, as the other backends list it
             return self.compile_onnx(export_to_onnx(program, self.options.get("onnx_export_opset"), case), case)
         if front_end != "fx_importer":
             raise ValueError(f"backend {self.name}: torch_front_end must be fx_importer or onnx, not {front_end!r}")
@@ -219,13 +224,11 @@ class MlirBackend(Backend):
 
         case.enter(Phase.IMPORT)
         symbolic = bool(self.options.get("import_symbolic_shape_expressions", False))
-        printed = functools.cache(_generic_asm)   # one print: the fingerprint's and the watched ops'
+        printed = functools.cache(_generic_asm)   # printed once, when a fingerprint or an entry needs it
         module = cached(case, Stage("torch_ir", fingerprint_source(case, "decomposed"), torch_mlir_build,
                                     {"func_name": func_name, "symbolic": symbolic}, save_mlir, _load_torch_mlir,
                                     shown=printed),
                         lambda: _imported(decomposed.value, func_name, symbolic))
-        torch_ir = printed(module)
-        watched = [op for op in WATCHED_OPS if f'"{op}"' in torch_ir]
         case.sizes["torch_ops"] = mlir_ops(module, ir)
 
         case.enter(Phase.LOWER)
@@ -234,7 +237,8 @@ class MlirBackend(Backend):
         backend_ir = str(module)
         case.fingerprint("torch_backend_ir", backend_ir)
         unsigned = unsigned_results(backend_ir, func_name)
-        note_lowering_paths(case.notes, backend_ir, watched)
+        after = torch_ir_op_counts(backend_ir)   # what reached the backend
+        case.lowering, case.decomposed_into = decomposition_paths(case.ops, after), new_ops(case.ops, after)
         return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, decomposed.facts["outputs"],
                             unsigned)
 
@@ -249,6 +253,7 @@ class MlirBackend(Backend):
                                         {"strict_export": strict}, save_exported, load_exported, facts=program_facts),
                             lambda: export_program(program, strict=strict))
         case.sizes["export_ops"] = exported.facts["ops"]
+        case.ops = exported_ops(exported)
         case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
         return deferred(case, Stage("decomposed", fingerprint_source(case, "exported"), torch_mlir_build, {},
                                     save_exported, load_exported, facts=program_facts),
@@ -334,14 +339,6 @@ class MlirBackend(Backend):
             "strict_export": bool(self.options.get("strict_export", False)),
             "import_symbolic_shape_expressions": bool(self.options.get("import_symbolic_shape_expressions", False)),
             "pipelines": [self.torch_backend_pipeline(), *to_llvm]})   # Torch backend, Linalg..., LLVM
-
-
-def note_lowering_paths(notes: dict, backend_ir: str, ops: list[str]) -> None:
-    """For each imported op: does the Torch backend IR (its text, as printed) still have it (it
-    reaches the backend whole: the direct path) or did torch-mlir decompose it
-    (convolution_backward: into forward convolutions)?"""
-    for op in ops:
-        notes[op] = "direct" if re.search(rf"\b{re.escape(op)}\b", backend_ir) else "decomposed"
 
 
 def note_linalg_ops(notes: dict, linalg_ir: str) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 
 from harness.backend_interface import CaseContext, Program, user_output_count
 from harness.backends.sizes import graph_ops
+from harness.ops.names import graph_op_counts
 from harness.stage_cache.entries import ENVIRONMENT, WARNINGS_NOTE, CacheMode, StageCache
 from harness.stage_cache.keys import build_digest, file_digest, stage_key
 from harness.stage_fingerprints import digest, fingerprint_of, tensor_bytes
@@ -210,9 +211,17 @@ def _identity(case: CaseContext, program: Program) -> str:
 
 
 def program_facts(exported: Any) -> dict[str, Any]:
-    """What the stages after an exported program record of it: its op count, how many of its
-    outputs are the program's own, which of them are unsigned (numbered)."""
-    return {"ops": graph_ops(exported), "outputs": user_output_count(exported)}
+    """What the stages after an exported program record of it: its op count and its ops (the
+    record's `ops`), how many of its outputs are the program's own."""
+    return {"ops": graph_ops(exported), "outputs": user_output_count(exported),
+            "aten_ops": graph_op_counts(exported.graph)}
+
+
+def exported_ops(exported: Output) -> dict[str, int]:
+    """An exported program's ops (CaseContext.ops): from its entry's facts, or counted (an entry
+    written before the facts held them)."""
+    ops = exported.facts.get("aten_ops")
+    return dict(ops) if isinstance(ops, dict) else graph_op_counts(exported.value.graph)
 
 
 def save_exported(exported: Any) -> bytes:

@@ -93,6 +93,7 @@ class Runner:
                         phase_peak_mb=result.peak_mb, sizes=result.sizes,
                         fingerprints=result.fingerprints, cache=result.cache, cache_saved_s=result.cache_saved_s,
                         notes=result.notes, perf=result.perf, margins=result.margins, ulps=result.ulps,
+                        ops=result.ops, lowering=result.lowering, decomposed_into=result.decomposed_into,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),
                         backend_versions=result.versions or {},
                         subject=self.families[case.family].subject(case.params), attempts=attempts, flaky=flaky,

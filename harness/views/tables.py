@@ -1,5 +1,5 @@
 """The backend table of docs/reference/backends.md, from a report: backends with their counts per family,
-lowering paths."""
+and the ops whose lowering path differs between cases or backends."""
 from __future__ import annotations
 
 import collections
@@ -26,20 +26,24 @@ def backend_table(records: list[Record], configs: dict) -> str:
 
 
 def lowering_table(records: list[Record]) -> str:
-    """Markdown: per backend and watched op, how many cases took each lowering path, and passed."""
+    """Markdown: per backend, each op that takes more than one path in the report (from one case to
+    another, or from one backend to another), how many cases took each path, and passed."""
     paths: dict[tuple[str, str], collections.Counter] = {}
     for r in records:
-        for op, path in r.notes.items():
-            if path in ("direct", "decomposed"):
-                counts = paths.setdefault((r.backend, op), collections.Counter())
-                counts[path] += 1
-                counts[path + " passed"] += r.outcome is Outcome.PASSED
-    if not paths:
+        for op, path in r.lowering.items():
+            counts = paths.setdefault((r.backend, op), collections.Counter())
+            counts[path] += 1
+            counts[path + " passed"] += r.outcome is Outcome.PASSED
+    taken: dict[str, set[str]] = collections.defaultdict(set)
+    for (_, op), counts in paths.items():
+        taken[op].update(k for k in counts if not k.endswith(" passed"))
+    shown = {key: counts for key, counts in paths.items() if len(taken[key[1]]) > 1}
+    if not shown:
         return ""
-    rows = [["backend", "op", "decomposed: cases (passed)", "direct: cases (passed)"], ["---"] * 4]
-    for (backend, op), c in sorted(paths.items()):
-        rows.append([f"`{backend}`", f"`{op}`", f"{c['decomposed']} ({c['decomposed passed']})",
-                     f"{c['direct']} ({c['direct passed']})"])
+    words = sorted({w for _, op in shown for w in taken[op]})
+    rows = [["backend", "op", *(f"{w}: cases (passed)" for w in words)], ["---"] * (2 + len(words))]
+    for (backend, op), c in sorted(shown.items(), key=lambda item: (item[0][1], item[0][0])):
+        rows.append([f"`{backend}`", f"`{op}`", *(f"{c[w]} ({c[w + ' passed']})" if c[w] else "" for w in words)])
     return _markdown(rows)
 
 

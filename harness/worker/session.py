@@ -70,7 +70,8 @@ class Session:
                             peak_mb=clock.peak_mb, sizes=context.sizes,
                             fingerprints=context.fingerprints, cache=context.cache,
                             cache_saved_s=round(context.cache_saved_s, 3), notes=context.notes, perf=perf,
-                            margins=context.margins, ulps=context.ulps)
+                            margins=context.margins, ulps=context.ulps, ops=context.ops,
+                            lowering=context.lowering, decomposed_into=context.decomposed_into)
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
             result.versions = _versions(backend)
             self.reported.add(backend.name)
