@@ -60,9 +60,11 @@ class ResultReporter:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "e2e", None)
         if record is not None and report.when == "call":
+            # The report's list first: a SIGTERM (raised as KeyboardInterrupt at the next line) after
+            # the journal's fsync would otherwise leave a journaled result out of the report.
+            self.records += split_versions([record], self.backend_versions)
             if self.journal is not None:
                 self.journal.append(record)
-            self.records += split_versions([record], self.backend_versions)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         if hasattr(self.config, "workerinput"):  # the xdist controller writes, workers send
