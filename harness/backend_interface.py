@@ -198,11 +198,13 @@ class Backend:
     # are an error at their line when the run starts (and in `python -m harness check`). None: not
     # declared, any key is taken (a backend written before OPTIONS).
     OPTIONS: Mapping[str, str] | None = None
-    # What the backend says of each case's ops (CaseContext.ops, .lowering). LISTS_OPS: it sets
-    # case.ops from the program it exports (otherwise the harness exports the program once more to
-    # list them). LOWERING_PATHS: the words its case.lowering uses (torch-mlir's: "kept",
-    # "decomposed"); empty: it says nothing of paths, and a config may not claim one (`lowering:`).
-    LISTS_OPS: bool = False
+    # What the backend says of each case's ops (CaseContext.ops, .lowering). LISTS_OPS: True, it sets
+    # case.ops from the program it exports; False, the harness exports the program to list them
+    # (before compile: a backend that captures graphs meets what export meets); None, nobody does (a
+    # backend that never exports, as eager: a program that hangs torch.export must not hang it).
+    # LOWERING_PATHS: the words its case.lowering uses (torch-mlir's: "kept", "decomposed"); empty:
+    # it says nothing of paths, and a config may not claim one (`lowering:`).
+    LISTS_OPS: bool | None = False
     LOWERING_PATHS: tuple[str, ...] = ()
 
     def __init__(self, name: str, options: Mapping[str, Any]):

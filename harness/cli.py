@@ -44,6 +44,7 @@ from harness.files import display_path, write_between_markers, write_text_atomic
 from harness.fuzz.command import add_fuzz_command
 from harness.isolate.command import add_isolate_command
 from harness.journal import journal_path, recovered_report
+from harness.ops.command import add_coverage_command
 from harness.project import Project, add_tool_arguments, tool_arguments
 from harness.project_files.configs import missing_requirement
 from harness.record import Record
@@ -278,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_fuzz_command(commands)
     add_isolate_command(commands)
     add_train_step_table_command(commands)
+    add_coverage_command(commands)
     for family in families.values():   # their own subcommands
         if family.commands is not None:
             before = set(commands.choices)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import tempfile
 from pathlib import Path
@@ -70,3 +71,25 @@ def write_between_markers(page: Path, begin: str, end: str, body: str) -> None:
         raise HarnessInputError(display_path(page), "has no table markers", f"add the lines {begin!r} and {end!r}")
     start, stop = text.index(begin) + len(begin), text.index(end)
     write_text_atomically(page, text[:start] + "\n" + body + text[stop:])
+
+
+def git_patch(path: Path, old: str, new: str) -> str:
+    """A unified diff of one file's text, as `git apply` takes it: the path relative to the
+    repository that holds the file (else to its folder), under `a/` and `b/`; "" when nothing changed."""
+    if old == new:
+        return ""
+    resolved = path.resolve()
+    root = next((folder for folder in resolved.parents if (folder / ".git").exists()), resolved.parent)
+    name = resolved.relative_to(root).as_posix()
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def print_or_write(text: str, output: Path | None) -> None:
+    """The text on standard output, or written to the file (atomically)."""
+    if output is None:
+        print(text, end="")
+        return
+    with writing(output):
+        write_text_atomically(output, text)

@@ -62,7 +62,7 @@ def test_full_config_is_parsed(tmp_path):
     assert config.to_json() == {"name": "my-compiler", "class": "my_package.backend:MyBackend",
                                 "options": {"level": 3, "passes": ["a", "b"]},
                                 "tolerances": {"float32": {"rtol": 1e-6, "atol": 2e-6},
-                                               "float16": {"rtol": 0.001, "atol": 0.0}}}
+                                               "float16": {"rtol": 0.001, "atol": 0.0}}, "lowering": {}}
 
 
 def test_minimal_config_defaults(tmp_path):
@@ -95,6 +95,10 @@ def test_only_yaml_files_are_configs(tmp_path):
     ("name: bad\nclass: a:B\ntolerances: {float32: {rtol: -1.0, atol: 0}}\n",
      "tolerances.float32.rtol must be a non-negative, finite number"),
     ("- name: bad\n", "a backend config must be a mapping"),
+    ("name: bad\nclass: a:B\nlowering: [aten.add]\n", "'lowering' must be a mapping"),
+    ("name: bad\nclass: a:B\nlowering:\n  convolution_backward: kept\n",
+     ":4: lowering: 'convolution_backward' is not an op name; name it as records do"),
+    ("name: bad\nclass: a:B\nlowering:\n  aten.add: [kept]\n", ":4: lowering.aten.add must be one word"),
 ])
 def test_bad_config(tmp_path, text, problem):
     path = write(tmp_path, "bad", text)
@@ -112,8 +116,8 @@ def test_unknown_key_names_line(tmp_path):
     path = write(tmp_path, "bad", "name: bad\nclass: a:B\ntimout: 3\n")
     message = error(tmp_path)
     assert message.startswith(f"{path}:3: unknown key 'timout'; did you mean 'timeout'? allowed keys are ")
-    assert ("allowed keys are class, description, extends, extras, install, memory_limit_mb, name, options, programs, "
-            "requires, timeout, tolerances") in message
+    assert ("allowed keys are class, description, extends, extras, install, lowering, memory_limit_mb, name, "
+            "options, programs, requires, timeout, tolerances") in message
 
 
 def test_an_unknown_key_is_reported_at_its_own_line_at_every_level(tmp_path):

@@ -14,7 +14,8 @@ OK, FAIL, XPASS, SKIP = V.OK, V.UNEXPECTED_FAILURE, V.UNEXPECTED_PASS, V.SKIPPED
 
 # The phase a result of each outcome is recorded with (None when it did not fail).
 PHASE_OF = {OUT.PASSED: None, OUT.MISMATCH: Phase.COMPARE, OUT.COMPILE_ERROR: Phase.LOWER,
-            OUT.RUNTIME_ERROR: Phase.RUN, OUT.CRASHED: Phase.COMPILE, OUT.TIMED_OUT: Phase.LOWER, OUT.NOT_RUN: None}
+            OUT.RUNTIME_ERROR: Phase.RUN, OUT.CRASHED: Phase.COMPILE, OUT.TIMED_OUT: Phase.LOWER,
+            OUT.WRONG_LOWERING: Phase.LOWER, OUT.NOT_RUN: None}
 
 # outcome -> verdict for expected = pass / xfail / crash, when the entry names no phase.
 TABLE = {
@@ -25,6 +26,7 @@ TABLE = {
     OUT.RUNTIME_ERROR: (FAIL,  OK,     OK),
     OUT.CRASHED:       (FAIL,  OK,     OK),
     OUT.TIMED_OUT:     (FAIL,  OK,     OK),
+    OUT.WRONG_LOWERING: (FAIL, FAIL,   FAIL),   # a broken lowering claim: no entry excuses it
     OUT.NOT_RUN:       (SKIP,  SKIP,   SKIP),
 }
 # ... and when the entry names the phase the result was recorded in (same verdicts), or another phase:
@@ -35,13 +37,14 @@ TABLE_OTHER_PHASE = {
     OUT.RUNTIME_ERROR: (FAIL,  FAIL),
     OUT.CRASHED:       (FAIL,  FAIL),
     OUT.TIMED_OUT:     (FAIL,  FAIL),
+    OUT.WRONG_LOWERING: (FAIL, FAIL),
     OUT.NOT_RUN:       (SKIP,  SKIP),
 }
 
 
 def test_vocabulary_is_fixed():
     assert [o.value for o in Outcome] == ["passed", "mismatch", "compile_error", "runtime_error", "crashed",
-                                          "timed_out", "not_run"]
+                                          "timed_out", "wrong_lowering", "not_run"]
     assert [e.value for e in Expected] == ["pass", "xfail", "crash"]
     assert [v.value for v in Verdict] == ["ok", "unexpected_failure", "unexpected_pass", "skipped", "flaky"]
     assert [p.value for p in Phase] == ["setup", "export", "decompose", "import", "lower", "compile", "run", "compare",
@@ -103,7 +106,7 @@ def test_compile_phases():
 def test_each_outcome_and_verdict_carries_its_labels_and_kind():
     assert {o.value for o in Outcome if o.is_crash} == {"crashed", "timed_out"}
     assert {o.value for o in Outcome if o.is_failure} == {"mismatch", "compile_error", "runtime_error", "crashed",
-                                                          "timed_out"}
+                                                          "timed_out", "wrong_lowering"}
     assert all(o.label and o.description for o in Outcome) and Outcome.COMPILE_ERROR.label == "compile"
     assert {v.value for v in Verdict if v.is_unexpected} == {"unexpected_failure", "unexpected_pass"}
     assert Outcome("crashed") is Outcome.CRASHED and Outcome.CRASHED == "crashed"  # still the JSON strings

@@ -175,3 +175,37 @@ def test_check_xfail_sets_reports_stale_missing_and_stopped_crashes(suite_projec
     text = re.sub(r"(target=<function sym_float).*", r"\1...", done.stdout)   # an address, a path
     assert text == CHECK_REPORT.format(torch=importlib.metadata.version("torch"),
                                        torch_mlir=importlib.metadata.version("torch-mlir"))
+    check_exported_patch(suite_project)
+
+
+EXPORT = ["export-xfail-sets", "report.json", "--torch-mlir-suite", "suite", "--xfail-sets", "sets.py",
+          "--set", "CHECKED_XFAIL_SET", "--crash-set", "CHECKED_CRASHING_SET"]
+
+
+def check_exported_patch(project):
+    """The same run written back: a patch git applies, after which the two sets expect exactly what
+    the run measured; exported again from the patched file, the patch is empty."""
+    import json
+
+    from harness.families.torch_mlir.xfail_sets_import import SetsFile, _torch_version
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    for command in (["init", "-q"], ["add", "sets.py"], ["commit", "-qm", "sets"]):
+        subprocess.run(git + command, cwd=project.path, check=True)
+    done = harness_cli(project, *EXPORT, "-o", "fix.patch")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == ["linalg-on-tensors -> fx_importer: CHECKED_XFAIL_SET: 1 added, 1 removed; "
+                                        "CHECKED_CRASHING_SET: 1 added, 1 removed"]
+    patch = (project.path / "fix.patch").read_text()
+    assert '-    "SumScalar_basic",' in patch and '+    "FloatIntAdd_basic",  # compile_error in import' in patch
+    assert '-    "AddModule_basic",' in patch and '+    "NativeHang_basic",  # timed_out in export' in patch
+    subprocess.run(["git", "apply", "--check", "fix.patch"], cwd=project.path, check=True)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=project.path, check=True)
+    sets = SetsFile(project.path / "sets.py", _torch_version(None)).evaluate().sets
+    for record in json.loads((project.path / "report.json").read_text())["results"]:
+        test, outcome = record["case"].removeprefix("torch_mlir/"), record["outcome"]
+        crashes = outcome in ("crashed", "timed_out")
+        assert (test in sets["CHECKED_CRASHING_SET"]) == crashes, test
+        assert (test in sets["CHECKED_XFAIL_SET"]) == (outcome != "passed" and not crashes), test
+    again = harness_cli(project, *EXPORT)
+    assert again.returncode == 0 and again.stdout == "", again.stdout + again.stderr

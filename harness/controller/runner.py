@@ -24,6 +24,7 @@ from harness.controller.workers import CaseWorkers, Role, case_workers
 from harness.files import display_path
 from harness.installation.executables import torch_mlir_opt
 from harness.installation.packages import locate
+from harness.ops.claims import claimed
 from harness.outcomes import Expected, Outcome, decide
 from harness.perf.rounds import is_timed
 from harness.perf.rounds import merge as merge_rounds
@@ -78,6 +79,7 @@ class Runner:
             result = self._attempt(case, config, bundle, rerun, timed=expected is Expected.PASS)
             if self.settings.perf_rounds > 1 and is_timed(result.perf):
                 result = dataclasses.replace(result, perf=self._timed_rounds(case, config, result.perf, rerun))
+        result = claimed(result, config)
         phase = result.phase and result.phase.value
         judged = functools.partial(decide, result.outcome, expected, result.phase, entry.phase if entry else None,
                                    nondeterministic=bool(entry and entry.nondeterministic))

@@ -125,6 +125,12 @@ class Family:
       `subject(params) -> str | None`: what the case tests (an op's name), kept in its result; the
         triage report counts a failure group's cases by it. None: the case id up to its last "/".
 
+    Reports
+      `coverage`: what `python -m harness coverage` makes of its cases beyond the ops each covers:
+        "ops" (each case tests one op, as PyTorch's OpInfo: a program's ops that pass in these are
+        "covered"), "programs" (each case is a whole program, a model: the matrix counts its ops
+        that pass in the "ops" families), or "" (nothing more).
+
     Controller side, at start-up
       `options`: the options and ini keys this family reads, declared before any case module is read.
         Only entry-point families may declare them (pytest reads the command line before the ini's
@@ -172,6 +178,7 @@ class Family:
     path_params: tuple[str, ...] = ()
     at_dtype: Callable[[Mapping[str, Any], str], dict] | None = None
     lists_dtypes: bool = False
+    coverage: str = ""
     graph: str | None = None
     fuzz_space: str | None = None
     reruns: str | None = None

@@ -55,7 +55,7 @@ LOCK_TIMEOUT = 600.0
 # None for not_run, which is not history (nothing was tried).
 OUTCOME_CODES: dict[Outcome, str | None] = {
     Outcome.PASSED: "P", Outcome.MISMATCH: "M", Outcome.COMPILE_ERROR: "C", Outcome.RUNTIME_ERROR: "R",
-    Outcome.CRASHED: "X", Outcome.TIMED_OUT: "T", Outcome.NOT_RUN: None}
+    Outcome.CRASHED: "X", Outcome.TIMED_OUT: "T", Outcome.WRONG_LOWERING: "L", Outcome.NOT_RUN: None}
 HISTORY_OUTCOMES = [o for o in Outcome if OUTCOME_CODES[o]]   # what the history records, in the enum's order
 # The outcomes as the results table holds them (the reports' strings), for the SQL below.
 _PASSED, _NOT_RUN = Outcome.PASSED.value, Outcome.NOT_RUN.value

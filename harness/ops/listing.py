@@ -10,12 +10,13 @@ from harness.ops.names import graph_op_counts, onnx_op_counts
 NOT_LISTED_NOTE = "ops_not_listed"   # a note: why a record has no ops (its program did not export)
 
 
-def lists_ops(backend: Any, program: Any) -> bool:
-    """Whether the backend lists a PyTorch program's ops itself (Backend.LISTS_OPS); an ONNX model's
-    the harness lists always (reading its nodes costs nothing)."""
+def harness_lists_ops(backend: Any, program: Any) -> bool:
+    """Whether the harness lists the program's ops for the backend: an ONNX model's always (reading
+    its nodes costs nothing), a PyTorch program's when the backend's LISTS_OPS is False (True: it
+    lists them itself; None: nobody exports the program for it)."""
     from harness.backend_interface import OnnxProgram
 
-    return bool(getattr(backend, "LISTS_OPS", False)) and not isinstance(program, OnnxProgram)
+    return isinstance(program, OnnxProgram) or getattr(backend, "LISTS_OPS", False) is False
 
 
 def program_ops(program: Any, notes: dict) -> dict[str, int]:

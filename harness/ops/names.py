@@ -8,8 +8,10 @@ import collections
 import re
 from typing import Any, Iterable
 
-# A torch-mlir Torch IR op, as printed: `torch.aten.convolution_backward`, `torch.aten.add.Tensor`.
-TORCH_IR_OP = re.compile(r"\btorch\.aten\.(\w+)")
+# A torch-mlir Torch IR op of a namespace an FX graph's ops have, as printed:
+# `torch.aten.convolution_backward`, `torch.aten.add.Tensor`, `torch.quantized_decomposed.quantize_per_tensor`.
+OP_NAMESPACES = ("aten", "prims", "quantized_decomposed")
+TORCH_IR_OP = re.compile(rf"\btorch\.({'|'.join(OP_NAMESPACES)})\.(\w+)")
 
 
 def fx_op_name(target: Any) -> str | None:
@@ -32,8 +34,19 @@ def graph_op_counts(graph: Any) -> dict[str, int]:
 
 
 def torch_ir_op_counts(text: str) -> dict[str, int]:
-    """The ATen ops of torch-mlir Torch IR text (its `torch.aten.*` operations)."""
-    return counted(f"aten.{packet}" for packet in TORCH_IR_OP.findall(text))
+    """The ops of torch-mlir Torch IR text (its `torch.aten.*` operations, and the other namespaces')."""
+    return counted(f"{namespace}.{packet}" for namespace, packet in TORCH_IR_OP.findall(text))
+
+
+def named_in(text: str, ops: set[str]) -> set[str]:
+    """Those of `ops` the text names, as Torch IR, FX or a C++ schema spells them (`torch.aten.topk`,
+    `aten.topk.default`, `aten::topk`)."""
+    return {op for op in ops if re.search(_spelled(op), text)}
+
+
+def _spelled(op: str) -> str:
+    namespace, _, name = op.partition(".")
+    return rf"\b{re.escape(namespace)}(?:\.|::){re.escape(name)}\b"
 
 
 def onnx_op_counts(model: Any) -> dict[str, int]:

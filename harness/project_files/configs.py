@@ -24,7 +24,7 @@ from harness.installation.packages import default_module, locate
 from harness.project_files.yamlio import check_node_keys, key_line, load_yaml
 
 CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "memory_limit_mb",
-               "requires", "install", "extras", "programs"}
+               "requires", "install", "extras", "programs", "lowering"}
 TOLERANCE_KEYS = {"rtol", "atol"}
 BUILTIN_CONFIGS = Path(__file__).parents[1] / "configs"  # harness/configs
 BUILTIN_SUFFIX = " (built-in)"   # a replaced built-in's name, while its replacement extends it
@@ -55,6 +55,9 @@ class BackendConfig:
     # Where "class" and each "options.KEY" were written (file, line): a config that extends another
     # takes them from that file, so an error names the file that has the line.
     places: Mapping[str, tuple[Path, int]] = dataclasses.field(default_factory=dict, compare=False)
+    # The lowering path each op must take, {"aten.convolution_backward": "kept"}, in the words of the
+    # class's Backend.LOWERING_PATHS: the author's claim, checked on every case that holds the op.
+    lowering: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def place(self, key: str) -> str:
         """'file:line' of a key ("class", "options.opt_level"), else this config's file."""
@@ -75,7 +78,8 @@ class BackendConfig:
     def to_json(self) -> dict[str, Any]:
         """What a worker needs to instantiate and check this backend."""
         return {"name": self.name, "class": self.class_path, "options": dict(self.options),
-                "tolerances": {k: dataclasses.asdict(v) for k, v in self.tolerances.items()}}
+                "tolerances": {k: dataclasses.asdict(v) for k, v in self.tolerances.items()},
+                "lowering": dict(self.lowering)}
 
 
 def load_configs(dirs: Iterable[Path]) -> dict[str, BackendConfig]:
@@ -148,7 +152,7 @@ def _inherit(name: str, documents: dict[str, tuple[Path, dict]], chain: tuple[st
         raise HarnessInputError(display_path(path), f"extends {base_name!r}, which extends it back", "break the cycle")
     base = _inherit(base_name, documents, chain + (name,))
     merged = {**base, **data}
-    for key in ("options", "tolerances"):
+    for key in ("options", "tolerances", "lowering"):
         merged[key] = {**(base.get(key) or {}), **(data.get(key) or {})}
     del merged["extends"]
     return merged
@@ -159,9 +163,10 @@ def _places(name: str, documents: dict[str, tuple[Path, dict]]) -> dict[str, tup
     path, data = documents[name]
     places = _places(data["extends"], documents) if data.get("extends") else {}   # _inherit rejected cycles
     places.update({key: (path, key_line(data, key)) for key in data})
-    options = data.get("options")
-    places.update({f"options.{key}": (path, key_line(options, key)) for key in options}
-                  if isinstance(options, dict) else {})
+    for section in ("options", "lowering"):
+        keys = data.get(section)
+        places.update({f"{section}.{key}": (path, key_line(keys, key)) for key in keys}
+                      if isinstance(keys, dict) else {})
     return places
 
 
@@ -179,7 +184,8 @@ def _parse(path: Path, data: dict, places: dict[str, tuple[Path, int]] | None = 
         timeout=_positive(path, data.get("timeout"), "timeout", "seconds"),
         memory_limit_mb=_positive(path, data.get("memory_limit_mb"), "memory_limit_mb", "MiB"),
         requires=tuple(modules), modules={d: m for d, m in modules.items() if m}, source=path,
-        install=_install(path, data), programs=_programs(path, data), places=places or {})
+        install=_install(path, data), programs=_programs(path, data), places=places or {},
+        lowering=_lowering(path, data, places or {}))
 
 
 def _install(path: Path, data: dict) -> str:
@@ -221,6 +227,21 @@ def _requirements(path: Path, value: Any) -> dict[str, str | None]:
                                     "import name differs")
         found[dist] = module
     return found
+
+
+def _lowering(path: Path, data: dict, places: Mapping[str, tuple[Path, int]]) -> dict[str, str]:
+    """`lowering: {aten.convolution_backward: kept}`: op names as records spell them, one word each."""
+    claims = _mapping(path, data, "lowering")
+    for op, word in claims.items():
+        written, line = places.get(f"lowering.{op}", (path, 0))
+        at = f"{display_path(written)}:{line}" if line else display_path(written)
+        if not (isinstance(op, str) and "." in op.strip(".")):
+            raise HarnessInputError(at, f"lowering: {op!r} is not an op name",
+                                    "name it as records do, namespace.op: aten.convolution_backward")
+        if not isinstance(word, str):
+            raise HarnessInputError(at,
+                                    f"lowering.{op} must be one word, the path it must take", "kept, decomposed, ...")
+    return dict(claims)
 
 
 def _mapping(path: Path, data: dict, key: str) -> dict:
@@ -286,6 +307,10 @@ def backend_problem(config: BackendConfig, problem: Mapping[str, Any]) -> Harnes
         return HarnessInputError(config.place(f"options.{unknown}"),
                                  f"unknown option {unknown!r} of {config.class_path}",
                                  f"{guess}it takes {', '.join(accepted) or 'no options'}")
+    if problem["stage"] == "lowering":
+        return HarnessInputError(config.place(f"lowering.{problem['op']}"),
+                                 f"lowering.{problem['op']}: {problem['path']!r} is not a path {config.class_path} "
+                                 "reports", f"it reports {', '.join(problem['paths']) or 'no lowering paths'}")
     if problem["stage"] == "import":
         return HarnessInputError(config.place("class"),
                                  f"class {config.class_path} does not import ({problem['error']})",

@@ -35,7 +35,8 @@ LINE_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"
 # Every outcome named; not_run has no colour, as it has no letter in the history.
 OUTCOME_COLOURS: dict[Outcome, str | None] = {
     Outcome.PASSED: "#2da44e", Outcome.MISMATCH: "#d4a72c", Outcome.COMPILE_ERROR: "#cf222e",
-    Outcome.RUNTIME_ERROR: "#e16f24", Outcome.CRASHED: "#8250df", Outcome.TIMED_OUT: "#6e40c9", Outcome.NOT_RUN: None}
+    Outcome.RUNTIME_ERROR: "#e16f24", Outcome.CRASHED: "#8250df", Outcome.TIMED_OUT: "#6e40c9",
+    Outcome.WRONG_LOWERING: "#1f9e94", Outcome.NOT_RUN: None}
 _BY_CODE = {OUTCOME_CODES[o]: o for o in HISTORY_OUTCOMES}   # a strip's letter -> its outcome
 STATUS_TITLES = {"new_failure": "new failure", "flaky": "flaky", "fixed": "fixed", "failing": "still failing"}
 

@@ -38,6 +38,10 @@ def class_problem(spec: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
         unknown = [key for key in spec.get("options", {}) if key not in accepted]
         if unknown:
             return None, {"stage": "options", "unknown": unknown, "accepted": sorted(accepted)}
+    paths = tuple(getattr(cls, "LOWERING_PATHS", ()))
+    for op, path in (spec.get("lowering") or {}).items():   # a claim in a word the class never reports
+        if path not in paths:
+            return None, {"stage": "lowering", "op": op, "path": path, "paths": list(paths)}
     return cls, None
 
 

@@ -12,7 +12,7 @@ from harness.backend_interface import CaseContext, Program
 from harness.case_data import Case
 from harness.families.built import Built
 from harness.families.interface import load_builder
-from harness.ops.listing import lists_ops, program_ops
+from harness.ops.listing import harness_lists_ops, program_ops
 from harness.outcomes import Outcome, Phase
 from harness.protocol import PerfRequest
 from harness.training.params import BACKWARD_OPS_NOTE
@@ -45,7 +45,7 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
     if built.selects:
         context.notes["indices_compared_by_value"] = ", ".join(built.selects) + (
             ": by the input's values they select (ties make indices ambiguous)")
-    if not lists_ops(backend, built.program):   # in setup: the harness's work, not the backend's
+    if harness_lists_ops(backend, built.program):   # in setup: the harness's work, not the backend's
         context.ops = program_ops(built.program, context.notes)
     rule = HarnessRule(built, dtype, tolerance, reductions, backend_spec, context.notes,
                        Accuracy(context.margins, context.ulps))

@@ -48,5 +48,5 @@ def discover(options: Mapping[str, Any]) -> Discovery | None:
 MODEL = Family(name=params.FAMILY, validate=params.validate, builder="harness.families.model.build:build",
                derive_tags=params.derive_tags, subject=params.subject, markers=(params.FAMILY, training.KIND),
                options=OPTIONS, discover=discover, worker_env=WORKER_ENV, commands=add_commands,   # -m train_step
-               at_dtype=params.at_dtype)
+               at_dtype=params.at_dtype, coverage="programs")
 FAMILIES = [MODEL]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from harness.families.interface import Family
 from harness.families.onnx import model_params, params
+from harness.families.onnx.iree_configs import add_commands
 
 ONNX_NODE = Family(name=params.FAMILY, validate=params.validate, builder="harness.families.onnx.build:build_node",
                    derive_tags=params.derive_tags, subject=params.subject, markers=(params.FAMILY,), program="onnx",
-                   discover=params.discover)
+                   discover=params.discover, commands=add_commands)
 ONNX_MODEL = Family(name=model_params.FAMILY, validate=model_params.validate,
                     builder="harness.families.onnx.build:build_model", derive_tags=model_params.derive_tags,
                     subject=model_params.subject, markers=(model_params.FAMILY,), program="onnx",

@@ -19,9 +19,11 @@ OPTIONS = (
 WORKER_ENV = {"PYTHONHASHSEED": "0"}
 OPINFO = Family(name="opinfo", validate=params.validate, builder="harness.families.opinfo.build:build_forward",
                 derive_tags=params.derive_tags, subject=params.subject, markers=("opinfo", "random", "inplace"),
-                options=OPTIONS, commands=add_commands, worker_env=WORKER_ENV, lists_dtypes=True)
+                options=OPTIONS, commands=add_commands, worker_env=WORKER_ENV, lists_dtypes=True,
+                coverage="ops")
 OPINFO_GRAD = Family(name="opinfo_grad", validate=params.validate,
                      builder="harness.families.opinfo.build:build_gradient", derive_tags=params.derive_grad_tags,
                      subject=params.subject,
-                     markers=("opinfo", "grad", "random", "inplace"), worker_env=WORKER_ENV, lists_dtypes=True)
+                     markers=("opinfo", "grad", "random", "inplace"), worker_env=WORKER_ENV, lists_dtypes=True,
+                     coverage="ops")
 FAMILIES = [OPINFO, OPINFO_GRAD]

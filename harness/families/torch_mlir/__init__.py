@@ -15,8 +15,9 @@ from harness.families.torch_mlir import params
 from harness.families.torch_mlir.commands import add_commands
 from harness.families.torch_mlir.manifest import PACKAGE
 
-SUITE = Option("torch-mlir-suite", "run torch-mlir's e2e suite from a checkout: DIR holds the torch_mlir_e2e_test "
-               "package (projects/pt1/python); its tests are cases torch_mlir/<TestName> (marker torch_mlir)",
+SUITE = Option("torch-mlir-suite", "run torch-mlir's e2e suite from a checkout: DIR is the checkout or the folder "
+               "that holds the torch_mlir_e2e_test package (projects/pt1/python); its tests are cases "
+               "torch_mlir/<TestName> (marker torch_mlir)",
                metavar="DIR", path=True, parse=params.suite_dir)
 
 

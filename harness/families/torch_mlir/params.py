@@ -32,8 +32,14 @@ MANIFEST_TIMEOUT_S = 600
 PARAM_KEYS = ("suite", "test", "module", "dynamic", "dtype")
 
 
+CHECKOUT_SUITE = Path("projects") / "pt1" / "python"   # where a torch-mlir checkout holds the suite
+
+
 def suite_dir(suite: Path) -> Path:
-    """The suite directory (the option's value), or ValueError saying what a suite directory holds."""
+    """The suite directory (the option's value, or a checkout's projects/pt1/python), or ValueError
+    saying what a suite directory holds."""
+    if (suite / CHECKOUT_SUITE / PACKAGE).is_dir():
+        suite = suite / CHECKOUT_SUITE
     if not (suite / PACKAGE / "registry.py").is_file() or not (suite / PACKAGE / "test_suite").is_dir():
         raise ValueError(f"holds no {PACKAGE} package (registry.py and test_suite/); pass the directory that "
                          "holds it: projects/pt1/python in a torch-mlir checkout")

@@ -138,7 +138,8 @@
   });
 
   // -- sorting: by case id, or by the outcome on one backend; rows stay grouped by family ----------
-  var SEVERITY = {crashed: 0, timed_out: 1, runtime_error: 2, mismatch: 3, compile_error: 4, not_run: 6, passed: 7};
+  var SEVERITY = {crashed: 0, timed_out: 1, runtime_error: 2, mismatch: 3, wrong_lowering: 3, compile_error: 4,
+                  not_run: 6, passed: 7};
   function rank(row, col) {
     var cell = row.cells[col];
     if (!cell || cell.r < 0) return 100;
