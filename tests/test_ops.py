@@ -142,3 +142,58 @@ def test_a_damaged_report_is_one_line(tmp_path, capsys):
     assert main(["coverage", str(report)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {report}") and len(err.strip().splitlines()) == 1
+
+
+IREE_CONFIG = """{
+  "config_name": "cpu_llvm_sync",
+  "iree_compile_flags": [
+    "--iree-hal-target-backends=llvm-cpu"
+  ],
+  "skip_compile_tests": [
+    "onnx/node/generated/test_flaky"
+  ],
+  "skip_run_tests": [],
+  "expected_compile_failures": [
+    "onnx/node/generated/test_fixed",
+    "onnx/node/generated/test_still_fails"
+  ],
+  "expected_run_failures": []
+}
+"""
+
+
+def test_export_iree_configs_writes_a_patch_git_applies_and_nothing_when_the_run_agrees(tmp_path, capsys):
+    """iree-test-suites' onnx_ops config from a node-test run: a fixed test leaves its list, a new
+    run failure and a new hang join theirs, a skip the run did not see stays."""
+    import subprocess
+
+    checkout = tmp_path / "iree-test-suites"
+    config = checkout / "onnx_ops" / "configs" / "onnx_ops_cpu_llvm_sync.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(IREE_CONFIG)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "config"]):
+        subprocess.run(git + command, cwd=checkout, check=True)
+    iree, unexpected = "iree-llvm-cpu", "unexpected_failure"
+    results = [record(iree, "onnx_node/test_fixed"),
+               record(iree, "onnx_node/test_still_fails", "compile_error", expected="xfail", phase="lower"),
+               record(iree, "onnx_node/test_wrong", "mismatch", phase="compare", verdict=unexpected),
+               record(iree, "onnx_node/test_hangs", "timed_out", phase="run", verdict=unexpected),
+               record(iree, "onnx_node/test_flaky")]
+    report = tmp_path / "nodes.json"
+    write_report(report, {}, [r.to_json() for r in results], complete=True)
+    export = ["export-iree-configs", str(report), "--iree-test-suites", str(checkout), "--config",
+              "onnx_ops_cpu_llvm_sync"]
+    assert main([*export, "-o", str(tmp_path / "config.patch")]) == 0
+    patch = (tmp_path / "config.patch").read_text()
+    assert patch.startswith("--- a/onnx_ops/configs/onnx_ops_cpu_llvm_sync.json\n"), patch
+    subprocess.run(["git", "apply", "--check", str(tmp_path / "config.patch")], cwd=checkout, check=True)
+    subprocess.run(["git", "apply", str(tmp_path / "config.patch")], cwd=checkout, check=True)
+    data = json.loads(config.read_text())
+    assert data["expected_compile_failures"] == ["onnx/node/generated/test_still_fails"]
+    assert data["expected_run_failures"] == ["onnx/node/generated/test_wrong"]
+    assert data["skip_run_tests"] == ["onnx/node/generated/test_hangs"]
+    assert data["skip_compile_tests"] == ["onnx/node/generated/test_flaky"]   # a skip the run did not see stays
+    capsys.readouterr()
+    assert main(export) == 0
+    assert capsys.readouterr().out == ""   # the run agrees with the patched config: an empty patch
