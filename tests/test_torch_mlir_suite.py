@@ -209,3 +209,45 @@ def check_exported_patch(project):
         assert (test in sets["CHECKED_XFAIL_SET"]) == (outcome != "passed" and not crashes), test
     again = harness_cli(project, *EXPORT)
     assert again.returncode == 0 and again.stdout == "", again.stdout + again.stderr
+
+
+LENDING_SETS = '''\
+BASE_XFAIL_SET = {
+    "Lent_basic",
+}
+MY_XFAIL_SET = BASE_XFAIL_SET | {
+    "Own_basic",  # fixed since
+    "Kept_basic",
+}
+MY_CRASHING_SET = {
+    "Crash_basic",
+}
+OTHER_SET = BASE_XFAIL_SET | {"Other_basic"}
+'''
+
+
+def test_the_sets_edit_deletes_own_lines_subtracts_lent_names_and_leaves_the_other_sets(tmp_path):
+    """A name the set's own literal lists loses its line; one another set lends it is subtracted
+    after the set's assignment (the lender, which OTHER_SET reads too, stays); a new one joins the
+    literal. A set built from the edited one after it would change: one error line, no patch."""
+    from packaging.version import Version
+
+    from harness.errors import HarnessInputError
+    from harness.families.torch_mlir.xfail_sets_export import SetChange, edited
+    from harness.families.torch_mlir.xfail_sets_import import SetsFile
+
+    path = tmp_path / "xfail_sets.py"
+    path.write_text(LENDING_SETS)
+    changes = (SetChange("MY_XFAIL_SET", {"New_basic": "compile_error in lower: boom"}, {"Lent_basic", "Own_basic"}),
+               SetChange("MY_CRASHING_SET"))
+    text = edited(path, LENDING_SETS, Version("2.13"), {}, changes)
+    assert '    "Own_basic",  # fixed since\n' not in text
+    assert '    "Kept_basic",\n    "New_basic",  # compile_error in lower: boom\n}\n' in text
+    assert 'MY_XFAIL_SET -= {\n    "Lent_basic",\n}\n' in text
+    path.write_text(text)
+    sets = SetsFile(path, Version("2.13")).evaluate().sets
+    assert set(sets["MY_XFAIL_SET"]) == {"Kept_basic", "New_basic"}
+    assert set(sets["OTHER_SET"]) == {"Lent_basic", "Other_basic"} and set(sets["BASE_XFAIL_SET"]) == {"Lent_basic"}
+    later = LENDING_SETS + "LATER_SET = MY_XFAIL_SET | set()\n"
+    with pytest.raises(HarnessInputError, match="without changing LATER_SET"):
+        edited(path, later, Version("2.13"), {}, changes)

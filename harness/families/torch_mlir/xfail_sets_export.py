@@ -169,9 +169,9 @@ def _with_statements(text: str, changes: list[SetChange], sets: dict[str, NameSe
     inserts: dict[int, list[str]] = {}
     for change in changes:
         now = set(sets[change.name])
-        last = max((s.end_lineno or s.lineno for s in tree.body if _assigns(s, change.name)
-                    or (isinstance(s, ast.If) and any(_assigns(b, change.name) for b in ast.walk(s)
-                                                      if isinstance(b, ast.stmt)))), default=len(lines))
+        touching = [s for s in tree.body if any(isinstance(n, ast.stmt) and _assigns(n, change.name)
+                                                for n in ast.walk(s))]   # an `if` block that assigns it too
+        last = max((s.end_lineno or s.lineno for s in touching), default=len(lines))
         statements = [f"{change.name} {op} {{\n" + "".join(f'    "{t}",\n' for t in sorted(names)) + "}\n"
                       for op, names in (("-=", now - wanted[change.name]), ("|=", wanted[change.name] - now)) if names]
         inserts.setdefault(last, []).extend(["\n", "# torch-backend-e2e export-xfail-sets:\n", *statements])
