@@ -9,7 +9,7 @@ from harness.ops.coverage import FAILED, NOT_COVERED, PASSED, Cell, Coverage
 
 
 def markdown(cov: Coverage) -> str:
-    return "\n".join([_totals_md(cov), _programs_md(cov), _uncovered_md(cov), _ops_md(cov)])
+    return "\n".join(part for part in (_totals_md(cov), _programs_md(cov), _uncovered_md(cov), _ops_md(cov)) if part)
 
 
 def _cell_text(cell: Cell) -> str:
