@@ -197,3 +197,22 @@ def test_export_iree_configs_writes_a_patch_git_applies_and_nothing_when_the_run
     capsys.readouterr()
     assert main(export) == 0
     assert capsys.readouterr().out == ""   # the run agrees with the patched config: an empty patch
+
+
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/bin/chromium").exists(), reason="no /usr/bin/chromium")
+def test_chromium_runs_the_coverage_pages_filter(tmp_path):
+    """The HTML form in a real browser: a `#filter=` link keeps only the ops that hold its text."""
+    import subprocess
+
+    from harness.ops.coverage_views import html_page
+
+    page = tmp_path / "coverage.html"
+    page.write_text(html_page(coverage(RECORDS, ["opinfo"], ["model"])), encoding="utf-8")
+    done = subprocess.run(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                           "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                           page.as_uri() + "#filter=top"], capture_output=True, text=True, timeout=180)
+    dom = done.stdout
+    assert 'data-ready="1"' in dom, done.stderr[-2000:]
+    rows = [line for line in dom.splitlines() if "<tr data-op=" in line]
+    shown = [line for line in rows if "hidden" not in line.split(">")[0]]
+    assert len(rows) == len(coverage(RECORDS).ops) and len(shown) == 1 and 'data-op="aten.topk"' in shown[0]

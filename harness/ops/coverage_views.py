@@ -82,12 +82,18 @@ def html_page(cov: Coverage) -> str:
 {body}
 </tbody></table>
 <script>
-document.getElementById("filter").addEventListener("input", function (event) {{
-  var text = event.target.value.toLowerCase();
+// The box keeps the rows whose op holds its text; `#filter=TEXT` in the address fills it (a link to a view).
+var box = document.getElementById("filter");
+function apply() {{
+  var text = box.value.toLowerCase();
   document.querySelectorAll("#coverage tbody tr").forEach(function (row) {{
     row.hidden = row.dataset.op.indexOf(text) < 0;
   }});
-}});
+}}
+box.addEventListener("input", apply);
+var linked = /[#&]filter=([^&]*)/.exec(location.hash);
+if (linked) {{ box.value = decodeURIComponent(linked[1]); apply(); }}
+document.body.dataset.ready = "1";
 </script></body></html>
 """
 
