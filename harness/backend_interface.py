@@ -199,12 +199,13 @@ class Backend:
     # declared, any key is taken (a backend written before OPTIONS).
     OPTIONS: Mapping[str, str] | None = None
     # What the backend says of each case's ops (CaseContext.ops, .lowering). LISTS_OPS: True, it sets
-    # case.ops from the program it exports; False, the harness exports the program to list them
-    # (before compile: a backend that captures graphs meets what export meets); None, nobody does (a
-    # backend that never exports, as eager: a program that hangs torch.export must not hang it).
+    # case.ops from the program it exports; False, it asks the harness to export the program in
+    # setup to list them (a backend that captures graphs anyway: it meets what export meets, and the
+    # first export of a worker costs seconds, inside the case's timeout); None, the default, nobody
+    # lists them (eager: a program that hangs torch.export must not hang the reference).
     # LOWERING_PATHS: the words its case.lowering uses (torch-mlir's: "kept", "decomposed"); empty:
     # it says nothing of paths, and a config may not claim one (`lowering:`).
-    LISTS_OPS: bool | None = False
+    LISTS_OPS: bool | None = None
     LOWERING_PATHS: tuple[str, ...] = ()
 
     def __init__(self, name: str, options: Mapping[str, Any]):

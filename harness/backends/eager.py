@@ -9,7 +9,7 @@ from harness.outcomes import Phase
 
 class EagerBackend(Backend):
     OPTIONS: dict[str, str] = {}   # none
-    LISTS_OPS = None   # the reference exports nothing, and lists nothing: a program export hangs on runs here
+    LISTS_OPS = None   # the reference exports nothing and lists nothing: a program that hangs export runs here
 
     def compile(self, program: Program, case) -> Program:
         case.enter(Phase.COMPILE)

@@ -1,6 +1,6 @@
-"""The ops of a case's program, listed by the harness in the worker when its backend does not list
-them itself (Backend.LISTS_OPS): torch.export of a PyTorch program (a training step's joint graph),
-the nodes of an ONNX model."""
+"""The ops of a case's program, listed by the harness in the worker for a backend that asks it to
+(Backend.LISTS_OPS False): torch.export of a PyTorch program (a training step's joint graph); the
+nodes of an ONNX model, for every backend."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,11 +12,11 @@ NOT_LISTED_NOTE = "ops_not_listed"   # a note: why a record has no ops (its prog
 
 def harness_lists_ops(backend: Any, program: Any) -> bool:
     """Whether the harness lists the program's ops for the backend: an ONNX model's always (reading
-    its nodes costs nothing), a PyTorch program's when the backend's LISTS_OPS is False (True: it
-    lists them itself; None: nobody exports the program for it)."""
+    its nodes costs nothing), a PyTorch program's when the backend's LISTS_OPS is False (it asks;
+    True: it lists them itself; None, the default: nobody does)."""
     from harness.backend_interface import OnnxProgram
 
-    return isinstance(program, OnnxProgram) or getattr(backend, "LISTS_OPS", False) is False
+    return isinstance(program, OnnxProgram) or getattr(backend, "LISTS_OPS", None) is False
 
 
 def program_ops(program: Any, notes: dict) -> dict[str, int]:
