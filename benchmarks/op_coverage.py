@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness import reports  # noqa: E402
 from harness.families.loader import entry_point_families  # noqa: E402
-from harness.ops.coverage import FAILED, PASSED, _blamed, case_ops, coverage  # noqa: E402
+from harness.ops.coverage import FAILED, PASSED, case_ops, counted_against, coverage  # noqa: E402
 from harness.outcomes import Outcome  # noqa: E402
 from harness.project import Project, settings_from_args, tool_arguments  # noqa: E402
 from harness.record import Record  # noqa: E402
@@ -59,7 +59,7 @@ def disagreements(records: list[Record]) -> tuple[collections.Counter, list[str]
     cases: dict[tuple[str, str], list[Record]] = collections.defaultdict(list)
     for r in records:
         ops = ops_of.get(r.case) or {r.what_it_tests}
-        for op in _blamed(r, ops):
+        for op in counted_against(r, ops):
             counted[(op, r.backend)].append(r)
         for op in ops:
             cases[(op, r.backend)].append(r)

@@ -84,7 +84,7 @@ def coverage(records: Sequence[Record], op_families: Iterable[str] = (), program
     for r in sorted(records, key=lambda r: (r.case, r.backend)):
         ops = ops_of.get(r.case) or {r.what_it_tests}
         family = _family(r)
-        blamed = _blamed(r, ops)
+        blamed = counted_against(r, ops)
         for op in ops:
             families[op].add(family)
             _count(cells[op].setdefault(r.backend, Cell()), r, op in blamed)
@@ -109,7 +109,7 @@ def case_ops(records: Iterable[Record]) -> dict[str, set[str]]:
     return found
 
 
-def _blamed(r: Record, ops: set[str]) -> set[str]:
+def counted_against(r: Record, ops: set[str]) -> set[str]:
     """The ops a failure counts against: those of its ops its message names, else all of them."""
     if not _failed(r):
         return set()
@@ -160,7 +160,7 @@ def _op_test_statuses(records: Sequence[Record], ops_of: dict[str, set[str]], op
     for r in records:
         if _family(r) in op_families:
             ops = ops_of.get(r.case) or {r.what_it_tests}
-            blamed = _blamed(r, ops)
+            blamed = counted_against(r, ops)
             for op in ops:
                 _count(cells.setdefault((op, r.backend), Cell()), r, op in blamed)
     return {key: cell.status for key, cell in cells.items()}
