@@ -159,7 +159,7 @@ BAD = [
     Bad("config-unknown-key", "an unknown key in a config",
         {"configs/broken.yaml": "name: broken\nclass: fake_backends:FaultyBackend\ntimout: 5\n"}, (),
         "configs/broken.yaml:3: unknown key 'timout'; did you mean 'timeout'? allowed keys are class, description, "
-        "extends, extras, install, memory_limit_mb, name, options, programs, requires, timeout, tolerances"),
+        "extends, extras, install, lowering, memory_limit_mb, name, options, programs, requires, timeout, tolerances"),
     Bad("config-class-does-not-import", "a class that does not import",
         {"configs/broken.yaml": "name: broken\nclass: not_a_module:Backend\n"}, ("--backend=broken",),
         "configs/broken.yaml:2: class not_a_module:Backend does not import (ModuleNotFoundError: No module named "

@@ -113,8 +113,8 @@ def test_check_imports_every_config_class_and_gives_a_bad_one_in_one_line(e2e_pr
              "it takes no options"),
             ("name: broken\nclass: a:B\ntimout: 3\n",
              "configs/broken.yaml:3: unknown key 'timout'; did you mean 'timeout'? allowed keys are class, "
-             "description, extends, extras, install, memory_limit_mb, name, options, programs, requires, timeout, "
-             "tolerances")]:
+             "description, extends, extras, install, lowering, memory_limit_mb, name, options, programs, requires, "
+             "timeout, tolerances")]:
         e2e_project.write("configs/broken.yaml", text)
         assert main(["check"]) == 4
         err = capsys.readouterr().err   # beside the notices of what this install lacks, one error line
