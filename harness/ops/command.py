@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness import reports
 from harness.families.loader import entry_point_families
-from harness.files import write_between_markers, write_text_atomically, writing
+from harness.files import print_or_write, write_between_markers
 from harness.ops.coverage import coverage
 from harness.ops.coverage_views import html_page, markdown
 from harness.record import Record
@@ -27,10 +27,10 @@ def add_coverage_command(commands: argparse._SubParsersAction) -> None:
     where.add_argument("-o", "--output", type=Path, metavar="FILE", help="write it here instead of printing it")
     where.add_argument("--page", type=Path, help="replace the Markdown between this page's marker lines "
                                                   "(docs/results/op-coverage.md)")
-    sub.set_defaults(run=print_or_write)
+    sub.set_defaults(run=coverage_command)
 
 
-def print_or_write(args: argparse.Namespace) -> None:
+def coverage_command(args: argparse.Namespace) -> None:
     records = [Record.from_json(r) for path in args.reports for r in reports.read_report(path)["results"]]
     families = entry_point_families().values()
     cov = coverage(records, [f.name for f in families if f.coverage == "ops"],
@@ -38,9 +38,4 @@ def print_or_write(args: argparse.Namespace) -> None:
     if args.page is not None:
         write_between_markers(args.page, BEGIN, END, markdown(cov))
         return
-    text = FORMATS[args.format](cov)
-    if args.output is None:
-        print(text, end="")
-        return
-    with writing(args.output):
-        write_text_atomically(args.output, text)
+    print_or_write(FORMATS[args.format](cov), args.output)

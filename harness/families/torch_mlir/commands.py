@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.files import print_or_write, write_text_atomically, writing
+from harness.files import print_or_write
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -72,9 +72,4 @@ def check_xfail_sets(args: argparse.Namespace) -> None:
     """Which entries of torch-mlir's sets a run found stale or missing (exit status 0 whatever it finds)."""
     from harness.families.torch_mlir.xfail_sets_check import check_command
 
-    text = check_command(args)
-    if args.output is None:
-        print(text, end="")
-    else:
-        with writing(args.output):
-            write_text_atomically(args.output, text)
+    print_or_write(check_command(args), args.output)
