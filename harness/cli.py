@@ -67,11 +67,11 @@ def table(args: argparse.Namespace) -> None:
     """Print the backend table, or write it into a page (--readme) between its marker lines."""
     records = [Record.from_json(r) for path in args.reports for r in reports.read_report(path)["results"]]
     text = backend_table(records, args.project.configs)
-    paths = lowering_table(records)
+    paths = lowering_table(records, args.project.configs)
     if paths:
-        text += "\nThe ops whose lowering path differs between cases or backends (records' `lowering`: an op\n"
-        text += "still in torch-mlir's Torch backend IR was kept whole, else decomposed; Inductor's paths are\n"
-        text += "its own):\n\n" + paths
+        text += "\nThe ops whose lowering paths differ between backends of one class (records' `lowering`:\n"
+        text += "an op still in torch-mlir's Torch backend IR was kept whole, else decomposed; one op can\n"
+        text += "take both in one backend, by the program around it):\n\n" + paths
     if args.readme is None:
         print(text, end="")
         return

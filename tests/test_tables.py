@@ -4,6 +4,8 @@ model-table` (docs/results/models.md) and `python -m harness train-step-table`
 (docs/results/training-steps.md)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from e2e_support import REPO
 
 from harness.cli import TABLE_MARKERS, main
@@ -38,13 +40,23 @@ def test_backend_table_counts_passed_xfail_and_crash_per_family():
     assert "| `other` |  |  | not run | 1 / 0 / 0 |" in other  # a family a backend did not run is not 0 / 0 / 0
 
 
-def test_lowering_table_counts_paths_and_their_passes():
-    table = lowering_table(RECORDS)
-    assert "| `be` | `aten.convolution_backward` | 1 (1) | 1 (0) |" in table
-    assert "aten.sum" not in table   # one path everywhere: nothing to tell
-    other = lowering_table(RECORDS + [record("other", "conv_backward/2d/a", lowering={"aten.sum": "decomposed"})])
-    assert "| `other` | `aten.sum` | 1 (1) |  |" in other   # another backend's path makes it worth a row
-    assert lowering_table([record("be", "conv_forward/2d/a")]) == ""
+MLIR = SimpleNamespace(class_path="harness.backends.mlir:MlirBackend")
+DIRECT = [record("direct", "conv_backward/2d/a", lowering={"aten.convolution_backward": "kept", "aten.sum": "kept"}),
+          record("direct", "conv_backward/2d/b", lowering={"aten.convolution_backward": "kept"})]
+
+
+def test_lowering_table_shows_an_op_whose_paths_differ_between_backends_of_one_class():
+    table = lowering_table(RECORDS + DIRECT, {"be": MLIR, "direct": MLIR})
+    assert "| `be` | `aten.convolution_backward` | 1 (1) | 1 (0) |" in table   # decomposed once, kept once
+    assert "| `direct` | `aten.convolution_backward` |  | 2 (2) |" in table
+    assert "aten.sum" not in table   # kept on both: nothing to tell
+    assert lowering_table(RECORDS, {"be": MLIR}) == ""   # one backend: its paths differ by program only
+
+
+def test_lowering_table_compares_no_backends_of_another_class_or_without_a_config():
+    inductor = SimpleNamespace(class_path="harness.backends.inductor:InductorBackend")
+    assert lowering_table(RECORDS + DIRECT, {"be": MLIR, "direct": inductor}) == ""
+    assert lowering_table(RECORDS + DIRECT, {}) == ""
 
 
 def test_table_rewrites_only_between_the_markers(tmp_path, monkeypatch):
