@@ -299,6 +299,16 @@ def test_collect_only_lists_one_item_per_case_and_backend_without_starting_worke
     assert items == [f"cases/tiny.py::{case}[{b}]" for case in TINY_IDS for b in ("eager", "fake-exit")]
 
 
+def test_collect_only_checks_no_backend_class_a_run_would_refuse(e2e_project):
+    """Listing cases creates no backend: a class that does not import is the run's error, not --co's."""
+    e2e_project.write("configs/gone.yaml", "name: gone\nclass: no_such_module:Backend\n")
+    listed = e2e_project.run("--collect-only", "-q", "--backend=gone", report=None)
+    assert listed.ret == 0, listed.output
+    assert "3 tests collected" in listed.stdout
+    run = e2e_project.run("-q", "--backend=gone", report=None)
+    assert run.ret == pytest.ExitCode.USAGE_ERROR and "no_such_module" in run.stderr, run.output
+
+
 def test_backends_from_an_extra_configs_dir_and_repeated_backend_options(e2e_project):
     e2e_project.write("more/extra.yaml", "name: extra\nclass: fake_backends:FaultyBackend\n"
                                          "options: {fault: none}\n")

@@ -71,6 +71,8 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     and creates the backend (the first worker tried while pytest collected), else one error line.
     Under xdist the workers check and the controller waits for the first answer (worker_check)."""
     config = session.config
+    if config.option.collectonly:   # listing cases runs none: no backend to check, no worker to wait on
+        return
     try:
         check = config.stash.get(BACKEND_CHECK, None)
         if check is not None:
