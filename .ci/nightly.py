@@ -2,7 +2,8 @@
 
     python3 .ci/nightly.py plan | install | shard | shard-result | merge | diff | history | triage |
                            summary | keep | verdict | local-upload | local-download | perf | perf-history |
-                           suite-checkout | suite-import | suite-run | suite-stale | suite-summary | suite-result
+                           suite-checkout | suite-import | suite-run | suite-stale | suite-summary | suite-result |
+                           self-tests
 
 Each step reads what the workflow gives it from the environment (inputs, matrix values, earlier
 steps' outputs), runs the harness's commands, and writes its outputs to $GITHUB_OUTPUT and its
@@ -311,6 +312,20 @@ def precisions() -> None:
     print(f"pytest exited with status {status}")
 
 
+def self_tests() -> None:
+    """The self-tests CI leaves to the nightly (marked nightly: every install set but the base one,
+    each in a fresh venv); the self_tests input adds pytest arguments (under act, `--collect-only`)."""
+    try:
+        added = shlex.split(env("SELF_TESTS"))
+    except ValueError as e:
+        raise StepError(f"self_tests {env('SELF_TESTS')!r} is not valid shell words ({e})") from None
+    status = sh(sys.executable, "-m", "pytest", "tests", "-q", "-n", "2", "-m", "nightly", "--run-nightly",
+                *added, check=False)
+    if status:
+        raise StepError(f"the nightly's self-tests: pytest exited with status {status}: "
+                        f"{PYTEST_STATUS.get(str(status), 'see its log')}")
+
+
 def perf_history() -> None:
     """The backends' timings in one report, recorded in the performance history (a file of its own:
     the main history's runs hold every case, these only the timed ones), its page and its text."""
@@ -400,7 +415,7 @@ STEPS = {"plan": plan, "install": install, "shard": shard, "shard-result": shard
          "verdict": verdict, "local-upload": local_upload, "local-download": local_download,
          "perf": perf, "perf-history": perf_history, "precisions": precisions, "suite-checkout": suite_checkout,
          "suite-import": suite_import, "suite-run": suite_run, "suite-stale": suite_stale,
-         "suite-summary": suite_summary, "suite-result": suite_result}
+         "suite-summary": suite_summary, "suite-result": suite_result, "self-tests": self_tests}
 
 
 def main(argv: list[str]) -> int:

@@ -19,6 +19,9 @@ mark in one of two ways, and a third catches a test that has neither:
 - a test not marked e2e that starts pytest, `python -m harness` or a worker fails at that moment,
   naming the mark (an audit hook: `_spawn_guard`), so the quick loop cannot quietly grow an
   end-to-end test. A script that starts pytest itself (.ci/nightly.py, benchmarks/) is not seen.
+Self-tests marked `nightly` (all install sets but the base one) skip unless `--run-nightly` is
+given: the nightly workflow's self-tests job runs them (`pytest tests -m nightly --run-nightly`),
+which keeps CI's `pytest tests` within its time.
 The harness's plugin registers a marker of the same name for its cases; cases and self-tests never
 share a session (the self-tests run theirs in subprocesses), so the two never meet.
 """
@@ -51,8 +54,14 @@ def run_cache() -> dict:
     return {}
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-nightly", action="store_true",
+                     help="also run the self-tests marked nightly (the nightly workflow's self-tests job)")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "extra(*names): needs these extras of the harness (tests/extras.py)")
+    config.addinivalue_line("markers", "nightly: a slow self-test the nightly runs, CI not; run it with --run-nightly")
     config.addinivalue_line("markers", "e2e: (self-tests) starts pytest, the harness or a worker in a subprocess, "
                                        "or runs a case through a real backend; deselect with -m 'not e2e'")
 
@@ -91,6 +100,8 @@ def pytest_runtest_logfinish() -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     _UNIT_TEST[0] = None if item.get_closest_marker("e2e") else item.nodeid   # before any fixture is set up
+    if item.get_closest_marker("nightly") and not item.config.getoption("--run-nightly"):
+        pytest.skip("the nightly's self-test: run it with --run-nightly")
     for mark in item.iter_markers("extra"):
         reason = missing(mark.args)
         if reason:

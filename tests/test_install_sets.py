@@ -132,7 +132,9 @@ def run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(python), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
 
 
-@pytest.mark.parametrize("extra", list(SETS), ids=lambda e: e or "base")
+# The base set in every CI run; the extras' sets (about 110 s each) in the nightly's self-tests job.
+@pytest.mark.parametrize("extra", [e if not e else pytest.param(e, marks=pytest.mark.nightly) for e in SETS],
+                         ids=lambda e: e or "base")
 def test_an_install_set_runs_its_backends_from_another_project(extra, wheel, tmp_path):
     python = fresh_venv(tmp_path / "venv", wheel, extra)
     with_onnx, with_models, with_quant = ("onnx" in extra.split(","), "models" in extra.split(","),

@@ -159,7 +159,8 @@ def nightly(step: str, cwd: Path, **env: str) -> tuple[subprocess.CompletedProce
 def test_triggers_are_a_nightly_schedule_and_a_manual_dispatch(workflow):
     on = triggers(workflow)
     assert [len(entry["cron"].split()) for entry in on["schedule"]] == [5]
-    assert set(on["workflow_dispatch"]["inputs"]) == {"backends", "shards", "selection", "torch_mlir_checkout"}
+    assert set(on["workflow_dispatch"]["inputs"]) == {"backends", "shards", "selection", "self_tests",
+                                                          "torch_mlir_checkout"}
 
 
 def test_permissions_concurrency_and_timeouts(workflow):
@@ -342,6 +343,21 @@ def test_the_perf_jobs_time_the_flagship_family_and_keep_a_history_of_their_own(
     assert {p.name for p in (root / "perf").iterdir()} >= {"all.json", "all.md", "history.html", "history.txt"}
     assert (root / "perf-history" / "history.db").is_file()
     assert "## Speed against eager" in (root / "summary.md").read_text()
+
+
+@pytest.mark.e2e   # its step starts pytest
+def test_the_self_tests_job_runs_the_self_tests_ci_leaves_to_the_nightly(workflow):
+    """Its step runs `pytest tests -m nightly --run-nightly`, with the self_tests input's arguments
+    (CI's act run gives --collect-only: the four install sets CI leaves out, listed, none run)."""
+    step = step_named(workflow["jobs"]["self-tests"], "self-tests")
+    assert step["env"] == {"SELF_TESTS": "${{ inputs.self_tests }}"}
+    done, _ = nightly("self-tests", REPO, SELF_TESTS="--collect-only")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    listed = [line for line in done.stdout.splitlines() if "::test_" in line]
+    assert listed == [f"tests/test_install_sets.py::test_an_install_set_runs_its_backends_from_another_project[{s}]"
+                      for s in ("dev", "iree,torch-mlir-suite", "onnx", "models,onnx,quant")], done.stdout[-3000:]
+    done, _ = nightly("self-tests", REPO, SELF_TESTS="-k 'unclosed")
+    assert done.returncode == 1 and "::error::self_tests" in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize("env, lines", [
