@@ -160,6 +160,18 @@ def test_case_timeout_on_the_command_line_beats_the_configs(e2e_project):
     assert record["duration_s"] < 20
 
 
+def test_pytest_timeouts_outer_guard_is_over_the_cases_own_timeout_and_its_reruns(e2e_project):
+    """Each case item carries pytest-timeout's mark, set when the run starts: the case's timeout
+    times the attempts it may take, plus slack for a worker's start (a stuck controller still ends)."""
+    e2e_project.write("conftest.py", (e2e_project.path / "conftest.py").read_text() + (
+        "\ndef pytest_runtest_setup(item):\n"
+        "    with open('guards.txt', 'a') as out:\n"
+        "        out.write(f\"{item.name} {item.get_closest_marker('timeout').args[0]}\\n\")\n"))
+    result = e2e_project.run("--case-timeout=7", "--rerun-failures=2", "-k", "conv_backward/2d/tiny[")
+    assert result.ret == 0, result.output
+    assert (e2e_project.path / "guards.txt").read_text() == "conv_backward/2d/tiny[eager] 381.0\n"   # 7 x 3 + 360
+
+
 def test_eager_and_print_flood_pass_everything(fault_run):
     for backend in ("eager", FLOOD):
         for case in TINY_IDS:

@@ -69,11 +69,12 @@ def test_the_manifest_lists_every_float32_sample_of_op_db(manifest):
 
 
 def test_selection_takes_the_first_n_samples_per_op():
-    three = opinfo_params.parse_samples("3")
-    assert [opinfo_params.takes_sample(three, k) for k in range(5)] == [True, True, True, False, False]
-    first = opinfo_params.parse_samples(opinfo_params.DEFAULT_SAMPLES)
-    assert opinfo_params.takes_sample(first, 0) and not opinfo_params.takes_sample(first, 1)
-    assert opinfo_params.takes_sample(opinfo_params.parse_samples("all"), 10_000)
+    limit = {text: opinfo_params.sample_limit(opinfo_params.parse_samples(text)) for text in ("3", "first", "all")}
+    assert limit == {"3": 3, "first": 1, "all": None}
+    manifest = {"ops": [{"name": "abs", "variant": "", "autograd": True, "excluded": {"float32": {"1": "rule"}},
+                         "no_grad_input": {}, "samples": {"float32": ["a", "b", "c", "d"]}}]}
+    assert [s.index for s in samples({"float32": manifest}, ("opinfo",), 3)] == [0, 2]   # 1 is excluded
+    assert [s.index for s in samples({"float32": manifest}, ("opinfo",))] == [0, 2, 3]
     with pytest.raises(ValueError, match="use first, all, or a positive number"):
         opinfo_params.parse_samples("0")
 

@@ -72,8 +72,13 @@ class CaseItem(pytest.Item):
         for marker in ("e2e", case.family, *(m for m in runner.families[case.family].markers if m in case.tags)):
             self.add_marker(_mark(marker))
         self.extra_keyword_matches.update(case.tags)  # `-k transposed` selects by tag
-        self.add_marker(_timeout_mark(runner.timeout(case, backend) * runner.most_attempts + OUTER_GUARD_SLACK))
         self.record: dict | None = None
+
+    def guard(self, runner) -> None:
+        """pytest-timeout's outer limit, over the case's own timeouts (set when the run starts:
+        listing cases needs no expectation looked up for each)."""
+        self.add_marker(_timeout_mark(runner.timeout(self.case, self.backend) * runner.most_attempts
+                                      + OUTER_GUARD_SLACK))
 
     def runtest(self) -> None:
         runner = self.config.stash[RUNNER]

@@ -17,6 +17,7 @@ from harness.controller.schedule import longest_first, read_durations
 from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
 from harness.files import display_path
+from harness.plugin.collection import CaseItem
 from harness.plugin.options import check_history, place_of, settings_from
 from harness.plugin.reporting import ResultReporter
 from harness.plugin.selection import collected_paths
@@ -73,6 +74,9 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     config = session.config
     if config.option.collectonly:   # listing cases runs none: no backend to check, no worker to wait on
         return
+    for item in session.items:
+        if isinstance(item, CaseItem):
+            item.guard(config.stash[RUNNER])
     try:
         check = config.stash.get(BACKEND_CHECK, None)
         if check is not None:

@@ -136,8 +136,9 @@ class Sample:
         return tags + [t for t in ("random", "inplace") if self.op[t]]
 
 
-def samples(manifests: Mapping[str, dict], families: tuple[str, ...]) -> Iterator[Sample]:
-    """Every sample of the manifests that is a case of `families` (excluded ones are not)."""
+def samples(manifests: Mapping[str, dict], families: tuple[str, ...], first: int | None = None) -> Iterator[Sample]:
+    """Every sample of the manifests that is a case of `families` (excluded ones are not); with
+    `first`, only those among each op's first samples (what --opinfo-samples=first reads of 65,000)."""
     for dtype, manifest in manifests.items():
         for op in manifest["ops"]:
             for family in families:
@@ -145,7 +146,7 @@ def samples(manifests: Mapping[str, dict], families: tuple[str, ...]) -> Iterato
                     continue
                 excluded = op["excluded"].get(dtype, {})
                 no_grad = set(op["no_grad_input"].get(dtype, ())) if family == "opinfo_grad" else set()
-                for index, print_ in enumerate(op["samples"].get(dtype, ())):
+                for index, print_ in enumerate(op["samples"].get(dtype, ())[:first]):
                     if str(index) not in excluded and index not in no_grad:
                         yield Sample(family, op, dtype, index, print_)
 
@@ -232,11 +233,11 @@ def parse_samples(text: str) -> str:
     return text
 
 
-def takes_sample(samples_option: str, index: int) -> bool:
-    """Whether --opinfo-samples selects a case's sample `index` (0-based, per op and dtype)."""
+def sample_limit(samples_option: str) -> int | None:
+    """How many of each op's first samples (per dtype) --opinfo-samples selects; None: all."""
     if samples_option == "all":
-        return True
-    return index < (1 if samples_option == "first" else int(samples_option))
+        return None
+    return 1 if samples_option == "first" else int(samples_option)
 
 
 def manifests_for(dtypes: tuple[str, ...]) -> dict[str, dict]:
@@ -250,9 +251,9 @@ def manifests_for(dtypes: tuple[str, ...]) -> dict[str, dict]:
 
 def opinfo_cases(options: Mapping[str, Any], families: tuple[str, ...]) -> list[Case]:
     """The selected samples of the installed torch's op_db as cases (a case module's `cases`)."""
+    first = sample_limit(options.get("opinfo_samples") or DEFAULT_SAMPLES)
     return [Case(s.id, s.family, s.params, tuple(s.tags))
-            for s in samples(manifests_for(_dtypes(options)), families)
-            if takes_sample(options.get("opinfo_samples") or DEFAULT_SAMPLES, s.index)]
+            for s in samples(manifests_for(_dtypes(options)), families, first)]
 
 
 def opinfo_case_ids(options: Mapping[str, Any], families: tuple[str, ...]) -> list[str]:
