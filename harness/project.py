@@ -125,7 +125,7 @@ class Project:
         """The cases at the run's --dtypes (harness.precision.axis), without those this installation
         cannot build (int8 PyTorch programs without torchao); what it left out or refused, noted."""
         kept, left_out = quantization.collectable(cases, lambda c: self.families[c.family].program == "torch")
-        kept_ids = {c.id for c in kept}   # a set: OpInfo's thousands of cases compared in a list cost 1.5 s
+        kept_ids = {c.id for c in kept}   # a set: thousands of cases compared in a list cost 1.5 s
         self.left_out_ids += [c.id for c in cases if c.id not in kept_ids]
         at_run_dtypes, refused = at_dtypes(kept, self.families, self.settings.dtypes)
         for family, lines in [*left_out.items(), *refused.items()]:

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import shutil
 import signal
+import time
 
+import psutil
 import pytest
 from e2e_support import REPO
 
+from harness.controller.forks import ForkedProcess
 from harness.controller.pool import WorkerPool
 from harness.families.conv import CONV_FORWARD, conv_forward_case
 from harness.protocol import RunRequest
@@ -143,5 +146,75 @@ def test_preloaded_backends_are_ready_before_the_first_case(tmp_path):
         result = pool.run(request(slow), timeout=60)
         assert result.outcome == "passed" and sum(result.durations.values()) < 2
         assert result.versions == {}  # still reported with the backend's first result
+    finally:
+        pool.close()
+
+
+# ------------------------------------------------------------------------------------- the fork server
+
+SLOW_BACKEND = '''\
+import time
+
+import torch
+from fake_backends import FaultyBackend
+
+time.sleep(3)   # a compiler's libraries, slow to load
+
+
+class SlowBackend(FaultyBackend):
+    def versions(self):
+        return {"threads": str(torch.get_num_threads())}
+'''
+SLOW = {"name": "slow", "class": "slow_backend:SlowBackend", "tolerances": {}, "options": {"fault": "none"}}
+
+
+@pytest.fixture
+def slow_project(tmp_path):
+    shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
+    (tmp_path / "slow_backend.py").write_text(SLOW_BACKEND)
+    return tmp_path
+
+
+def test_a_recycled_worker_is_a_fork_of_the_server_and_skips_its_imports(slow_project):
+    """The server imports the preloaded backend's module once (3 s); a worker forked after that
+    is ready in well under it, and computes with its pool's threads, not the server's one."""
+    pool = WorkerPool(slow_project, recycle_after=1, preload=[SLOW], env={"OMP_NUM_THREADS": "3"})
+    try:
+        first = pool.run(request(SLOW), timeout=60)
+        assert first.outcome == "passed" and first.versions == {"threads": "3"}, first.message
+        started = time.monotonic()
+        second = pool.run(request(SLOW), timeout=60)   # in the worker that replaced the recycled one
+        assert second.outcome == "passed", second.message
+        assert time.monotonic() - started < 2.5
+        assert psutil.Process(pool.worker.proc.pid).ppid() == pool.forks.proc.pid
+    finally:
+        pool.close()
+
+
+def test_a_pool_whose_fork_server_died_goes_on(slow_project):
+    """The server killed: the workers it forked die with it (a case they were given crashes); the
+    pool goes on with workers that are not its (a fresh server's, or processes of its own)."""
+    pool = WorkerPool(slow_project, recycle_after=1, preload=[SLOW])
+    try:
+        assert pool.run(request(SLOW), timeout=60).outcome == "passed"
+        dead = pool.forks.proc
+        dead.kill()
+        dead.wait()
+        outcomes = [pool.run(request(SLOW), timeout=60).outcome for _ in range(3)]
+        assert outcomes[-1] == "passed" and set(outcomes) <= {"passed", "crashed"}, outcomes
+        assert psutil.Process(pool.worker.proc.pid).ppid() != dead.pid
+    finally:
+        pool.close()
+
+
+def test_a_forked_worker_that_segfaults_is_reported_with_its_signal(tmp_path):
+    shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
+    pool = WorkerPool(tmp_path)
+    try:
+        result = pool.run(request(faulty("segfault")), timeout=60)
+        assert (result.outcome, result.phase) == ("crashed", "compile")
+        assert result.message.startswith("worker killed by SIGSEGV"), result.message
+        assert isinstance(pool.worker.proc, ForkedProcess)   # the replacement: a fork too
+        assert pool.run(request(EAGER), timeout=60).outcome == "passed"
     finally:
         pool.close()

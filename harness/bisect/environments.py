@@ -23,7 +23,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from harness.bisect.versions import index_options
-from harness.controller.pool import Interpreter
+from harness.controller.worker_start import Interpreter
 from harness.files import user_cache_dir
 
 DEFAULT_CACHE = user_cache_dir() / "bisect"

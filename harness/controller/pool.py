@@ -1,6 +1,8 @@
 """Controller side of the worker protocol: run a case in a worker, survive hangs and crashes.
 
-A worker is reused across cases (imports are paid once). When a case hangs past its timeout
+A worker is reused across cases (imports are paid once), and each is forked from the pool's fork
+server (harness.controller.forks), which imported torch and the backends' modules once: a
+replacement or a recycled worker is ready in milliseconds. When a case hangs past its timeout
 the worker's process group is killed; when it crashes, its exit signal and the tail of its
 output are recorded. Either way a replacement takes over and the run goes on.
 
@@ -16,13 +18,10 @@ which it could not create (`preload_problems`), and the run stops before its fir
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import selectors
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
@@ -30,7 +29,9 @@ from typing import Sequence
 import psutil
 
 from harness import native_stacks
+from harness.controller.forks import ForkServer
 from harness.controller.process_tree import ProcessTree
+from harness.controller.worker_start import THIS_PYTHON, Interpreter, process_env, start_worker
 from harness.outcomes import Outcome, Phase
 from harness.protocol import CaseResult, Message, PhaseEvent, Ready, RunRequest, decode, encode
 
@@ -65,39 +66,16 @@ class WorkerLost(Exception):
         self.frame = frame  # the innermost meaningful native or Python frame, when known
 
 
-def thread_share() -> int:
-    """Threads per worker: the cores divided among pytest-xdist's processes (each runs one worker),
-    so that `-n 2` on two cores does not run four compute threads; the user's OMP_NUM_THREADS wins."""
-    processes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    return max(1, (os.cpu_count() or 1) // max(1, processes))
-
-
-@dataclasses.dataclass(frozen=True)
-class Interpreter:
-    """The Python a worker runs: this one, or another environment's (a bisection's probe: a venv
-    with another version of a package, or a source build first on the path)."""
-
-    python: str = sys.executable
-    path_first: tuple[str, ...] = ()   # before the rootdir on PYTHONPATH
-
-
 class Worker:
-    """One worker process, its pipes and the tail of its output."""
+    """One worker process, its pipes and the tail of its output: forked by the pool's fork server
+    (harness.controller.forks), else started as `python -m harness.worker`."""
 
     def __init__(self, rootdir: Path, preload: list[dict], env: dict[str, str] | None = None,
-                 interpreter: Interpreter = Interpreter()):
-        path = [*interpreter.path_first, str(rootdir), os.environ.get("PYTHONPATH")]
-        env = {**os.environ, **(env or {}),   # what the families' builders need (Family.worker_env)
-               "PYTHONPATH": os.pathsep.join(filter(None, path)),
-               "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1", "HARNESS_WORKER_PRELOAD": json.dumps(preload)}
-        env.setdefault("OMP_NUM_THREADS", str(thread_share()))
-        self.proc = subprocess.Popen(
-            [interpreter.python, "-m", "harness.worker"], cwd=rootdir, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
-        assert self.proc.stdin and self.proc.stdout and self.proc.stderr   # all three piped above
+                 interpreter: Interpreter = THIS_PYTHON, forks: ForkServer | None = None):
+        self.proc = start_worker(rootdir, {"HARNESS_WORKER_PRELOAD": json.dumps(preload)}, env, interpreter, forks)
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr   # all three piped
         self.stdin, self.stdout, self.stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
-        self.tree = ProcessTree(self.proc.pid)
+        self._tree: ProcessTree | None = None   # a forked worker's pid comes once the server has forked it
         self.output = bytearray()   # the last OUTPUT_CAP_BYTES the worker printed (its fd 1 is fd 2)
         self.memory_limit_mb: float | None = None  # of the case being run
         self.cases = 0
@@ -109,6 +87,12 @@ class Worker:
         self.ready = False
         self.problems: dict[str, dict] = {}   # Ready's: the preloaded backends it could not create
         self._reading, self._read_at = (0.0, 0.0), -WATCH_INTERVAL   # the last memory reading, and when
+
+    @property
+    def tree(self) -> ProcessTree:
+        if self._tree is None:
+            self._tree = ProcessTree(self.proc.pid)
+        return self._tree
 
     def wait_ready(self) -> None:
         if not self.ready:
@@ -206,11 +190,14 @@ class Worker:
     def where_stuck(self) -> tuple[str | None, str]:
         """A stuck worker's culprit frame and its stacks: native ones from py-spy, then the
         Python ones faulthandler prints on SIGUSR1 (in the output tail)."""
-        frames = native_stacks.main_thread(native_stacks.dump(self.proc.pid) or "")
+        pid = self.proc.pid
+        if pid is None:   # never forked: nothing to ask
+            return None, self.tail()
+        frames = native_stacks.main_thread(native_stacks.dump(pid) or "")
         stack = f"\n--- native stack of the stuck worker (py-spy) ---\n{_listed(frames)}" if frames else ""
         self.drain()
         try:
-            os.kill(self.proc.pid, signal.SIGUSR1)
+            os.kill(pid, signal.SIGUSR1)
         except ProcessLookupError:
             return native_stacks.culprit(frames), stack + self.tail()
         deadline = time.monotonic() + STACK_DUMP_WAIT
@@ -223,11 +210,15 @@ class Worker:
         """SIGKILL the worker's process group, which outlives the worker while a child is in it, and
         every descendant seen, also those that left the group (their own session)."""
         survivors = self.tree.members()
-        if self.proc.returncode is None or survivors:  # not reaped, or held by a child: still this group's id
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        pid = self.proc.pid
+        running = self.proc.returncode is None
+        if pid is not None and (running or survivors):  # not reaped, or held by a child: still this group's id
+            # and the worker itself while it runs: a fork just made may have no group of its own yet
+            for kill in (os.killpg, os.kill) if running else (os.killpg,):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         for process in survivors:
             try:
                 process.kill()
@@ -250,7 +241,7 @@ class WorkerPool:
 
     def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None,
                  preload: Sequence[dict] = (), env: dict[str, str] | None = None,
-                 interpreter: Interpreter = Interpreter()):
+                 interpreter: Interpreter = THIS_PYTHON, fork_server: bool = True):
         self.rootdir = Path(rootdir)
         self.interpreter = interpreter
         self.env = dict(env or {})            # set in every worker, beside the harness's own variables
@@ -259,6 +250,8 @@ class WorkerPool:
         self.recycle_rss_mb = recycle_rss_mb  # resident MiB after which a worker is replaced
         self.worker: Worker | None = None
         self.spare: Worker | None = None
+        self.forking = fork_server and interpreter == THIS_PYTHON   # another Python's workers start as processes
+        self.forks: ForkServer | None = None
 
     def run(self, request: RunRequest, timeout: float, memory_limit_mb: float | None = None) -> CaseResult:
         """Send one case; return the worker's result, or a crashed / timed_out result."""
@@ -310,6 +303,9 @@ class WorkerPool:
             if worker is not None:
                 worker.kill()
         self.worker = self.spare = None
+        if self.forks is not None:
+            self.forks.close()
+            self.forks = None
 
     def _current(self) -> Worker:
         if self.worker is None:
@@ -330,7 +326,22 @@ class WorkerPool:
             return False
 
     def _new_worker(self) -> Worker:
-        return Worker(self.rootdir, self.preload, self.env, self.interpreter)
+        return Worker(self.rootdir, self.preload, self.env, self.interpreter, self._fork_server())
+
+    def _fork_server(self) -> ForkServer | None:
+        """The server the pool's workers are forked from, started with the first. One that died (a
+        backend's module crashed it on import, say) is not restarted: the workers start as processes."""
+        if not self.forking:
+            return None
+        if self.forks is not None and not self.forks.alive:
+            self.forks.close()
+            self.forks, self.forking = None, False
+            return None
+        if self.forks is None:
+            modules = [spec["class"].partition(":")[0] for spec in self.preload if spec.get("class")]
+            self.forks = ForkServer(self.interpreter.python, process_env(self.rootdir, self.env, self.interpreter),
+                                    self.rootdir, modules)
+        return self.forks
 
     def fresh_worker(self) -> None:
         """The next case runs in a worker that has run no case yet (a rerun of a failure)."""

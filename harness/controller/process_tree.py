@@ -19,9 +19,10 @@ class ProcessTree:
     """A worker and the processes under it. Every process seen under it is remembered, so one that
     was orphaned when the worker died (reparented to init) is still killed with the tree."""
 
-    def __init__(self, pid: int):
+    def __init__(self, pid: int | None):
+        """pid None: no process (a worker the fork server never forked): an empty tree."""
         try:
-            self.root: psutil.Process | None = psutil.Process(pid)  # pid reuse is checked by psutil
+            self.root: psutil.Process | None = psutil.Process(pid) if pid else None  # pid reuse: psutil checks
         except psutil.Error:
             self.root = None
         self.command = _cmdline(self.root) if self.root else None

@@ -15,8 +15,9 @@ import json
 from pathlib import Path
 
 from harness.case_data import Case
-from harness.controller.pool import Interpreter, WorkerPool
+from harness.controller.pool import WorkerPool
 from harness.controller.run_case import case_timeout, run_case
+from harness.controller.worker_start import Interpreter
 from harness.expectations import Entry
 from harness.families.loader import worker_env
 from harness.project import Project
