@@ -49,7 +49,7 @@ from harness.controller.pool import WATCH_INTERVAL
 from harness.controller.process_tree import ProcessTree
 from harness.controller.workers import worker_environment
 from harness.project import Project, settings_from_args
-from harness.stage_cache.entries import ENVIRONMENT
+from harness.stages.entries import ENVIRONMENT
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOPS = Path(__file__).resolve().parent / "overhead_loops.py"

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-os.environ.pop("TORCH_BACKEND_E2E_STAGE_CACHE", None)   # harness.stage_cache.entries.ENVIRONMENT: cold, always
+os.environ.pop("TORCH_BACKEND_E2E_STAGE_CACHE", None)   # harness.stages.entries.ENVIRONMENT: cold, always
 
 from harness.backend_interface import create_backend, signature_shapes, user_output_count  # noqa: E402
 from harness.families.interface import load_builder  # noqa: E402

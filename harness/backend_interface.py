@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.outcomes import Phase
-from harness.stage_fingerprints import fingerprint_of
+from harness.stages.fingerprinting import fingerprint_of
 
 PhaseSetter = Callable[[Phase], None]
 FINGERPRINTS_ON = os.environ.get("HARNESS_FINGERPRINTS", "1") != "0"
@@ -44,10 +44,10 @@ class CaseContext:
     # Deterministic size figures, noise-free on a shared machine: ops after each stage
     # ("torch_ops", "backend_ops", "linalg_ops") and the compiled artifact's bytes ("artifact_bytes").
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)
-    # Stage fingerprints (harness.stage_fingerprints): stage name -> a short hex hash of its output in
+    # Stage fingerprints (harness.stages.fingerprinting): stage name -> a short hex hash of its output in
     # a canonical form; set through `fingerprint(stage, output)`.
     fingerprints: dict[str, str] = dataclasses.field(default_factory=dict)
-    # The stage cache (harness.backends.stage_reuse): stage name -> "hit", "miss", "off" or
+    # The stage cache (harness.stages.reuse): stage name -> "hit", "miss", "off" or
     # "uncacheable", and the seconds its hits saved (what computing them cost when written).
     cache: dict[str, str] = dataclasses.field(default_factory=dict)
     cache_saved_s: float = 0.0

@@ -65,10 +65,10 @@ from torch._inductor import cpp_builder
 from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
 from harness.backend_interface import STANDALONE_SCRIPTS, Backend, CaseContext, Program, Standalone
-from harness.backends.stage_reuse import worker_cache
 from harness.ops.names import graph_op_counts
 from harness.ops.paths import new_ops
 from harness.outcomes import Phase
+from harness.stages.reuse import worker_cache
 
 
 def dynamic_dims(program: Program) -> list[tuple[int, ...]]:

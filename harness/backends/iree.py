@@ -10,7 +10,7 @@ Phases:
   compile  iree-compile --compile-from=input -> a VM flatbuffer, loaded into a runtime context
   run      the `main` function of that module on numpy arrays
 
-The stage cache (harness.backends.stage_reuse) keeps each stage's output: the export (non-strict:
+The stage cache (harness.stages.reuse) keeps each stage's output: the export (non-strict:
 an MLIR config exporting without strict_export shares its entry), the decomposition, the imported
 Torch IR, the input IR and the vmfb, each keyed on its input's fingerprint, the build of what
 computes it (torch, iree-base-compiler by its files, the harness's code) and the options that
@@ -62,7 +62,9 @@ from harness.backend_interface import (
 )
 from harness.backends.onnx_front import as_declared
 from harness.backends.sizes import mlir_ops
-from harness.backends.stage_reuse import (
+from harness.installation.packages import version_text
+from harness.outcomes import Phase
+from harness.stages.reuse import (
     Stage,
     cached,
     compiler_build,
@@ -77,8 +79,6 @@ from harness.backends.stage_reuse import (
     save_exported,
     torch_build,
 )
-from harness.installation.packages import version_text
-from harness.outcomes import Phase
 
 
 class IreeCompileError(RuntimeError):
@@ -206,7 +206,7 @@ class IreeBackend(Backend):
     def compile(self, program: Program | OnnxProgram, case: CaseContext) -> IreeArtifact:
         if isinstance(program, OnnxProgram):
             return self.compile_onnx(program, case)
-        case.enter(Phase.EXPORT)   # each stage loaded only if the next is computed (stage_reuse.deferred)
+        case.enter(Phase.EXPORT)   # each stage loaded only if the next is computed (harness.stages.reuse.deferred)
         exported = deferred(case, Stage("exported", lambda: program_identity(case, program), torch_build,
                                         {"strict_export": False}, save_exported, load_exported, facts=program_facts),
                             lambda: export_program(program))   # the MLIR backends' entry, when theirs is alike

@@ -52,10 +52,15 @@ from harness.backend_interface import (
 )
 from harness.backends.literals import BufferLiterals
 from harness.backends.mlir_jit import JitModule, LlvmModule, pipeline_of, run_pipeline
-from harness.backends.native_code import SharedLibrary, host_cpu, linker, shared_library
 from harness.backends.onnx_front import export_to_onnx
 from harness.backends.sizes import mlir_ops
-from harness.backends.stage_reuse import (
+from harness.installation.packages import version_text
+from harness.ops.listing import program_ops
+from harness.ops.names import torch_ir_op_counts
+from harness.ops.paths import DECOMPOSING_PATHS, decomposition_paths, new_ops
+from harness.outcomes import Phase
+from harness.stages.native_code import SharedLibrary, host_cpu, linker, shared_library
+from harness.stages.reuse import (
     Output,
     Stage,
     cached,
@@ -70,11 +75,6 @@ from harness.backends.stage_reuse import (
     save_mlir,
     torch_build,
 )
-from harness.installation.packages import version_text
-from harness.ops.listing import program_ops
-from harness.ops.names import torch_ir_op_counts
-from harness.ops.paths import DECOMPOSING_PATHS, decomposition_paths, new_ops
-from harness.outcomes import Phase
 
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
 REQUIRED_OPTIONS = ("torch_backend_pipeline", "to_linalg_pipelines", "llvm_lowering_passes")

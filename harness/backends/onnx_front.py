@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness.backend_interface import CaseContext, Program, signature_shapes
-from harness.backends.stage_reuse import Stage, cached, package_builds, program_identity, torch_build
 from harness.outcomes import Phase
+from harness.stages.reuse import Stage, cached, package_builds, program_identity, torch_build
 
 
 def export_to_onnx(program: Program, opset: int | None, case: CaseContext) -> Any:

@@ -22,7 +22,7 @@ from harness.families.loader import worker_env
 from harness.project import Project
 from harness.project_files.configs import BackendConfig
 from harness.protocol import CaseResult, PerfRequest
-from harness.stage_cache.entries import ENVIRONMENT
+from harness.stages.entries import ENVIRONMENT
 
 
 class Role(enum.Enum):

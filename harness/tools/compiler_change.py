@@ -1,5 +1,5 @@
 """What a compiler change changed between two reports, for `python -m harness diff`: per (case,
-backend) the first stage whose fingerprint changed (harness.stage_changes), how many results could
+backend) the first stage whose fingerprint changed (harness.stages.changes), how many results could
 not be compared, and, for the backends timed in both (--perf), the cases whose speed changed
 significantly (harness.perf.ratios, as `perf compare` judges it), each saying whether its IR
 changed: a time that changed with the same IR in every stage is the machine's or the runtime's.
@@ -13,7 +13,7 @@ from typing import Any, Iterable
 from harness.errors import HarnessInputError
 from harness.perf.ratios import Side, compare, timed_backends
 from harness.record import Record
-from harness.stage_changes import comparable, first_changed_stage, in_stage_order
+from harness.stages.changes import comparable, first_changed_stage, in_stage_order
 
 
 @dataclasses.dataclass(frozen=True)

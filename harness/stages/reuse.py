@@ -1,4 +1,4 @@
-"""A backend's stages taken from the stage cache (harness.stage_cache) inside a worker: a stage
+"""A backend's stages taken from the stage cache (harness.stages.entries) inside a worker: a stage
 whose key is in the cache is loaded instead of computed, and checked by its fingerprint; one that
 is not is computed, fingerprinted and written. Either way the case's record is the same (its
 fingerprints, sizes and notes), and it says per stage `hit`, `miss` or `off` (CaseContext.cache),
@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from harness.backend_interface import CaseContext, Program, user_output_count
-from harness.backends.sizes import graph_ops
 from harness.ops.names import graph_op_counts
-from harness.stage_cache.entries import ENVIRONMENT, WARNINGS_NOTE, CacheMode, StageCache
-from harness.stage_cache.keys import build_digest, file_digest, stage_key
-from harness.stage_fingerprints import digest, fingerprint_of, tensor_bytes
+from harness.stages.entries import ENVIRONMENT, WARNINGS_NOTE, CacheMode, StageCache
+from harness.stages.fingerprinting import digest, fingerprint_of, tensor_bytes
+from harness.stages.keys import build_digest, file_digest, stage_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,6 +214,11 @@ def program_facts(exported: Any) -> dict[str, Any]:
     record's `ops`), how many of its outputs are the program's own."""
     return {"ops": graph_ops(exported), "outputs": user_output_count(exported),
             "aten_ops": graph_op_counts(exported.graph)}
+
+
+def graph_ops(exported: Any) -> int:
+    """The calls in an exported program's FX graph (its aten ops)."""
+    return sum(node.op == "call_function" for node in exported.graph.nodes)
 
 
 def exported_ops(exported: Output) -> dict[str, int]:

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from harness.stage_fingerprints import INDUCTOR_STAGES, IREE_STAGES, MLIR_ONNX_STAGES, MLIR_STAGES, ONNXRUNTIME_STAGES
+from harness.stages.fingerprinting import (
+    INDUCTOR_STAGES,
+    IREE_STAGES,
+    MLIR_ONNX_STAGES,
+    MLIR_STAGES,
+    ONNXRUNTIME_STAGES,
+)
 
 # Every built-in backend's stages in one order that keeps each backend's own (a backend uses a few
 # of them): a record's `fingerprints` keep the order they were taken in, which is not always the

@@ -1,5 +1,5 @@
 """Stage fingerprints in the history, as SQL: how they are stored, and which stage changed first
-between two results (harness.stage_changes, the same rule as the report diff's).
+between two results (harness.stages.changes, the same rule as the report diff's).
 
 Stored only when they change: `ir_fingerprints` holds a (case, backend)'s fingerprints as the
 report has them (their JSON object, which DuckDB reads minified) at the first run that
@@ -18,7 +18,7 @@ changed, not what every run held); `state` is then rebuilt from the rows.
 """
 from __future__ import annotations
 
-from harness.stage_changes import STAGE_ORDER
+from harness.stages.changes import STAGE_ORDER
 
 STAGES_TYPE = "JSON"
 ORDER = "SELECT seq, row_number() OVER (ORDER BY created, seq) AS run FROM runs"   # runs numbered by when they ran
