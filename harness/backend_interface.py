@@ -207,6 +207,12 @@ class Backend:
     # it says nothing of paths, and a config may not claim one (`lowering:`).
     LISTS_OPS: bool | None = None
     LOWERING_PATHS: tuple[str, ...] = ()
+    # The stages it fingerprints (CaseContext.fingerprint's names), in the order a program goes
+    # through them; a program may take some only (an ONNX model skips the export). A record lists
+    # its fingerprints in this order, whatever order they were taken in, and the first changed stage
+    # of a compiler change is the first in it (harness.stages.changes). The stage cache and the run
+    # history key on the names: keep them stable.
+    STAGES: tuple[str, ...] = ()
 
     def __init__(self, name: str, options: Mapping[str, Any]):
         self.name = name

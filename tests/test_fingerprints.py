@@ -4,6 +4,7 @@ fingerprint for every stage on each backend while a different case gives a diffe
 from __future__ import annotations
 
 import pytest
+from builtin_stages import INDUCTOR_STAGES, IREE_STAGES, MLIR_STAGES, ONNXRUNTIME_STAGES
 from e2e_support import TINY_CASES
 from extras import needs
 from test_markdown_report import record
@@ -12,16 +13,7 @@ from harness.backend_interface import CaseContext
 from harness.outcomes import Outcome
 from harness.protocol import CaseResult, decode, encode
 from harness.record import Record
-from harness.stages.fingerprinting import (
-    DIGITS,
-    INDUCTOR_STAGES,
-    IREE_STAGES,
-    MLIR_STAGES,
-    ONNXRUNTIME_STAGES,
-    canonical_mlir,
-    digest,
-    fingerprint_of,
-)
+from harness.stages.fingerprinting import DIGITS, canonical_mlir, digest, fingerprint_of
 
 LOWERED = """\
 #loc = loc("/src/model.py":12:0)

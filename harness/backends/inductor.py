@@ -136,6 +136,8 @@ def inductor_paths(program_ops: dict[str, int], reached: list[tuple[dict[str, in
 class InductorBackend(Backend):
     LISTS_OPS = False   # the harness exports the program to list them: Dynamo's graph is torch's, not ATen's
     LOWERING_PATHS = INDUCTOR_PATHS
+    # a training step's backward graph after its forward one (AOT Autograd's, compiled when autograd asks)
+    STAGES = ("captured", "aot_graph", "inductor_code", "aot_graph_backward", "inductor_code_backward")
     OPTIONS = {"cache_dir": "TORCHINDUCTOR_CACHE_DIR; null: in --cache-dir, or a fresh one per worker with --cache=off",
                "compile_threads": "Inductor's parallel compile workers (default 1)"}
 

@@ -192,6 +192,7 @@ class IreeArtifact:
 
 class IreeBackend(Backend):
     LISTS_OPS = True   # from its own export; which ops iree-compile decomposes it does not say (yet)
+    STAGES = ("exported", "decomposed", "torch_ir", "input_ir", "vmfb")   # an ONNX model from torch_ir
     OPTIONS = {"target_backends": "iree-compile's --iree-hal-target-backends (default [llvm-cpu])",
                "flags": "more iree-compile flags, a list",
                "driver": "the IREE runtime's driver (default local-task)",

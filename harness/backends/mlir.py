@@ -169,6 +169,8 @@ def symbol_name(case_name: str) -> str:
 class MlirBackend(Backend):
     LISTS_OPS = True                      # from its own export
     LOWERING_PATHS = DECOMPOSING_PATHS    # an op of the program that reaches Torch backend IR is kept
+    # a PyTorch program from `exported`, an ONNX model (or torch_front_end: onnx) from `onnx`
+    STAGES = ("exported", "decomposed", "torch_ir", "onnx", "torch_backend_ir", "linalg_ir", "llvm_ir")
     OPTIONS = {   # the module docstring says more of each
         "torch_backend_pipeline": "Torch IR -> Torch backend IR; @BACKEND_LEGAL_OPS@ becomes backend_legal_ops",
         "onnx_backend_pipeline": "Torch ONNX IR -> Torch backend IR, for ONNX models",

@@ -1,6 +1,8 @@
 """A backend's stages: the steps that turn a program into something runnable (an export, an IR, a
 compiled module), each fingerprinted, and each kept in the content-addressed stage cache (`--cache`,
-`python -m harness cache`) so that a rerun redoes only the stages whose inputs changed.
+`python -m harness cache`) so that a rerun redoes only the stages whose inputs changed. Each
+backend names its own stages, in order (Backend.STAGES), and the packages that compute them (the
+builds in their keys); nothing here lists them.
 
     fingerprinting  a stage output's short hash, in a canonical form
     changes         the first stage whose fingerprint changed between two results (the report diff)
