@@ -192,15 +192,14 @@ def test_a_loaded_program_imports_as_the_computed_one_did():
 
 
 @pytest.fixture
-def worker_cache_in(tmp_path, monkeypatch):
-    """A worker's stage cache in tmp_path, as the controller's settings give it."""
+def worker_cache_in(tmp_path):
+    """A worker's stage cache in tmp_path, as the controller's Start message gives it."""
+    from harness.protocol import CacheSettings
     from harness.stages import reuse
-    from harness.stages.entries import ENVIRONMENT
 
-    monkeypatch.setenv(ENVIRONMENT, json.dumps({"mode": "on", "dir": str(tmp_path / "c"), "size": 1 << 30}))
-    reuse.worker_cache.cache_clear()
+    reuse.use_cache(CacheSettings("on", str(tmp_path / "c"), 1 << 30))
     yield reuse
-    reuse.worker_cache.cache_clear()
+    reuse.use_cache(None)
 
 
 def test_a_hit_is_loaded_only_when_its_output_is_asked_for(worker_cache_in):

@@ -16,8 +16,8 @@ which it could not create (`preload_problems`), and the run stops before its fir
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import json
 import os
 import selectors
 import signal
@@ -32,7 +32,7 @@ import psutil
 from harness import native_stacks
 from harness.controller.process_tree import ProcessTree
 from harness.outcomes import Outcome, Phase
-from harness.protocol import CaseResult, Message, PhaseEvent, Ready, RunRequest, decode, encode
+from harness.protocol import CacheSettings, CaseResult, Message, PhaseEvent, Ready, RunRequest, Start, decode, encode
 
 STARTUP_TIMEOUT = 300.0   # seconds for a worker to import torch and say ready (cold caches are slow)
 
@@ -84,12 +84,11 @@ class Interpreter:
 class Worker:
     """One worker process, its pipes and the tail of its output."""
 
-    def __init__(self, rootdir: Path, preload: list[dict], env: dict[str, str] | None = None,
+    def __init__(self, rootdir: Path, start: Start, env: dict[str, str] | None = None,
                  interpreter: Interpreter = Interpreter()):
         path = [*interpreter.path_first, str(rootdir), os.environ.get("PYTHONPATH")]
         env = {**os.environ, **(env or {}),   # what the families' builders need (Family.worker_env)
-               "PYTHONPATH": os.pathsep.join(filter(None, path)),
-               "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1", "HARNESS_WORKER_PRELOAD": json.dumps(preload)}
+               "PYTHONPATH": os.pathsep.join(filter(None, path)), "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1"}
         env.setdefault("OMP_NUM_THREADS", str(thread_share()))
         self.proc = subprocess.Popen(
             [interpreter.python, "-m", "harness.worker"], cwd=rootdir, env=env,
@@ -109,6 +108,9 @@ class Worker:
         self.ready = False
         self.problems: dict[str, dict] = {}   # Ready's: the preloaded backends it could not create
         self._reading, self._read_at = (0.0, 0.0), -WATCH_INTERVAL   # the last memory reading, and when
+        with contextlib.suppress(BrokenPipeError):   # dead already: wait_ready finds out
+            self.stdin.write(encode(start).encode())
+            self.stdin.flush()
 
     def wait_ready(self) -> None:
         if not self.ready:
@@ -250,11 +252,12 @@ class WorkerPool:
 
     def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None,
                  preload: Sequence[dict] = (), env: dict[str, str] | None = None,
-                 interpreter: Interpreter = Interpreter()):
+                 interpreter: Interpreter = Interpreter(), cache: CacheSettings | None = None):
         self.rootdir = Path(rootdir)
         self.interpreter = interpreter
         self.env = dict(env or {})            # set in every worker, beside the harness's own variables
         self.preload = list(preload)          # backend specs every worker creates before it is ready
+        self.cache = cache                    # the stage cache every worker uses; None: none
         self.recycle_after = recycle_after    # cases per worker; None: no limit
         self.recycle_rss_mb = recycle_rss_mb  # resident MiB after which a worker is replaced
         self.worker: Worker | None = None
@@ -330,7 +333,7 @@ class WorkerPool:
             return False
 
     def _new_worker(self) -> Worker:
-        return Worker(self.rootdir, self.preload, self.env, self.interpreter)
+        return Worker(self.rootdir, Start(self.preload, self.cache), self.env, self.interpreter)
 
     def fresh_worker(self) -> None:
         """The next case runs in a worker that has run no case yet (a rerun of a failure)."""

@@ -4,16 +4,15 @@ is not is computed, fingerprinted and written. Either way the case's record is t
 fingerprints, sizes and notes), and it says per stage `hit`, `miss` or `off` (CaseContext.cache),
 with the seconds the hits saved.
 
-The controller hands the cache's settings to the workers in TORCH_BACKEND_E2E_STAGE_CACHE (JSON:
-mode, folder, size cap; harness.controller.workers). Without it, or with `--cache=off`, every stage
+The controller hands the cache's settings to each worker in the protocol's Start message (mode,
+folder, size cap; harness.controller.workers), which the worker passes to `use_cache` before it
+creates a backend. Without them (a backend outside a worker), or with `--cache=off`, every stage
 is computed and says `off`."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import io
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -21,7 +20,8 @@ from typing import Any, Callable, Mapping
 
 from harness.backend_interface import CaseContext, Program, user_output_count
 from harness.ops.names import graph_op_counts
-from harness.stages.entries import ENVIRONMENT, WARNINGS_NOTE, CacheMode, StageCache
+from harness.protocol import CacheSettings
+from harness.stages.entries import WARNINGS_NOTE, CacheMode, StageCache
 from harness.stages.fingerprinting import digest, fingerprint_of, tensor_bytes
 from harness.stages.keys import build_digest, file_digest, stage_key
 
@@ -43,20 +43,22 @@ class Stage:
     facts: Callable[[Any], Mapping[str, Any]] = lambda output: {}   # what later stages record of it (JSON)
 
 
-@functools.cache
-def worker_cache() -> StageCache | None:
-    """This worker's cache, from the controller's settings; None: off."""
-    spec = os.environ.get(ENVIRONMENT)
-    if not spec:
-        return None
-    settings = json.loads(spec)
-    mode = CacheMode(settings["mode"])
-    if mode is CacheMode.OFF:
-        return None
-    return StageCache(Path(settings["dir"]), mode, int(settings["size"]), _pending.append)
-
-
+_cache: StageCache | None = None
 _pending: list[str] = []   # warnings of the cache, until the case they happened in takes them
+
+
+def use_cache(settings: CacheSettings | None) -> None:
+    """Use the cache the controller's settings name from now on; None, or mode off: none."""
+    global _cache
+    if settings is None or CacheMode(settings.mode) is CacheMode.OFF:
+        _cache = None
+    else:
+        _cache = StageCache(Path(settings.dir), CacheMode(settings.mode), settings.size, _pending.append)
+
+
+def worker_cache() -> StageCache | None:
+    """This worker's cache; None: off."""
+    return _cache
 
 
 class Output:

@@ -19,9 +19,6 @@ from harness.worker.bundle import Bundle
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
 
 
-PRELOAD_ENV = "HARNESS_WORKER_PRELOAD"  # JSON list of backend specs to create before "ready"
-
-
 class Session:
     """Per-worker state: backends are instantiated once and reused across cases."""
 
