@@ -112,7 +112,7 @@ def test_a_build_digest_sees_a_comment_but_not_a_touch(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("LOWERING = 1\n")
     (package / "lib.so").write_bytes(b"\x7fELF" + b"\0" * 5000)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    digest = lambda: build_digest.__wrapped__("fake_compiler", tmp_path / "memo")  # noqa: E731 - uncached
+    digest = lambda: build_digest.__wrapped__("fake_compiler", memo_dir=tmp_path / "memo")  # noqa: E731 - uncached
     first = digest()
     os.utime(package / "lib.so", (time.time() + 10, time.time() + 10))   # rebuilt byte for byte
     assert digest() == first
@@ -131,7 +131,7 @@ def test_two_checkouts_of_one_build_digest_alike(tmp_path, monkeypatch):
     for checkout in ("a", "b"):
         monkeypatch.syspath_prepend(str(tmp_path / checkout))
         sys.modules.pop("same_build", None)
-        digests.append(build_digest.__wrapped__("same_build", tmp_path / "memo"))
+        digests.append(build_digest.__wrapped__("same_build", memo_dir=tmp_path / "memo"))
     assert digests[0] == digests[1] and len(list((tmp_path / "memo").glob("same_build-*.json"))) == 2
 
 

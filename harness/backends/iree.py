@@ -65,6 +65,7 @@ from harness.backends.sizes import mlir_ops
 from harness.installation.packages import version_text
 from harness.outcomes import Phase
 from harness.stages.reuse import (
+    HARNESS,
     Stage,
     cached,
     compiler_build,
@@ -79,6 +80,9 @@ from harness.stages.reuse import (
     save_exported,
     torch_build,
 )
+
+# Its distributions and their import names: its versions, and the builds in its stages' keys
+COMPILER, RUNTIME = ("iree-base-compiler", "iree.compiler"), ("iree-base-runtime", "iree.runtime")
 
 
 class IreeCompileError(RuntimeError):
@@ -157,7 +161,7 @@ def _default_opset(model: Any) -> int:
 def iree_build() -> dict[str, str]:
     """What computes the IREE stages: iree-base-compiler by its files (a rebuild under one version
     counts) and the harness's code (how it calls the importer and iree-compile)."""
-    return package_builds("iree.compiler", "harness")
+    return package_builds(COMPILER, HARNESS)
 
 
 def _imported(exported: Any) -> tuple[bytes, int]:
@@ -219,7 +223,7 @@ class IreeBackend(Backend):
         # importer wants a functional program. An empty table functionalises and decomposes nothing:
         # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
         functional = deferred(case, Stage("decomposed", fingerprint_source(case, "exported"),
-                                          lambda: compiler_build("harness"), {"decomposition_table": "none"},
+                                          lambda: compiler_build(HARNESS), {"decomposition_table": "none"},
                                           save_exported, load_exported, facts=_functional_facts),
                               lambda: exported.value.run_decompositions({}))
         case.sizes["decomposed_ops"] = functional.facts["ops"]
@@ -288,6 +292,5 @@ class IreeBackend(Backend):
             "flags": self.flags, "driver": self.options.get("driver", "local-task")})
 
     def versions(self) -> dict[str, str]:
-        iree = {d: version_text(d, m) or "unknown" for d, m in (("iree-base-compiler", "iree.compiler"),
-                                                    ("iree-base-runtime", "iree.runtime"))}
+        iree = {d: version_text(d, m) or "unknown" for d, m in (COMPILER, RUNTIME)}
         return {"torch": torch.__version__, **iree}

@@ -61,6 +61,7 @@ from harness.ops.paths import DECOMPOSING_PATHS, decomposition_paths, new_ops
 from harness.outcomes import Phase
 from harness.stages.native_code import SharedLibrary, host_cpu, linker, shared_library
 from harness.stages.reuse import (
+    HARNESS,
     Output,
     Stage,
     cached,
@@ -109,7 +110,7 @@ def import_onnx(model: Any) -> ir.Module:
 def torch_mlir_build() -> dict[str, str]:
     """What computes the decomposition and the import: torch, torch-mlir by its files, and the
     harness's own code (the import's hooks, this backend's calls)."""
-    return {**compiler_build("torch_mlir"), **compiler_build("harness")}
+    return {**compiler_build("torch-mlir"), **compiler_build(HARNESS)}
 
 
 def machine_code_build() -> dict[str, str]:

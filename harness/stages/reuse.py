@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from harness.backend_interface import CaseContext, Program, user_output_count
+from harness.entry_points import DISTRIBUTION
 from harness.ops.names import graph_op_counts
 from harness.protocol import CacheSettings
 from harness.stages.entries import WARNINGS_NOTE, CacheMode, StageCache
@@ -169,20 +170,28 @@ def _take_warnings(case: CaseContext) -> None:
 
 # ---- what the PyTorch stages need
 
+# A package a stage's key depends on, as its backend names it: the distribution, with its import
+# name where the distribution's name does not suggest it (("iree-base-compiler", "iree.compiler")).
+Distribution = str | tuple[str, str]
+HARNESS = (DISTRIBUTION, "harness")   # the harness's own code, in every key
+
+
 def torch_build() -> dict[str, str]:
     return {"torch": build_digest("torch", files=False)}
 
 
-def compiler_build(package: str) -> dict[str, str]:
+def compiler_build(package: Distribution) -> dict[str, str]:
     """torch's build and a compiler's: its version and its files' contents (a rebuild under one
     version counts)."""
     return {**torch_build(), **package_builds(package)}
 
 
-def package_builds(*packages: str) -> dict[str, str]:
-    """These packages' builds: each one's version and its files' contents."""
+def package_builds(*packages: Distribution) -> dict[str, str]:
+    """These packages' builds, by distribution: each one's version and its files' contents."""
     cache = worker_cache()
-    return {package: build_digest(package, cache.root / "builds" if cache else None) for package in packages}
+    memo_dir = cache.root / "builds" if cache else None
+    named = [(package, None) if isinstance(package, str) else package for package in packages]
+    return {name: build_digest(name, module, memo_dir=memo_dir) for name, module in named}
 
 
 def fingerprint_source(case: CaseContext, *stages: str) -> Callable[[], str]:
@@ -207,7 +216,7 @@ def _identity(case: CaseContext, program: Program) -> str:
     files = [file_digest(Path(getattr(sys.modules.get(name), "__file__", "") or "")) for name in classes]
     tensors = [*module.state_dict().values(), *program.example_inputs]
     return digest(case.family, json.dumps(dict(case.params), sort_keys=True, default=repr),
-                  json.dumps(compiler_build("harness")), repr(program.dynamic_shapes), *classes, *files,
+                  json.dumps(compiler_build(HARNESS)), repr(program.dynamic_shapes), *classes, *files,
                   *(tensor_bytes(t) for t in tensors if hasattr(t, "dtype")))
 
 
