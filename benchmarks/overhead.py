@@ -49,7 +49,6 @@ from harness.controller.pool import WATCH_INTERVAL
 from harness.controller.process_tree import ProcessTree
 from harness.controller.workers import worker_environment
 from harness.project import Project, settings_from_args
-from harness.stage_cache.entries import ENVIRONMENT
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOPS = Path(__file__).resolve().parent / "overhead_loops.py"
@@ -78,7 +77,6 @@ def loop(kind: str, args: argparse.Namespace) -> tuple[Timed, dict]:
     """One of benchmarks/overhead_loops.py's loops, in a process with a worker's environment (the
     families' variables: PYTHONHASHSEED is read at start-up); its JSON line."""
     env = worker_environment(Project(settings_from_args(argparse.Namespace(), ROOT)))
-    env.pop(ENVIRONMENT, None)   # no stage cache
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))   # this checkout's
     done = timed_run([sys.executable, str(LOOPS), kind, str(ROOT), args.backend, args.filter], env=env)
     try:

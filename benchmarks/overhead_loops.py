@@ -10,7 +10,7 @@
             for them and the notes, the size figures, the phase clock's readings)
 
 Both build each case with its family's builder and compute the float64 golden the same way. The
-stage cache is off in both (the environment's TORCH_BACKEND_E2E_STAGE_CACHE is dropped). Each
+stage cache is off in both (no Start message opens it: harness.stages.reuse.use_cache). Each
 prints one JSON line: the cases, how many did not pass, and the worker's timed parts in seconds.
 
     python benchmarks/overhead_loops.py compiler|worker ROOT BACKEND FILTER
@@ -21,18 +21,15 @@ import argparse
 import functools
 import importlib
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-os.environ.pop("TORCH_BACKEND_E2E_STAGE_CACHE", None)   # harness.stage_cache.entries.ENVIRONMENT: cold, always
-
-from harness.backend_interface import create_backend, signature_shapes, user_output_count  # noqa: E402
-from harness.families.interface import load_builder  # noqa: E402
-from harness.outcomes import Expected  # noqa: E402
-from harness.project import Project, settings_from_args  # noqa: E402
+from harness.backend_interface import create_backend, signature_shapes, user_output_count
+from harness.families.interface import load_builder
+from harness.outcomes import Expected
+from harness.project import Project, settings_from_args
 
 
 def project_cases(root: Path, backend_name: str, pattern: str) -> tuple[Project, Any, list]:

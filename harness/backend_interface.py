@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.outcomes import Phase
-from harness.stage_fingerprints import fingerprint_of
+from harness.stages.fingerprinting import fingerprint_of
 
 PhaseSetter = Callable[[Phase], None]
 FINGERPRINTS_ON = os.environ.get("HARNESS_FINGERPRINTS", "1") != "0"
@@ -44,10 +44,10 @@ class CaseContext:
     # Deterministic size figures, noise-free on a shared machine: ops after each stage
     # ("torch_ops", "backend_ops", "linalg_ops") and the compiled artifact's bytes ("artifact_bytes").
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)
-    # Stage fingerprints (harness.stage_fingerprints): stage name -> a short hex hash of its output in
+    # Stage fingerprints (harness.stages.fingerprinting): stage name -> a short hex hash of its output in
     # a canonical form; set through `fingerprint(stage, output)`.
     fingerprints: dict[str, str] = dataclasses.field(default_factory=dict)
-    # The stage cache (harness.backends.stage_reuse): stage name -> "hit", "miss", "off" or
+    # The stage cache (harness.stages.reuse): stage name -> "hit", "miss", "off" or
     # "uncacheable", and the seconds its hits saved (what computing them cost when written).
     cache: dict[str, str] = dataclasses.field(default_factory=dict)
     cache_saved_s: float = 0.0
@@ -207,6 +207,12 @@ class Backend:
     # it says nothing of paths, and a config may not claim one (`lowering:`).
     LISTS_OPS: bool | None = None
     LOWERING_PATHS: tuple[str, ...] = ()
+    # The stages it fingerprints (CaseContext.fingerprint's names), in the order a program goes
+    # through them; a program may take some only (an ONNX model skips the export). A record lists
+    # its fingerprints in this order, whatever order they were taken in, and the first changed stage
+    # of a compiler change is the first in it (harness.stages.changes). The stage cache and the run
+    # history key on the names: keep them stable.
+    STAGES: tuple[str, ...] = ()
 
     def __init__(self, name: str, options: Mapping[str, Any]):
         self.name = name

@@ -49,7 +49,7 @@ from harness.project import Project, add_tool_arguments, tool_arguments
 from harness.project_files.configs import missing_requirement
 from harness.record import Record
 from harness.reduce.command import add_reduce_command
-from harness.tools.cache_commands import add_cache_commands
+from harness.stages.commands import add_cache_commands
 from harness.tools.compiler_change import expect_same_ir_lines
 from harness.tools.history_commands import add_history_commands
 from harness.tools.perf_commands import add_perf_commands

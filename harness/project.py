@@ -169,8 +169,8 @@ class Project:
 
     @functools.cached_property
     def conditions(self) -> dict[str, str | None]:
-        """What an expectation's `when:` may name, with its version: installed, 'unknown (source build
-        at PATH)', or None (not there); --assume-version's versions replace them."""
+        """What an expectation's `when:` may name, with its version: installed, 'unknown (source build)
+        at PATH', or None (not there); --assume-version's versions replace them."""
         conditions = {**{d: version_text(d, c.module_of(d)) for c in self.configs.values() for d in c.requires},
                       **self.versions}
         for name, version in self.settings.assumed_versions.items():

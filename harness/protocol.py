@@ -1,6 +1,7 @@
 """The worker protocol: what the controller (harness.controller.pool) and a worker
 (harness.worker) say to each other, one JSON object per line, each with a "type".
 
+    controller -> worker  Start        once, first: the backends to create up front, the stage cache to use
     worker -> controller  Ready        once, after creating the preloaded backends (with those it could not)
     controller -> worker  RunRequest   one case on one backend (bundle: with --artifacts-dir only)
     worker -> controller  PhaseEvent   zero or more: where the case is now (a hang or crash is blamed on it)
@@ -18,6 +19,23 @@ from typing import Any
 from harness.outcomes import Outcome, Phase
 
 KEEPER_NAME = "e2e-keeper"   # the process name of a worker's keeper (harness.worker.__main__)
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheSettings:
+    """The stage cache a worker reads and writes (--cache, --cache-dir, --cache-size)."""
+
+    mode: str     # harness.stages.entries.CacheMode's value: on, read, write or off
+    dir: str      # its folder
+    size: int     # its cap, in bytes
+
+
+@dataclasses.dataclass(frozen=True)
+class Start:
+    preload: list[dict[str, Any]] = dataclasses.field(default_factory=list)   # BackendConfig.to_json() of
+                                                                              # each backend created before Ready
+    cache: CacheSettings | None = None   # None: no stage cache (as --cache=off)
+
 
 @dataclasses.dataclass(frozen=True)
 class Ready:
@@ -80,8 +98,8 @@ class CaseResult:
     perf: dict[str, Any] | None = None   # harness.worker.timing's figures: a passed case's, with --perf
 
 
-Message = Ready | RunRequest | PhaseEvent | CaseResult
-_TYPES = {"ready": Ready, "run": RunRequest, "phase": PhaseEvent, "result": CaseResult}
+Message = Start | Ready | RunRequest | PhaseEvent | CaseResult
+_TYPES = {"start": Start, "ready": Ready, "run": RunRequest, "phase": PhaseEvent, "result": CaseResult}
 _NAMES = {cls: name for name, cls in _TYPES.items()}
 
 
@@ -94,6 +112,8 @@ def encode(message: Message) -> str:
 def decode(line: str | bytes) -> Message:
     data = json.loads(line)
     kind = _TYPES[data.pop("type")]
+    if kind is Start and data.get("cache"):
+        data["cache"] = CacheSettings(**data["cache"])
     if kind is RunRequest and data.get("bundle"):
         data["bundle"] = BundleRequest(**data["bundle"])
     if kind is RunRequest and data.get("perf"):

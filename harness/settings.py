@@ -78,7 +78,7 @@ def _positive(value: float) -> str | None:
     return None if is_positive_finite(value) else "must be a positive, finite number"
 
 
-CACHE_MODES = ("on", "read", "write", "off")   # harness.stage_cache.entries.CacheMode
+CACHE_MODES = ("on", "read", "write", "off")   # harness.stages.entries.CacheMode
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 

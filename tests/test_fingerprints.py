@@ -1,9 +1,10 @@
-"""Stage fingerprints (harness.stage_fingerprints): the canonical forms they hash, the records and
+"""Stage fingerprints (harness.stages.fingerprinting): the canonical forms they hash, the records and
 reports that carry them, and, end to end, that two cold runs of the same cases give the same
 fingerprint for every stage on each backend while a different case gives a different one."""
 from __future__ import annotations
 
 import pytest
+from builtin_stages import INDUCTOR_STAGES, IREE_STAGES, MLIR_STAGES, ONNXRUNTIME_STAGES
 from e2e_support import TINY_CASES
 from extras import needs
 from test_markdown_report import record
@@ -12,16 +13,7 @@ from harness.backend_interface import CaseContext
 from harness.outcomes import Outcome
 from harness.protocol import CaseResult, decode, encode
 from harness.record import Record
-from harness.stage_fingerprints import (
-    DIGITS,
-    INDUCTOR_STAGES,
-    IREE_STAGES,
-    MLIR_STAGES,
-    ONNXRUNTIME_STAGES,
-    canonical_mlir,
-    digest,
-    fingerprint_of,
-)
+from harness.stages.fingerprinting import DIGITS, canonical_mlir, digest, fingerprint_of
 
 LOWERED = """\
 #loc = loc("/src/model.py":12:0)
@@ -148,7 +140,7 @@ def test_two_cold_runs_give_the_same_fingerprints_and_another_case_another(e2e_p
 def test_a_process_wide_message_counter_does_not_count():
     """MLIR's runtime verification numbers its messages per process: the same case's LLVM text
     after other cases in its worker must fingerprint as when it runs first."""
-    from harness.stage_fingerprints import fingerprint_of
+    from harness.stages.fingerprinting import fingerprint_of
 
     def text(first: int, message: str) -> str:
         return (f'llvm.mlir.global private constant @assert_msg_{first + 1}(dense<"0x{message}">)\n'
@@ -163,7 +155,7 @@ def test_a_runtime_message_fingerprints_without_its_location():
     """A runtime-verification message names the files that traced the program (absolute paths): one
     build run from two folders, or from a stage cache entry another folder wrote, must fingerprint
     alike; the message's op and check still count."""
-    from harness.stage_fingerprints import fingerprint_of
+    from harness.stages.fingerprinting import fingerprint_of
 
     def text(check: str, folder: str) -> str:
         message = f'ERROR: Runtime op verification failed\n{check}\nLocation: loc("{folder}/build.py":51:0)\0'

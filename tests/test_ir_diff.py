@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from builtin_stages import BACKEND_STAGES, INDUCTOR_STAGES, MLIR_STAGES, STAGE_ORDER
 
 from harness.cli import main
 from harness.perf.stats import summary
-from harness.stage_changes import BACKEND_STAGES, STAGE_ORDER, comparable, first_changed_stage, in_stage_order
-from harness.stage_fingerprints import INDUCTOR_STAGES, MLIR_STAGES
+from harness.stages.changes import comparable, first_changed_stage, in_stage_order
 
 SAME = {stage: f"{i:016x}" for i, stage in enumerate(MLIR_STAGES)}
 LOWERED_DIFFERENTLY = {**SAME, "linalg_ir": "a" * 16, "llvm_ir": "b" * 16}   # a lowering pattern changed

@@ -1,4 +1,4 @@
-"""The JIT's machine code as a shared library (harness.backends.native_code): linked from the
+"""The JIT's machine code as a shared library (harness.stages.native_code): linked from the
 ExecutionEngine's object file, loaded back, it gives the engine's results; a linker that fails or
 is missing raises, so the stage is computed and not cached."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ torch = pytest.importorskip("torch")
 fx = pytest.importorskip("torch_mlir.fx")
 
 import harness  # noqa: E402
-from harness.backends import native_code  # noqa: E402
 from harness.backends.mlir_jit import JitModule, LlvmModule  # noqa: E402
+from harness.stages import native_code  # noqa: E402
 
 
 class Scaled(torch.nn.Module):

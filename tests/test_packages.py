@@ -32,7 +32,7 @@ def source_build(tmp_path, monkeypatch):
 def test_an_importable_package_without_metadata_is_found_with_its_path(source_build):
     found = locate("srcpkg")
     assert (found.path, found.version) == (str(source_build), None)
-    assert found.version_text == f"unknown (source build at {source_build})"
+    assert found.version_text == f"unknown (source build) at {source_build}"
     assert locate("not-a-package-anywhere") is None
 
 
@@ -56,7 +56,7 @@ def test_requires_is_met_by_an_importable_module_and_may_name_its_import_name(tm
     runner = Runner(Project(settings(tmp_path, ["src"])))
     block = runner.backend_environment()["src"]
     assert block["imported_from"] == {"srcpkg": str(source_build), "other-dist": str(source_build)}
-    assert block["versions"]["srcpkg"] == f"unknown (source build at {source_build})"
+    assert block["versions"]["srcpkg"] == f"unknown (source build) at {source_build}"
 
 
 def when_entry(tmp_path, condition: str) -> None:
@@ -74,7 +74,7 @@ def test_an_unknown_version_satisfies_no_condition_and_the_summary_names_the_ent
     runner = Runner(Project(settings(tmp_path, ["src"])))
     assert runner.expectations["src"].lookup("conv_backward/2d/tiny") is None
     notice = next(n for n in runner.notices() if n.startswith("when:"))
-    assert notice == (f"when: srcpkg is unknown (source build at {source_build}): an unknown version satisfies "
+    assert notice == (f"when: srcpkg is unknown (source build) at {source_build}: an unknown version satisfies "
                       f"no condition, so 1 entries do not apply ({tmp_path / 'xfail' / 'src.yaml'} line 1); state it "
                       f"with --assume-version srcpkg=VERSION")
 

@@ -4,10 +4,22 @@ from __future__ import annotations
 import pytest
 
 from harness.outcomes import Outcome, Phase
-from harness.protocol import BundleRequest, CaseResult, PhaseEvent, Ready, RunRequest, decode, encode
+from harness.protocol import (
+    BundleRequest,
+    CacheSettings,
+    CaseResult,
+    PhaseEvent,
+    Ready,
+    RunRequest,
+    Start,
+    decode,
+    encode,
+)
 
 
 @pytest.mark.parametrize("message", [
+    Start(preload=[{"name": "eager", "class": "m:C", "options": {}}], cache=CacheSettings("on", "/tmp/c", 1 << 30)),
+    Start(),
     Ready(pid=42),
     RunRequest(case={"id": "a/b", "family": "conv_backward", "params": {}, "tags": [], "timeout": None},
                backend={"name": "eager", "class": "m:C", "options": {}, "tolerances": {}}),

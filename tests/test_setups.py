@@ -84,7 +84,7 @@ def test_a_torch_mlir_source_build_on_pythonpath_gives_the_wheels_outcomes(tmp_p
     assert len(outcomes) == 7 and {(r["case"], r["outcome"], r["phase"]) for r in source.results} == outcomes
     block = source.report["environment"]["backends"]["linalg-on-tensors"]
     assert block["imported_from"]["torch-mlir"] == str(build / "torch_mlir")
-    assert block["versions"]["torch-mlir"] == f"unknown (source build at {build / 'torch_mlir'})"
+    assert block["versions"]["torch-mlir"] == f"unknown (source build) at {build / 'torch_mlir'}"
     assert block["reported"]["torch-mlir"] == block["versions"]["torch-mlir"]  # what the worker saw
     strided = next(r for r in source.results if r["case"].endswith("2DStrided"))
     stage = (REPO / strided["artifacts"] / "stages.txt").read_text().splitlines()[1]
@@ -92,7 +92,7 @@ def test_a_torch_mlir_source_build_on_pythonpath_gives_the_wheels_outcomes(tmp_p
     assert source.ret == 0 and {r["verdict"] for r in source.results} == {"ok"}  # the parity entries need torch only
     # Other entries hold on torch-mlir==20261001: with the version unknown they do not apply, which the
     # summary says once, naming them; with the version stated (--assume-version) they apply again.
-    notice = re.search(r"^when: torch-mlir is unknown \(source build at .*?\): an unknown version satisfies no "
+    notice = re.search(r"^when: torch-mlir is unknown \(source build\) at .*?: an unknown version satisfies no "
                        r"condition, so (\d+) entries do not apply "
                        r"\(xfail/linalg-on-tensors.yaml lines (\d+(, \d+)*)\); "
                        r"state it with --assume-version torch-mlir=VERSION$", source.stdout, re.M)

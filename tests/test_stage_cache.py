@@ -1,4 +1,4 @@
-"""The stage cache's store and keys (harness.stage_cache): entries round-trip under each mode, a
+"""The stage cache's store and keys (harness.stages): entries round-trip under each mode, a
 damaged entry is a miss with one warning, least recently used entries go first past the cap,
 processes writing one key at once never leave a partial entry, and a key changes with each thing
 that determines a stage (a comment added to a file of a package included); `python -m harness
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from e2e_support import python_path_env
 
-from harness.stage_cache.entries import CacheMode, StageCache
-from harness.stage_cache.keys import build_digest, stage_key
+from harness.stages.entries import CacheMode, StageCache
+from harness.stages.keys import build_digest, stage_key
 
 KEY = "ab" + "0" * 62
 
@@ -112,7 +112,7 @@ def test_a_build_digest_sees_a_comment_but_not_a_touch(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("LOWERING = 1\n")
     (package / "lib.so").write_bytes(b"\x7fELF" + b"\0" * 5000)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    digest = lambda: build_digest.__wrapped__("fake_compiler", tmp_path / "memo")  # noqa: E731 - uncached
+    digest = lambda: build_digest.__wrapped__("fake_compiler", memo_dir=tmp_path / "memo")  # noqa: E731 - uncached
     first = digest()
     os.utime(package / "lib.so", (time.time() + 10, time.time() + 10))   # rebuilt byte for byte
     assert digest() == first
@@ -131,7 +131,7 @@ def test_two_checkouts_of_one_build_digest_alike(tmp_path, monkeypatch):
     for checkout in ("a", "b"):
         monkeypatch.syspath_prepend(str(tmp_path / checkout))
         sys.modules.pop("same_build", None)
-        digests.append(build_digest.__wrapped__("same_build", tmp_path / "memo"))
+        digests.append(build_digest.__wrapped__("same_build", memo_dir=tmp_path / "memo"))
     assert digests[0] == digests[1] and len(list((tmp_path / "memo").glob("same_build-*.json"))) == 2
 
 
@@ -174,7 +174,7 @@ def test_a_loaded_program_imports_as_the_computed_one_did():
     from torch_mlir import ir
     from torch_mlir.dialects import torch as torch_dialect
 
-    from harness.backends.stage_reuse import load_exported, save_exported
+    from harness.stages.reuse import load_exported, save_exported
 
     class Split(torch.nn.Module):
         def forward(self, x):
@@ -192,15 +192,14 @@ def test_a_loaded_program_imports_as_the_computed_one_did():
 
 
 @pytest.fixture
-def worker_cache_in(tmp_path, monkeypatch):
-    """A worker's stage cache in tmp_path, as the controller's settings give it."""
-    from harness.backends import stage_reuse
-    from harness.stage_cache.entries import ENVIRONMENT
+def worker_cache_in(tmp_path):
+    """A worker's stage cache in tmp_path, as the controller's Start message gives it."""
+    from harness.protocol import CacheSettings
+    from harness.stages import reuse
 
-    monkeypatch.setenv(ENVIRONMENT, json.dumps({"mode": "on", "dir": str(tmp_path / "c"), "size": 1 << 30}))
-    stage_reuse.worker_cache.cache_clear()
-    yield stage_reuse
-    stage_reuse.worker_cache.cache_clear()
+    reuse.use_cache(CacheSettings("on", str(tmp_path / "c"), 1 << 30))
+    yield reuse
+    reuse.use_cache(None)
 
 
 def test_a_hit_is_loaded_only_when_its_output_is_asked_for(worker_cache_in):
@@ -208,14 +207,14 @@ def test_a_hit_is_loaded_only_when_its_output_is_asked_for(worker_cache_in):
     loads it (the tiny models' programs); a loader that gives something else is not believed."""
     from harness.backend_interface import CaseContext
 
-    stage_reuse, loads = worker_cache_in, []
+    reuse, loads = worker_cache_in, []
 
     def stage(load):
-        return stage_reuse.Stage("text", lambda: "its input", dict, {}, str.encode, load, facts=lambda t: {"n": len(t)})
+        return reuse.Stage("text", lambda: "its input", dict, {}, str.encode, load, facts=lambda t: {"n": len(t)})
 
     def computed(text: str):
         case = CaseContext(enter=lambda phase: None)
-        return case, stage_reuse.deferred(case, stage(lambda data: loads.append(data) or data.decode()), lambda: text)
+        return case, reuse.deferred(case, stage(lambda data: loads.append(data) or data.decode()), lambda: text)
 
     cold_case, cold = computed("twelve chars")
     warm_case, warm = computed("not computed")   # a hit: the compute is not called
@@ -223,5 +222,5 @@ def test_a_hit_is_loaded_only_when_its_output_is_asked_for(worker_cache_in):
     assert warm_case.fingerprints == cold_case.fingerprints and warm_case.cache == {"text": "hit"}
     assert warm.value == "twelve chars" and len(loads) == 1
     unfaithful_case = CaseContext(enter=lambda phase: None)
-    unfaithful = stage_reuse.deferred(unfaithful_case, stage(lambda data: "something else"), lambda: "twelve chars")
+    unfaithful = reuse.deferred(unfaithful_case, stage(lambda data: "something else"), lambda: "twelve chars")
     assert unfaithful.value == "twelve chars" and unfaithful_case.cache == {"text": "miss"}

@@ -4,16 +4,15 @@ and the folder is a fresh one, so the run is cold; a record's status comes from 
 counters."""
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from harness.backends import stage_reuse  # noqa: E402 - after the skip: it needs torch
-from harness.backends.inductor import InductorBackend  # noqa: E402
-from harness.stage_cache.entries import ENVIRONMENT  # noqa: E402
+from harness.backends.inductor import InductorBackend  # noqa: E402 - after the skip: it needs torch
+from harness.protocol import CacheSettings  # noqa: E402
+from harness.stages import reuse  # noqa: E402
 
 
 @pytest.fixture
@@ -26,14 +25,13 @@ def backend_under(monkeypatch, tmp_path):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "unset")
 
     def make(mode: str) -> InductorBackend:
-        monkeypatch.setenv(ENVIRONMENT, json.dumps({"mode": mode, "dir": str(tmp_path / "stages"), "size": 1 << 30}))
-        stage_reuse.worker_cache.cache_clear()
+        reuse.use_cache(CacheSettings(mode, str(tmp_path / "stages"), 1 << 30))
         return InductorBackend("inductor", {})
 
     with torch._inductor.config.patch(fx_graph_cache=torch._inductor.config.fx_graph_cache), \
             torch._functorch.config.patch(enable_autograd_cache=torch._functorch.config.enable_autograd_cache):
         yield make
-    stage_reuse.worker_cache.cache_clear()
+    reuse.use_cache(None)
 
 
 def test_with_the_cache_on_inductor_keeps_its_cache_in_ours(backend_under, tmp_path):

@@ -65,10 +65,10 @@ from torch._inductor import cpp_builder
 from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
 from harness.backend_interface import STANDALONE_SCRIPTS, Backend, CaseContext, Program, Standalone
-from harness.backends.stage_reuse import worker_cache
 from harness.ops.names import graph_op_counts
 from harness.ops.paths import new_ops
 from harness.outcomes import Phase
+from harness.stages.reuse import worker_cache
 
 
 def dynamic_dims(program: Program) -> list[tuple[int, ...]]:
@@ -136,6 +136,8 @@ def inductor_paths(program_ops: dict[str, int], reached: list[tuple[dict[str, in
 class InductorBackend(Backend):
     LISTS_OPS = False   # the harness exports the program to list them: Dynamo's graph is torch's, not ATen's
     LOWERING_PATHS = INDUCTOR_PATHS
+    # a training step's backward graph after its forward one (AOT Autograd's, compiled when autograd asks)
+    STAGES = ("captured", "aot_graph", "inductor_code", "aot_graph_backward", "inductor_code_backward")
     OPTIONS = {"cache_dir": "TORCHINDUCTOR_CACHE_DIR; null: in --cache-dir, or a fresh one per worker with --cache=off",
                "compile_threads": "Inductor's parallel compile workers (default 1)"}
 

@@ -10,7 +10,7 @@ Phases:
   compile  iree-compile --compile-from=input -> a VM flatbuffer, loaded into a runtime context
   run      the `main` function of that module on numpy arrays
 
-The stage cache (harness.backends.stage_reuse) keeps each stage's output: the export (non-strict:
+The stage cache (harness.stages.reuse) keeps each stage's output: the export (non-strict:
 an MLIR config exporting without strict_export shares its entry), the decomposition, the imported
 Torch IR, the input IR and the vmfb, each keyed on its input's fingerprint, the build of what
 computes it (torch, iree-base-compiler by its files, the harness's code) and the options that
@@ -62,7 +62,10 @@ from harness.backend_interface import (
 )
 from harness.backends.onnx_front import as_declared
 from harness.backends.sizes import mlir_ops
-from harness.backends.stage_reuse import (
+from harness.installation.packages import version_text
+from harness.outcomes import Phase
+from harness.stages.reuse import (
+    HARNESS,
     Stage,
     cached,
     compiler_build,
@@ -77,8 +80,9 @@ from harness.backends.stage_reuse import (
     save_exported,
     torch_build,
 )
-from harness.installation.packages import version_text
-from harness.outcomes import Phase
+
+# Its distributions and their import names: its versions, and the builds in its stages' keys
+COMPILER, RUNTIME = ("iree-base-compiler", "iree.compiler"), ("iree-base-runtime", "iree.runtime")
 
 
 class IreeCompileError(RuntimeError):
@@ -157,7 +161,7 @@ def _default_opset(model: Any) -> int:
 def iree_build() -> dict[str, str]:
     """What computes the IREE stages: iree-base-compiler by its files (a rebuild under one version
     counts) and the harness's code (how it calls the importer and iree-compile)."""
-    return package_builds("iree.compiler", "harness")
+    return package_builds(COMPILER, HARNESS)
 
 
 def _imported(exported: Any) -> tuple[bytes, int]:
@@ -192,6 +196,7 @@ class IreeArtifact:
 
 class IreeBackend(Backend):
     LISTS_OPS = True   # from its own export; which ops iree-compile decomposes it does not say (yet)
+    STAGES = ("exported", "decomposed", "torch_ir", "input_ir", "vmfb")   # an ONNX model from torch_ir
     OPTIONS = {"target_backends": "iree-compile's --iree-hal-target-backends (default [llvm-cpu])",
                "flags": "more iree-compile flags, a list",
                "driver": "the IREE runtime's driver (default local-task)",
@@ -206,7 +211,7 @@ class IreeBackend(Backend):
     def compile(self, program: Program | OnnxProgram, case: CaseContext) -> IreeArtifact:
         if isinstance(program, OnnxProgram):
             return self.compile_onnx(program, case)
-        case.enter(Phase.EXPORT)   # each stage loaded only if the next is computed (stage_reuse.deferred)
+        case.enter(Phase.EXPORT)   # each stage loaded only if the next is computed (harness.stages.reuse.deferred)
         exported = deferred(case, Stage("exported", lambda: program_identity(case, program), torch_build,
                                         {"strict_export": False}, save_exported, load_exported, facts=program_facts),
                             lambda: export_program(program))   # the MLIR backends' entry, when theirs is alike
@@ -218,7 +223,7 @@ class IreeBackend(Backend):
         # importer wants a functional program. An empty table functionalises and decomposes nothing:
         # which ops to decompose is IREE's choice (its torch input pipeline), not the harness's.
         functional = deferred(case, Stage("decomposed", fingerprint_source(case, "exported"),
-                                          lambda: compiler_build("harness"), {"decomposition_table": "none"},
+                                          lambda: compiler_build(HARNESS), {"decomposition_table": "none"},
                                           save_exported, load_exported, facts=_functional_facts),
                               lambda: exported.value.run_decompositions({}))
         case.sizes["decomposed_ops"] = functional.facts["ops"]
@@ -287,6 +292,5 @@ class IreeBackend(Backend):
             "flags": self.flags, "driver": self.options.get("driver", "local-task")})
 
     def versions(self) -> dict[str, str]:
-        iree = {d: version_text(d, m) or "unknown" for d, m in (("iree-base-compiler", "iree.compiler"),
-                                                    ("iree-base-runtime", "iree.runtime"))}
+        iree = {d: version_text(d, m) or "unknown" for d, m in (COMPILER, RUNTIME)}
         return {"torch": torch.__version__, **iree}

@@ -52,10 +52,16 @@ from harness.backend_interface import (
 )
 from harness.backends.literals import BufferLiterals
 from harness.backends.mlir_jit import JitModule, LlvmModule, pipeline_of, run_pipeline
-from harness.backends.native_code import SharedLibrary, host_cpu, linker, shared_library
 from harness.backends.onnx_front import export_to_onnx
 from harness.backends.sizes import mlir_ops
-from harness.backends.stage_reuse import (
+from harness.installation.packages import version_text
+from harness.ops.listing import program_ops
+from harness.ops.names import torch_ir_op_counts
+from harness.ops.paths import DECOMPOSING_PATHS, decomposition_paths, new_ops
+from harness.outcomes import Phase
+from harness.stages.native_code import SharedLibrary, host_cpu, linker, shared_library
+from harness.stages.reuse import (
+    HARNESS,
     Output,
     Stage,
     cached,
@@ -70,11 +76,6 @@ from harness.backends.stage_reuse import (
     save_mlir,
     torch_build,
 )
-from harness.installation.packages import version_text
-from harness.ops.listing import program_ops
-from harness.ops.names import torch_ir_op_counts
-from harness.ops.paths import DECOMPOSING_PATHS, decomposition_paths, new_ops
-from harness.outcomes import Phase
 
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
 REQUIRED_OPTIONS = ("torch_backend_pipeline", "to_linalg_pipelines", "llvm_lowering_passes")
@@ -109,7 +110,7 @@ def import_onnx(model: Any) -> ir.Module:
 def torch_mlir_build() -> dict[str, str]:
     """What computes the decomposition and the import: torch, torch-mlir by its files, and the
     harness's own code (the import's hooks, this backend's calls)."""
-    return {**compiler_build("torch_mlir"), **compiler_build("harness")}
+    return {**compiler_build("torch-mlir"), **compiler_build(HARNESS)}
 
 
 def machine_code_build() -> dict[str, str]:
@@ -169,6 +170,8 @@ def symbol_name(case_name: str) -> str:
 class MlirBackend(Backend):
     LISTS_OPS = True                      # from its own export
     LOWERING_PATHS = DECOMPOSING_PATHS    # an op of the program that reaches Torch backend IR is kept
+    # a PyTorch program from `exported`, an ONNX model (or torch_front_end: onnx) from `onnx`
+    STAGES = ("exported", "decomposed", "torch_ir", "onnx", "torch_backend_ir", "linalg_ir", "llvm_ir")
     OPTIONS = {   # the module docstring says more of each
         "torch_backend_pipeline": "Torch IR -> Torch backend IR; @BACKEND_LEGAL_OPS@ becomes backend_legal_ops",
         "onnx_backend_pipeline": "Torch ONNX IR -> Torch backend IR, for ONNX models",

@@ -4,7 +4,7 @@
 form (in place) with a RefBackend-style pass list (LlvmModule), JIT-compiles it (EngineCode), and
 `jit(inputs)` runs it on torch tensors or numpy arrays and returns numpy arrays (copies that
 outlive the code's buffers), or torch.bfloat16 tensors for bf16 results, which numpy cannot
-represent. The code may instead come from a shared library (harness.backends.native_code).
+represent. The code may instead come from a shared library (harness.stages.native_code).
 
 Calling convention (set up by the `refback-munge-calling-conventions` pass): the entry function
 takes each tensor as a pointer to an unranked memref descriptor and returns nothing; it hands its
@@ -195,7 +195,7 @@ LIBGCC_CONVERSIONS = {"__truncsfbf2": _truncate_to_bf16, "__truncdfhf2": _trunca
 
 class NativeCode(Protocol):
     """Compiled code of a lowered module: the ExecutionEngine's (EngineCode) or a shared library
-    the stage cache loaded (harness.backends.native_code.SharedLibrary)."""
+    the stage cache loaded (harness.stages.native_code.SharedLibrary)."""
 
     def packed(self, name: str) -> int: ...   # the address of `_mlir_<name>`, 0 if none
 
@@ -255,7 +255,7 @@ def _consume_through_pointer(module: ir.Module, name: str, result_types: list[tu
 
 class EngineCode:
     """A lowered module JIT-compiled by the MLIR ExecutionEngine, position-independent so that its
-    object file links into a shared library (harness.backends.native_code)."""
+    object file links into a shared library (harness.stages.native_code)."""
 
     def __init__(self, module: ir.Module, func_name: str, opt_level: int, shared_libs: Sequence[str]):
         self.engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs), enable_pic=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness.backend_interface import CaseContext, Program, signature_shapes
-from harness.backends.stage_reuse import Stage, cached, package_builds, program_identity, torch_build
 from harness.outcomes import Phase
+from harness.stages.reuse import HARNESS, Stage, cached, package_builds, program_identity, torch_build
 
 
 def export_to_onnx(program: Program, opset: int | None, case: CaseContext) -> Any:
@@ -23,7 +23,7 @@ def export_to_onnx(program: Program, opset: int | None, case: CaseContext) -> An
 
 def onnx_build() -> dict[str, str]:
     """What computes the export: torch's exporter, onnxscript's translations, onnx, the harness."""
-    return {**torch_build(), **package_builds("onnxscript", "onnx", "harness")}
+    return {**torch_build(), **package_builds("onnxscript", "onnx", HARNESS)}
 
 
 def _exported(program: Program, opset: int | None) -> Any:

@@ -50,6 +50,7 @@ class Session:
 
 class OnnxRuntimeBackend(Backend):
     LISTS_OPS = False   # the harness exports the program to list them (torch.onnx exports it too)
+    STAGES = ("onnx",)   # the model the session is made from
     OPTIONS = {"intra_op_threads": "a session's intra-op threads without --perf (default 1)",
                "graph_optimization": "a GraphOptimizationLevel name (default ORT_ENABLE_ALL)",
                "opset": "the opset torch.onnx exports PyTorch programs at (default: its own)"}

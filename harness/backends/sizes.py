@@ -5,11 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 
-def graph_ops(exported: Any) -> int:
-    """The calls in an exported program's FX graph (its aten ops)."""
-    return sum(node.op == "call_function" for node in exported.graph.nodes)
-
-
 def mlir_ops(module: Any, ir: Any) -> int:
     """The operations in an MLIR module, nested ones included, the module itself not (`ir`: the
     binding that made it, torch-mlir's or IREE's)."""

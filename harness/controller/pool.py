@@ -18,7 +18,7 @@ which it could not create (`preload_problems`), and the run stops before its fir
 """
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import selectors
 import signal
@@ -33,7 +33,7 @@ from harness.controller.forks import ForkServer
 from harness.controller.process_tree import ProcessTree
 from harness.controller.worker_start import THIS_PYTHON, Interpreter, process_env, start_worker
 from harness.outcomes import Outcome, Phase
-from harness.protocol import CaseResult, Message, PhaseEvent, Ready, RunRequest, decode, encode
+from harness.protocol import CacheSettings, CaseResult, Message, PhaseEvent, Ready, RunRequest, Start, decode, encode
 
 STARTUP_TIMEOUT = 300.0   # seconds for a worker to import torch and say ready (cold caches are slow)
 
@@ -70,9 +70,9 @@ class Worker:
     """One worker process, its pipes and the tail of its output: forked by the pool's fork server
     (harness.controller.forks), else started as `python -m harness.worker`."""
 
-    def __init__(self, rootdir: Path, preload: list[dict], env: dict[str, str] | None = None,
+    def __init__(self, rootdir: Path, start: Start, env: dict[str, str] | None = None,
                  interpreter: Interpreter = THIS_PYTHON, forks: ForkServer | None = None):
-        self.proc = start_worker(rootdir, {"HARNESS_WORKER_PRELOAD": json.dumps(preload)}, env, interpreter, forks)
+        self.proc = start_worker(rootdir, env, interpreter, forks)
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr   # all three piped
         self.stdin, self.stdout, self.stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         self._tree: ProcessTree | None = None   # a forked worker's pid comes once the server has forked it
@@ -87,6 +87,9 @@ class Worker:
         self.ready = False
         self.problems: dict[str, dict] = {}   # Ready's: the preloaded backends it could not create
         self._reading, self._read_at = (0.0, 0.0), -WATCH_INTERVAL   # the last memory reading, and when
+        with contextlib.suppress(BrokenPipeError):   # dead already: wait_ready finds out
+            self.stdin.write(encode(start).encode())
+            self.stdin.flush()
 
     @property
     def tree(self) -> ProcessTree:
@@ -241,11 +244,13 @@ class WorkerPool:
 
     def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None,
                  preload: Sequence[dict] = (), env: dict[str, str] | None = None,
-                 interpreter: Interpreter = THIS_PYTHON, fork_server: bool = True):
+                 interpreter: Interpreter = THIS_PYTHON, cache: CacheSettings | None = None,
+                 fork_server: bool = True):
         self.rootdir = Path(rootdir)
         self.interpreter = interpreter
         self.env = dict(env or {})            # set in every worker, beside the harness's own variables
         self.preload = list(preload)          # backend specs every worker creates before it is ready
+        self.cache = cache                    # the stage cache every worker uses; None: none
         self.recycle_after = recycle_after    # cases per worker; None: no limit
         self.recycle_rss_mb = recycle_rss_mb  # resident MiB after which a worker is replaced
         self.worker: Worker | None = None
@@ -326,7 +331,7 @@ class WorkerPool:
             return False
 
     def _new_worker(self) -> Worker:
-        return Worker(self.rootdir, self.preload, self.env, self.interpreter, self._fork_server())
+        return Worker(self.rootdir, Start(self.preload, self.cache), self.env, self.interpreter, self._fork_server())
 
     def _fork_server(self) -> ForkServer | None:
         """The server the pool's workers are forked from, started with the first. One that died (a

@@ -39,12 +39,12 @@ def process_env(rootdir: Path, env: dict[str, str] | None, interpreter: Interpre
             "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1"}
 
 
-def start_worker(rootdir: Path, own: dict[str, str], env: dict[str, str] | None, interpreter: Interpreter,
+def start_worker(rootdir: Path, env: dict[str, str] | None, interpreter: Interpreter,
                  forks: ForkServer | None) -> subprocess.Popen | ForkedProcess:
-    """A worker with its stdin, stdout and stderr piped; `own`: its variables beside the pool's."""
+    """A worker with its stdin, stdout and stderr piped (its first message, Start, is the pool's to send)."""
     env = process_env(rootdir, env, interpreter)
     threads = env.get("OMP_NUM_THREADS") or str(thread_share())   # the user's (or the pool's) first
-    own = {**own, "OMP_NUM_THREADS": threads}
+    own = {"OMP_NUM_THREADS": threads}
     if forks is not None and forks.alive:
         try:
             return forks.spawn(own, int(threads) if threads.isdigit() else thread_share())

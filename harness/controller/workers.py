@@ -3,7 +3,8 @@ reduction, a bisection's probe and a fuzz run all call `case_workers` with the p
 backends and their role.
 
 The workers start in the project's rootdir (on their import path: a backend class in a local
-module) with the families' environment (Family.worker_env) and create the backends up front. A
+module) with the families' environment (Family.worker_env), create the backends up front and use
+the stage cache the settings name (both in the protocol's Start message). A
 case runs on them with its timeout (harness.controller.run_case.case_timeout: the expectation
 entry's first) and the memory limit of the backend's config or the settings. A Role says only what
 follows from what the workers are for.
@@ -11,7 +12,6 @@ follows from what the workers are for.
 from __future__ import annotations
 
 import enum
-import json
 from pathlib import Path
 
 from harness.case_data import Case
@@ -22,8 +22,7 @@ from harness.expectations import Entry
 from harness.families.loader import worker_env
 from harness.project import Project
 from harness.project_files.configs import BackendConfig
-from harness.protocol import CaseResult, PerfRequest
-from harness.stage_cache.entries import ENVIRONMENT
+from harness.protocol import CacheSettings, CaseResult, PerfRequest
 
 
 class Role(enum.Enum):
@@ -43,13 +42,11 @@ class Role(enum.Enum):
 
 
 def worker_environment(project: Project) -> dict[str, str]:
-    """What every worker's environment adds: the families' variables, with --perf the OpenMP
-    threads of --perf-threads (not a share of the cores), and the stage cache's settings."""
+    """What every worker's environment adds: the families' variables, and with --perf the OpenMP
+    threads of --perf-threads (not a share of the cores)."""
     settings = project.settings
     threads = {"OMP_NUM_THREADS": str(settings.perf_threads)} if settings.perf else {}
-    cache = {ENVIRONMENT: json.dumps({"mode": settings.cache, "dir": str(settings.cache_dir),
-                                      "size": settings.cache_size})}
-    return {**worker_env(project.families), **threads, **cache}
+    return {**worker_env(project.families), **threads}
 
 
 class CaseWorkers:
@@ -83,6 +80,7 @@ def case_workers(project: Project, backends: list[BackendConfig], role: Role,
     they run (a bisection's probed version), this one by default. No worker starts until asked."""
     settings = project.settings
     recycle_after, recycle_rss = (settings.recycle_after, settings.recycle_rss) if role.recycles else (None, None)
+    cache = CacheSettings(settings.cache, str(settings.cache_dir), settings.cache_size)
     pool = WorkerPool(settings.rootdir, recycle_after, recycle_rss, preload=[config.to_json() for config in backends],
-                      env=worker_environment(project), interpreter=interpreter or Interpreter())
+                      env=worker_environment(project), interpreter=interpreter or Interpreter(), cache=cache)
     return CaseWorkers(project, pool)

@@ -3,7 +3,7 @@ schema version i to i + 1, and a new file runs them all (harness.history.store.a
 the store's docstring says what each table holds)."""
 from __future__ import annotations
 
-from harness.history.stage_sql import STAGES_TYPE
+from harness.stages.sql import STAGES_TYPE
 
 # REBUILD_STATE: rebuild `state` from `results` once the steps are done.
 MIGRATIONS: list[list[str]] = [

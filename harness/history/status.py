@@ -10,7 +10,7 @@ before (the runs that hold it):
                version, no commit), or its reruns in fresh workers disagreed; flaky wins
 
 Each also says whether its IR changed (`ir_changed`): the latest run at which one of its stage
-fingerprints differed from its result before, and the first stage that did (harness.stage_changes).
+fingerprints differed from its result before, and the first stage that did (harness.stages.changes).
 
 A failure is any outcome but passed; not_run (a crash-set case not attempted) is no result.
 Runs are numbered from 1, oldest first.

@@ -12,7 +12,7 @@ Tables:
   tallies       per run and backend, its results and how many passed (not_run left out)
   results       every result: case, backend, outcome, phase, signature, expected, verdict,
                 duration, attempts (JSON, when rerun), flaky, compile seconds (export to compile), peak MiB
-  ir_fingerprints  a result's stage fingerprints where they changed (harness.history.stage_sql)
+  ir_fingerprints  a result's stage fingerprints where they changed (harness.stages.sql)
   timings       every timed result (--perf): its threads, speedup over eager with its interval, and
                 both medians; `runs.machine` says where it was timed
   sizes         every result's size figures (ops per stage, artifact bytes), one row per figure
@@ -45,9 +45,9 @@ from harness.errors import HarnessInputError
 from harness.files import display_path
 from harness.history.fingerprints import fingerprint, scoped_versions
 from harness.history.schema import MIGRATIONS, SCHEMA_VERSION
-from harness.history.stage_sql import IR_STATE, fingerprints_hash, record_newest, record_older
 from harness.outcomes import COMPILE_COST_PHASES, Outcome
 from harness.reports import REGENERATE, read_report, report_identity
+from harness.stages.sql import IR_STATE, fingerprints_hash, record_newest, record_older
 
 RECENT = 30   # outcomes kept per (case, backend) for the history page's strips
 LOCK_TIMEOUT = 600.0

@@ -5,6 +5,8 @@ is installed: torch-mlir contributors put their build's python_packages folder o
 which gives an importable `torch_mlir` without metadata. The version then comes from the package's
 own version file, if it has one, and is otherwise unknown. Nothing is imported here (the
 controller stays free of torch); `importlib.util.find_spec` says where the import would come from.
+`locate` is the one place that finds a package: the reports, `when:` conditions, the backends'
+versions and the stage cache's keys (harness.stages.keys) all ask it.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import re
 from pathlib import Path
 
 VERSION_FILES = ("_version.py", "version.py")
+UNKNOWN_VERSION = "unknown (source build)"   # a package without metadata or a version file
 _VERSION_LINE = re.compile(r"^(?:__version__|version)\s*(?::\s*str\s*)?=\s*['\"]([^'\"]+)['\"]", re.M)
 
 
@@ -27,9 +30,14 @@ class Package:
     version: str | None    # from the distribution's metadata or the package's version file; None: unknown
 
     @property
+    def known_version(self) -> str:
+        """The version, or UNKNOWN_VERSION: what a stage cache key holds (one build alike in two folders)."""
+        return self.version or UNKNOWN_VERSION
+
+    @property
     def version_text(self) -> str:
-        """The version, or what is known instead: what reports and `when:` conditions see."""
-        return self.version or f"unknown (source build at {self.path})"
+        """The version, or UNKNOWN_VERSION and where the build is: what reports and `when:` conditions see."""
+        return self.version or f"{UNKNOWN_VERSION} at {self.path}"
 
 
 def default_module(distribution: str) -> str:
@@ -50,7 +58,7 @@ def locate(distribution: str, module: str | None = None) -> Package | None:
 
 
 def version_text(distribution: str, module: str | None = None) -> str | None:
-    """The version for reports and conditions: a version, 'unknown (source build at PATH)', or None
+    """The version for reports and conditions: a version, 'unknown (source build) at PATH', or None
     when the package is not there at all."""
     package = locate(distribution, module)
     return package.version_text if package else None

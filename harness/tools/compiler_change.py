@@ -1,5 +1,5 @@
 """What a compiler change changed between two reports, for `python -m harness diff`: per (case,
-backend) the first stage whose fingerprint changed (harness.stage_changes), how many results could
+backend) the first stage whose fingerprint changed (harness.stages.changes), how many results could
 not be compared, and, for the backends timed in both (--perf), the cases whose speed changed
 significantly (harness.perf.ratios, as `perf compare` judges it), each saying whether its IR
 changed: a time that changed with the same IR in every stage is the machine's or the runtime's.
@@ -13,7 +13,7 @@ from typing import Any, Iterable
 from harness.errors import HarnessInputError
 from harness.perf.ratios import Side, compare, timed_backends
 from harness.record import Record
-from harness.stage_changes import comparable, first_changed_stage, in_stage_order
+from harness.stages.changes import comparable, first_changed_stage
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,9 +79,11 @@ def speed_changes(old: dict, new: dict) -> list[dict[str, Any]]:
 
 
 def by_stage(result: CompilerChange) -> str:
-    """How many results' IR changed, and how many first at each stage (`48: torch_backend_ir 48`)."""
+    """How many results' IR changed, and how many first at each stage (`48: torch_backend_ir 48`), the
+    stages in the order the records hold them (each its backend's)."""
     counts = collections.Counter(c.stage for c in result.ir_changed)
-    return f"{len(result.ir_changed)}: " + ", ".join(f"{stage} {counts[stage]}" for stage in in_stage_order(counts))
+    order = dict.fromkeys(stage for c in result.ir_changed for stage in c.new.fingerprints if stage in counts)
+    return f"{len(result.ir_changed)}: " + ", ".join(f"{stage} {counts[stage]}" for stage in order)
 
 
 def speed_text(speed: dict[str, Any] | None) -> str:

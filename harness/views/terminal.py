@@ -9,7 +9,7 @@ import collections
 
 from harness.outcomes import Outcome, Verdict
 from harness.record import Record
-from harness.stage_cache.entries import WARNINGS_NOTE
+from harness.stages.entries import WARNINGS_NOTE
 from harness.views.culprit_lines import isolated, isolation_line
 from harness.views.formats import ReportContext, ReportFormat
 from harness.views.grouping import signature_of

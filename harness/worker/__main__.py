@@ -3,8 +3,8 @@ each case, computes golden values, compiles, runs and compares (harness.worker.e
 
 It speaks harness.protocol: requests on stdin, replies on the original stdout. fd 1 is then
 pointed at stderr, so whatever a case or compiler prints lands in the captured log and cannot
-corrupt the protocol. The backends of $HARNESS_WORKER_PRELOAD are created before Ready, which
-says those that could not be.
+corrupt the protocol. Its first request, Start, names the backends to create before Ready (which
+says those that could not be) and the stage cache the backends use.
 
 A worker dies with the controller (PR_SET_PDEATHSIG), even a SIGKILLed one; the processes it
 started (a compiler, say) would outlive both, so a keeper forked first waits for the controller's
@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import faulthandler
-import json
 import os
 import select
 import signal
@@ -58,9 +57,10 @@ def _keep_group() -> None:
 
 def main() -> None:
     _keep_group()   # before the harness's modules load: the keeper's copy of the pages stays small
-    from harness.protocol import Ready, RunRequest, decode, encode
+    from harness.protocol import Ready, RunRequest, Start, decode, encode
+    from harness.stages.reuse import use_cache
     from harness.worker.crash_handler import install_crash_dump
-    from harness.worker.session import PRELOAD_ENV, Session
+    from harness.worker.session import Session
 
     reply = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
@@ -77,7 +77,13 @@ def main() -> None:
 
     from harness.worker.execute import execute  # imports torch: before "ready", off any case's clock
     session = Session(send, execute)
-    problems = session.preload(json.loads(os.environ.get(PRELOAD_ENV, "[]")))
+    line = sys.stdin.readline()
+    if not line:   # the controller is gone already
+        return
+    start = decode(line)
+    assert isinstance(start, Start), start
+    use_cache(start.cache)   # before the backends: Inductor's follows it from its __init__
+    problems = session.preload(start.preload)
     send(Ready(os.getpid(), problems))
     for line in sys.stdin:
         request = decode(line)

@@ -12,13 +12,11 @@ from typing import Any, Callable
 from harness.backend_interface import case_context, create_backend
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 from harness.protocol import CaseResult, Message, PhaseEvent, RunRequest
+from harness.stages.changes import in_stage_order
 from harness.worker.backend_check import checked_backend
 from harness.worker.bundle import Bundle
 
 MESSAGE_LIMIT = 6000  # characters of an error message kept in the result
-
-
-PRELOAD_ENV = "HARNESS_WORKER_PRELOAD"  # JSON list of backend specs to create before "ready"
 
 
 class Session:
@@ -68,8 +66,9 @@ class Session:
         result = CaseResult(outcome=outcome, phase=None if outcome is Outcome.PASSED else clock.phase,
                             message=message[:MESSAGE_LIMIT], durations=clock.durations, cpu_s=clock.cpu_s,
                             peak_mb=clock.peak_mb, sizes=context.sizes,
-                            fingerprints=context.fingerprints, cache=context.cache,
-                            cache_saved_s=round(context.cache_saved_s, 3), notes=context.notes, perf=perf,
+                            fingerprints=in_stage_order(context.fingerprints, getattr(backend, "STAGES", ())),
+                            cache=context.cache, cache_saved_s=round(context.cache_saved_s, 3), notes=context.notes,
+                            perf=perf,
                             margins=context.margins, ulps=context.ulps, ops=context.ops,
                             lowering=context.lowering, decomposed_into=context.decomposed_into)
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)

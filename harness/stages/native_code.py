@@ -22,7 +22,7 @@ import weakref
 from pathlib import Path
 from typing import Protocol
 
-from harness.stage_fingerprints import digest
+from harness.stages.fingerprinting import digest
 
 # The /proc/cpuinfo fields that tell which CPU LLVM detects and which features it may use.
 _CPU_FIELDS = ("vendor_id", "model", "model name", "cpu family", "flags",   # x86

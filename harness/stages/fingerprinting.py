@@ -21,14 +21,6 @@ from typing import Any, Iterable
 
 DIGITS = 16   # hex digits kept of a sha256: 64 bits, enough to tell a suite's stages apart
 
-# The stages each built-in backend fingerprints, in order (the records' `fingerprints` keys). The
-# cache and the diff of a compiler change key on these names: keep them stable.
-MLIR_STAGES = ("exported", "decomposed", "torch_ir", "torch_backend_ir", "linalg_ir", "llvm_ir")
-MLIR_ONNX_STAGES = ("onnx", "torch_backend_ir", "linalg_ir", "llvm_ir")
-IREE_STAGES = ("exported", "decomposed", "torch_ir", "input_ir", "vmfb")
-INDUCTOR_STAGES = ("captured", "aot_graph", "inductor_code")
-ONNXRUNTIME_STAGES = ("onnx",)
-
 _ASSERT_MESSAGE = re.compile(r"@assert_msg_\d+\b")
 # A runtime-verification message's global: its text as hex bytes, then its length twice.
 _MESSAGE_GLOBAL = re.compile(r'(@assert_msg(?:_\d+)?)\(dense<"0x([0-9A-Fa-f]*)"> : tensor<\d+xi8>\)(.*?)'

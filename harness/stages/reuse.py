@@ -1,30 +1,30 @@
-"""A backend's stages taken from the stage cache (harness.stage_cache) inside a worker: a stage
+"""A backend's stages taken from the stage cache (harness.stages.entries) inside a worker: a stage
 whose key is in the cache is loaded instead of computed, and checked by its fingerprint; one that
 is not is computed, fingerprinted and written. Either way the case's record is the same (its
 fingerprints, sizes and notes), and it says per stage `hit`, `miss` or `off` (CaseContext.cache),
 with the seconds the hits saved.
 
-The controller hands the cache's settings to the workers in TORCH_BACKEND_E2E_STAGE_CACHE (JSON:
-mode, folder, size cap; harness.controller.workers). Without it, or with `--cache=off`, every stage
+The controller hands the cache's settings to each worker in the protocol's Start message (mode,
+folder, size cap; harness.controller.workers), which the worker passes to `use_cache` before it
+creates a backend. Without them (a backend outside a worker), or with `--cache=off`, every stage
 is computed and says `off`."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import io
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from harness.backend_interface import CaseContext, Program, user_output_count
-from harness.backends.sizes import graph_ops
+from harness.entry_points import DISTRIBUTION
 from harness.ops.names import graph_op_counts
-from harness.stage_cache.entries import ENVIRONMENT, WARNINGS_NOTE, CacheMode, StageCache
-from harness.stage_cache.keys import build_digest, file_digest, stage_key
-from harness.stage_fingerprints import digest, fingerprint_of, tensor_bytes
+from harness.protocol import CacheSettings
+from harness.stages.entries import WARNINGS_NOTE, CacheMode, StageCache
+from harness.stages.fingerprinting import digest, fingerprint_of, tensor_bytes
+from harness.stages.keys import build_digest, file_digest, stage_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,20 +44,22 @@ class Stage:
     facts: Callable[[Any], Mapping[str, Any]] = lambda output: {}   # what later stages record of it (JSON)
 
 
-@functools.cache
-def worker_cache() -> StageCache | None:
-    """This worker's cache, from the controller's settings; None: off."""
-    spec = os.environ.get(ENVIRONMENT)
-    if not spec:
-        return None
-    settings = json.loads(spec)
-    mode = CacheMode(settings["mode"])
-    if mode is CacheMode.OFF:
-        return None
-    return StageCache(Path(settings["dir"]), mode, int(settings["size"]), _pending.append)
-
-
+_cache: StageCache | None = None
 _pending: list[str] = []   # warnings of the cache, until the case they happened in takes them
+
+
+def use_cache(settings: CacheSettings | None) -> None:
+    """Use the cache the controller's settings name from now on; None, or mode off: none."""
+    global _cache
+    if settings is None or CacheMode(settings.mode) is CacheMode.OFF:
+        _cache = None
+    else:
+        _cache = StageCache(Path(settings.dir), CacheMode(settings.mode), settings.size, _pending.append)
+
+
+def worker_cache() -> StageCache | None:
+    """This worker's cache; None: off."""
+    return _cache
 
 
 class Output:
@@ -168,20 +170,28 @@ def _take_warnings(case: CaseContext) -> None:
 
 # ---- what the PyTorch stages need
 
+# A package a stage's key depends on, as its backend names it: the distribution, with its import
+# name where the distribution's name does not suggest it (("iree-base-compiler", "iree.compiler")).
+Distribution = str | tuple[str, str]
+HARNESS = (DISTRIBUTION, "harness")   # the harness's own code, in every key
+
+
 def torch_build() -> dict[str, str]:
     return {"torch": build_digest("torch", files=False)}
 
 
-def compiler_build(package: str) -> dict[str, str]:
+def compiler_build(package: Distribution) -> dict[str, str]:
     """torch's build and a compiler's: its version and its files' contents (a rebuild under one
     version counts)."""
     return {**torch_build(), **package_builds(package)}
 
 
-def package_builds(*packages: str) -> dict[str, str]:
-    """These packages' builds: each one's version and its files' contents."""
+def package_builds(*packages: Distribution) -> dict[str, str]:
+    """These packages' builds, by distribution: each one's version and its files' contents."""
     cache = worker_cache()
-    return {package: build_digest(package, cache.root / "builds" if cache else None) for package in packages}
+    memo_dir = cache.root / "builds" if cache else None
+    named = [(package, None) if isinstance(package, str) else package for package in packages]
+    return {name: build_digest(name, module, memo_dir=memo_dir) for name, module in named}
 
 
 def fingerprint_source(case: CaseContext, *stages: str) -> Callable[[], str]:
@@ -206,7 +216,7 @@ def _identity(case: CaseContext, program: Program) -> str:
     files = [file_digest(Path(getattr(sys.modules.get(name), "__file__", "") or "")) for name in classes]
     tensors = [*module.state_dict().values(), *program.example_inputs]
     return digest(case.family, json.dumps(dict(case.params), sort_keys=True, default=repr),
-                  json.dumps(compiler_build("harness")), repr(program.dynamic_shapes), *classes, *files,
+                  json.dumps(compiler_build(HARNESS)), repr(program.dynamic_shapes), *classes, *files,
                   *(tensor_bytes(t) for t in tensors if hasattr(t, "dtype")))
 
 
@@ -215,6 +225,11 @@ def program_facts(exported: Any) -> dict[str, Any]:
     record's `ops`), how many of its outputs are the program's own."""
     return {"ops": graph_ops(exported), "outputs": user_output_count(exported),
             "aten_ops": graph_op_counts(exported.graph)}
+
+
+def graph_ops(exported: Any) -> int:
+    """The calls in an exported program's FX graph (its aten ops)."""
+    return sum(node.op == "call_function" for node in exported.graph.nodes)
 
 
 def exported_ops(exported: Output) -> dict[str, int]:

@@ -1,5 +1,5 @@
 """`python -m harness cache info` and `python -m harness cache clear`: the stage cache's folder,
-entries and size against its cap, or every entry removed (harness.stage_cache)."""
+entries and size against its cap, or every entry removed (harness.stages.entries)."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ import sys
 
 from harness.files import display_path
 from harness.project import tool_arguments
-from harness.stage_cache.entries import StageCache
+from harness.stages.entries import StageCache
 
 
 def add_cache_commands(commands: argparse._SubParsersAction) -> None:

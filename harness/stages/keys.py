@@ -4,10 +4,11 @@
 
 `source`: the fingerprint of the stage's input (harness.worker fingerprints), or for the first
 stage the case's parameters; `builds`: a digest per package that computes the stage; `options`:
-the backend config's options. The harness's own code is in every key (`build_digest("harness")`),
+the backend config's options. The harness's own code is in every key (harness.stages.reuse.HARNESS),
 so an edit to a family or a backend misses.
 
-A package's build digest is its version and, for the packages whose builds change under one
+A package's build digest is its version as harness.installation.packages.locate finds it (a source
+build without one: "unknown (source build)") and, for the packages whose builds change under one
 version (a compiler its developer rebuilds, the harness itself), the content of its files: a hash
 per file, remembered by size, modification time and inode in a memo file, so that a rerun reads
 only the files that changed (a rebuild that rewrote a library byte for byte still hits). torch's
@@ -17,20 +18,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib.metadata
-import importlib.util
 import json
 import os
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from harness.files import write_text_atomically
+from harness.installation.packages import locate, module_paths
 
 FORMAT = 1
 SKIPPED_FOLDERS = {"__pycache__"}
-# Import names whose distribution is named otherwise (tried before the full map).
-DISTRIBUTIONS = {"iree.compiler": ("iree-base-compiler", "iree-compiler"),
-                 "iree.runtime": ("iree-base-runtime", "iree-runtime"), "harness": ("torch-backend-e2e",)}
 
 
 def stage_key(stage: str, source: str, builds: Mapping[str, str], options: Mapping[str, Any]) -> str:
@@ -40,19 +37,20 @@ def stage_key(stage: str, source: str, builds: Mapping[str, str], options: Mappi
 
 
 @functools.cache
-def build_digest(package: str, memo_dir: Path | None = None, files: bool = True) -> str:
-    """The version of the distribution that provides `package` (an import name, "iree.compiler")
+def build_digest(distribution: str, module: str | None = None, *, memo_dir: Path | None = None,
+                 files: bool = True) -> str:
+    """The version of `distribution` (imported as `module`, by default the name its own suggests)
     and, with `files`, the hash of its files' contents (memoised under memo_dir). Computed once per
     process: a worker sees the build it imported."""
-    version = _version(package)
-    if not files:
-        return version
-    folders = _folders(package)
+    package = locate(distribution, module)
+    if package is None:
+        return "absent"
+    folders = sorted(module_paths(package.module)) if files else []
     if not folders:
-        return version
+        return package.known_version
     where = hashlib.sha256("\0".join(map(str, folders)).encode()).hexdigest()[:12]   # one memo per build folder
-    hashes = _file_hashes(folders, memo_dir / f"{package}-{where}.json" if memo_dir else None)
-    return hashlib.sha256(json.dumps([version, hashes], sort_keys=True).encode()).hexdigest()
+    hashes = _file_hashes(folders, memo_dir / f"{package.module}-{where}.json" if memo_dir else None)
+    return hashlib.sha256(json.dumps([package.known_version, hashes], sort_keys=True).encode()).hexdigest()
 
 
 def file_digest(path: Path) -> str:
@@ -68,36 +66,6 @@ def file_digest(path: Path) -> str:
 @functools.cache
 def _file_digest(path: Path, size: int, mtime_ns: int) -> str | None:
     return _content_hash(path)
-
-
-def _version(package: str) -> str:
-    """The distribution's name and version: by the usual names first (the full map of import names
-    to distributions reads every installed distribution's file list, half a second)."""
-    top = package.split(".")[0]
-    usual = [top, top.replace("_", "-"), *DISTRIBUTIONS.get(package, ())]
-    for names in (lambda: usual, lambda: _distributions().get(top, [])):
-        for name in names():
-            with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-                return f"{name}=={importlib.metadata.version(name)}"
-    return "unversioned"
-
-
-@functools.cache
-def _distributions() -> Mapping[str, list[str]]:
-    return importlib.metadata.packages_distributions()
-
-
-def _folders(package: str) -> list[Path]:
-    """Where the package's files are, found without importing it (a namespace parent is imported)."""
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return []
-    if spec is None:
-        return []
-    if spec.submodule_search_locations:
-        return sorted(Path(p) for p in spec.submodule_search_locations)
-    return [Path(spec.origin)] if spec.origin else []
 
 
 def _file_hashes(folders: list[Path], memo_path: Path | None) -> dict[str, str]:

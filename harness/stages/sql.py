@@ -1,5 +1,6 @@
 """Stage fingerprints in the history, as SQL: how they are stored, and which stage changed first
-between two results (harness.stage_changes, the same rule as the report diff's).
+between two results (harness.stages.changes, the same rule as the report diff's: in the newer
+record's order, which is its backend's stage order).
 
 Stored only when they change: `ir_fingerprints` holds a (case, backend)'s fingerprints as the
 report has them (their JSON object, which DuckDB reads minified) at the first run that
@@ -18,8 +19,6 @@ changed, not what every run held); `state` is then rebuilt from the rows.
 """
 from __future__ import annotations
 
-from harness.stage_changes import STAGE_ORDER
-
 STAGES_TYPE = "JSON"
 ORDER = "SELECT seq, row_number() OVER (ORDER BY created, seq) AS run FROM runs"   # runs numbered by when they ran
 
@@ -33,11 +32,11 @@ def fingerprints_hash(stages: str) -> str:
 
 
 def first_changed_stage(old: str, new: str) -> str:
-    """The first stage, in STAGE_ORDER then the new object's own order, that both fingerprints'
-    JSON objects hold with different values; NULL when none does (NULL on either side: not compared)."""
-    order = "[" + ", ".join(f"'{stage}'" for stage in STAGE_ORDER) + "]"
+    """The first stage, in the new JSON object's own order (a cast to MAP keeps it), that both
+    fingerprints' objects hold with different values; NULL when none does (NULL on either side: not
+    compared)."""
     old, new = (f"CAST({side} AS MAP(VARCHAR, VARCHAR))" for side in (old, new))
-    return f"list_filter(list_concat({order}, map_keys({new})), lambda x: {old}[x] <> {new}[x])[1]"
+    return f"list_filter(map_keys({new}), lambda x: {old}[x] <> {new}[x])[1]"
 
 
 def record_newest(seq: int) -> list[str]:

@@ -28,7 +28,6 @@ from harness.settings import Settings
 FORMAT = 1
 ENTRIES = "entries"
 COMPILER_CACHES = "compilers"   # compilers' own caches, one folder each
-ENVIRONMENT = "TORCH_BACKEND_E2E_STAGE_CACHE"   # the settings the controller hands its workers (JSON)
 WARNINGS_NOTE = "stage_cache_warnings"   # a case's notes: what the cache warned of while it ran
 EVICT_TO = 0.8       # eviction stops once the entries take this share of the cap
 CHECK_EVERY = 16     # puts between two measurements of the directory's size (the first put measures)
