@@ -18,7 +18,7 @@ import pytest
 from e2e_support import REPO, Project, python_path_env
 
 TESTS = Path(__file__).parent
-SELECTION = "module/mlp or conv_backward/1d/basic"
+SELECTION = "(module/mlp or conv_backward/1d/basic) and not int8"   # with the quant extra, module/mlp/int8 runs too
 FAILING = {"module/mlp", "module/mlp_normal_inputs", "module/mlp_dynamic_batch", "module/mlp_float64"}
 
 
