@@ -1,8 +1,12 @@
 """The JIT's machine code as a shared library (harness.stages.native_code): linked from the
 ExecutionEngine's object file, loaded back, it gives the engine's results; a linker that fails or
-is missing raises, so the stage is computed and not cached."""
+is missing raises, so the stage is computed and not cached; `-z defs` refuses an object with an
+unresolved symbol; the stage's key changes with the host CPU and opt_level, and shared_libs make
+it uncacheable."""
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +17,11 @@ torch = pytest.importorskip("torch")
 fx = pytest.importorskip("torch_mlir.fx")
 
 import harness  # noqa: E402
+from harness.backend_interface import CaseContext  # noqa: E402
+from harness.backends.mlir import MlirBackend  # noqa: E402
 from harness.backends.mlir_jit import JitModule, LlvmModule  # noqa: E402
-from harness.stages import native_code  # noqa: E402
+from harness.protocol import CacheSettings  # noqa: E402
+from harness.stages import native_code, reuse  # noqa: E402
 
 
 class Scaled(torch.nn.Module):
@@ -25,9 +32,11 @@ class Scaled(torch.nn.Module):
         return y, y.argmax(dim=1)
 
 
+CONFIG = Path(harness.__file__).parent / "configs" / "linalg-on-tensors.yaml"
+
+
 def lowered() -> LlvmModule:
-    config = Path(harness.__file__).parent / "configs" / "linalg-on-tensors.yaml"
-    passes = yaml.safe_load(config.read_text())["options"]["llvm_lowering_passes"]
+    passes = yaml.safe_load(CONFIG.read_text())["options"]["llvm_lowering_passes"]
     module = fx.export_and_import(Scaled(), torch.ones(1, 2, 5, 5), torch.ones(3, 2, 3, 3),
                                   output_type="linalg-on-tensors", func_name="scaled")
     return LlvmModule(module, "scaled", passes)
@@ -72,3 +81,71 @@ def test_the_host_cpu_is_named_the_same_each_time():
     named = native_code.host_cpu()
     native_code.host_cpu.cache_clear()
     assert named and native_code.host_cpu() == named
+
+
+class ObjectFromC:
+    """An object file compiled by the C compiler from `source` (what the JIT's object file is to the linker)."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def object_file(self, path: Path) -> None:
+        c = path.with_suffix(".c")
+        c.write_text(self.source)
+        subprocess.run([native_code.linker(), "-c", "-fPIC", "-o", str(path), str(c)], check=True)
+
+
+def test_an_object_that_calls_an_undefined_function_does_not_link(compiler):
+    compiler("cc")
+    if native_code.linker() is None:
+        pytest.skip("no C compiler here")
+    assert native_code.shared_library(ObjectFromC("double f(double x) { return x * 2; }\n"))[:4] == b"\x7fELF"
+    with pytest.raises(subprocess.CalledProcessError) as raised:
+        native_code.shared_library(ObjectFromC("int nowhere(int);\nint f(int x) { return nowhere(x); }\n"))
+    assert re.search(r"undefined (reference|symbol).*nowhere", raised.value.stderr.decode()), raised.value.stderr
+
+
+def machine_code_status(options: dict) -> str:
+    """The `machine_code` stage's cache status when linalg-on-tensors' lower_to_jit compiles `Scaled`
+    with these options over the config's, in a worker whose stage cache is on."""
+    module = fx.export_and_import(Scaled(), torch.ones(1, 2, 5, 5), torch.ones(3, 2, 3, 3), output_type="torch",
+                                  func_name="scaled")
+    case = CaseContext(lambda phase: None)
+    backend = MlirBackend("linalg-on-tensors", {**yaml.safe_load(CONFIG.read_text())["options"], **options})
+    backend.lower_to_jit(case, module, "scaled")
+    return case.cache["machine_code"]
+
+
+@pytest.fixture
+def stage_cache(monkeypatch, tmp_path, compiler):
+    reuse.use_cache(CacheSettings("on", str(tmp_path / "stages"), 1 << 30))
+    compiler("cc")
+    if native_code.linker() is None:
+        pytest.skip("no C compiler here")
+    yield
+    reuse.use_cache(None)
+    native_code.host_cpu.cache_clear()
+
+
+def another_cpu(monkeypatch, tmp_path) -> None:
+    """host_cpu() reads a /proc/cpuinfo whose first CPU lacks the last of this one's features."""
+    first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    fewer = re.sub(r"^((?:flags|Features)\s*:.*) \S+$", r"\1", first, count=1, flags=re.M)
+    assert fewer != first, "no feature list in /proc/cpuinfo"
+    (tmp_path / "cpuinfo").write_text(fewer)
+    monkeypatch.setattr(native_code, "Path", lambda *parts: tmp_path / "cpuinfo" if parts == ("/proc/cpuinfo",)
+                        else Path(*parts))
+    native_code.host_cpu.cache_clear()
+
+
+def test_the_machine_codes_key_changes_with_the_cpu_and_opt_level_and_shared_libs_are_not_cached(
+        stage_cache, monkeypatch, tmp_path):
+    if not native_code.host_cpu():
+        pytest.skip("this machine's CPU cannot be read")
+    assert machine_code_status({}) == "miss"
+    assert machine_code_status({}) == "hit"
+    assert machine_code_status({"opt_level": 3}) == "miss"
+    assert machine_code_status({"opt_level": 3}) == "hit"
+    assert machine_code_status({"shared_libs": ["libm.so.6"]}) == "uncacheable"
+    another_cpu(monkeypatch, tmp_path)
+    assert machine_code_status({}) == "miss"

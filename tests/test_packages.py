@@ -2,12 +2,14 @@
 that cannot be read, --assume-version, and finding tools beside a package rather than on PATH."""
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import subprocess
 import sys
 import textwrap
 
 import pytest
-from e2e_support import REPO
+from e2e_support import REPO, python_path_env
 from test_config import settings, write
 
 from harness.controller.runner import Runner
@@ -41,14 +43,27 @@ def test_a_source_builds_version_file_gives_its_version(source_build):
     assert locate("srcpkg").version == "2.0.dev1"
 
 
-def test_metadata_of_an_installed_wheel_is_not_taken_for_a_source_build_that_shadows_it(tmp_path, monkeypatch):
-    if "torch_mlir" in sys.modules:  # find_spec would answer from the module already imported
-        pytest.skip("torch_mlir is imported in this process")
-    shadow = tmp_path / "torch_mlir"  # the wheel is installed; this build comes first on sys.path
-    shadow.mkdir()
-    assert locate("torch-mlir").version == "20261001"
-    monkeypatch.syspath_prepend(str(tmp_path))
-    assert (locate("torch-mlir").path, locate("torch-mlir").version) == (str(shadow), None)
+def located_in_a_fresh_interpreter(cwd, *front: str) -> tuple[str, str | None]:
+    """`locate("torch-mlir")` in a new Python whose sys.path starts with `front`: find_spec would
+    answer from a torch_mlir already imported, and other self-tests import it in this process."""
+    code = "from harness.installation.packages import locate; p = locate('torch-mlir'); print(p.path); print(p.version)"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*front, python_path_env()])}
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    path, version = done.stdout.splitlines()
+    return path, None if version == "None" else version
+
+
+def test_metadata_of_an_installed_wheel_is_not_taken_for_a_source_build_that_shadows_it(tmp_path):
+    try:
+        wheel = importlib.metadata.version("torch-mlir")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("needs the torch-mlir wheel installed")
+    shadow = tmp_path / "build" / "torch_mlir"  # the wheel is installed; this build comes first on sys.path
+    shadow.mkdir(parents=True)
+    path, version = located_in_a_fresh_interpreter(tmp_path)
+    assert version == wheel and path != str(shadow)
+    assert located_in_a_fresh_interpreter(tmp_path, str(shadow.parent)) == (str(shadow), None)
 
 
 def test_requires_is_met_by_an_importable_module_and_may_name_its_import_name(tmp_path, source_build):

@@ -1,10 +1,12 @@
 """pytest's rerun flags on e2e cases, as in any pytest project: after a run with failures, `--lf`
 collects exactly the failed cases (with and without -n), `--ff` runs them first, `--sw` stops at
-the first failure and the next `--sw` run starts there. A backend that makes gelu 1% off
+the first failure and the next `--sw` run starts there, `--nf` runs a new case module first and
+then the most recently modified ones. A backend that makes gelu 1% off
 (tests/isolate_backends.py) fails the four MLP module cases and passes the rest."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,10 +15,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from e2e_support import REPO, python_path_env
+from e2e_support import REPO, Project, python_path_env
 
 TESTS = Path(__file__).parent
-SELECTION = "module/mlp or conv_backward/1d/basic"
+SELECTION = "(module/mlp or conv_backward/1d/basic) and not int8"   # with the quant extra, module/mlp/int8 runs too
 FAILING = {"module/mlp", "module/mlp_normal_inputs", "module/mlp_dynamic_batch", "module/mlp_float64"}
 
 
@@ -64,6 +66,33 @@ def test_failed_first_and_stepwise(project):
     assert ran[-1] in FAILING and not FAILING & set(ran[:-1])   # it stopped at the first failure
     _, then = pytest_run(project, "--sw", "--sw-skip", "-k", SELECTION, "-n", "0")
     assert then[0] == ran[-1] and len(then) == 2 and then[1] in FAILING   # from there, past it, to the next
+
+
+def one_case_module(name: str) -> str:
+    return ("from harness.families.conv import conv_backward_case\n"
+            f"CASES = [conv_backward_case({name!r}, input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3])]\n")
+
+
+def modules_in_run_order(project: Path, *args: str) -> list[str]:
+    """The case modules of an eager run of the tiny project, in the order their cases ran."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "-v", "-n", "0", *args], cwd=project, capture_output=True,
+                         text=True, timeout=300, env={"PYTHONPATH": python_path_env(), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stdout + run.stderr
+    ran = re.findall(r"^cases/(\S+)\.py::\S+\[eager\] PASSED", run.stdout, re.M)
+    return [module for i, module in enumerate(ran) if i == 0 or ran[i - 1] != module]
+
+
+@pytest.mark.e2e
+def test_new_first_runs_a_new_case_module_first_then_the_most_recently_modified(tmp_path):
+    project = Project(tmp_path).path   # cases/tiny.py, three cases on eager
+    (project / "cases" / "a_old.py").write_text(one_case_module("a_old"))
+    assert modules_in_run_order(project) == ["a_old", "tiny"]   # the run that --nf's new cases are new to
+    (project / "cases" / "z_new.py").write_text(one_case_module("z_new"))
+    now = os.stat(project / "cases" / "z_new.py").st_mtime
+    for module, age in (("a_old", 3600), ("z_new", 1800), ("tiny", 60)):   # tiny modified last, z_new new
+        os.utime(project / "cases" / f"{module}.py", (now - age, now - age))
+    assert modules_in_run_order(project, "-p", "no:cacheprovider") == ["a_old", "tiny", "z_new"]   # z_new stays new
+    assert modules_in_run_order(project, "--nf") == ["z_new", "tiny", "a_old"]
 
 
 def test_the_checkout_keeps_the_cache_provider_on():

@@ -1,7 +1,7 @@
 """Inductor's own caches follow the stage cache (harness.backends.inductor): with the cache on,
 Inductor's folder is in ours and its FX graph cache is on; with `--cache=off` the cache is off
 and the folder is a fresh one, so the run is cold; a record's status comes from Inductor's
-counters."""
+counters, and a second real compile of one program hits Inductor's cache."""
 from __future__ import annotations
 
 import os
@@ -10,7 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from harness.backends.inductor import InductorBackend  # noqa: E402 - after the skip: it needs torch
+from harness.backend_interface import CaseContext, Program  # noqa: E402 - after the skip: it needs torch
+from harness.backends.inductor import InductorBackend  # noqa: E402
 from harness.protocol import CacheSettings  # noqa: E402
 from harness.stages import reuse  # noqa: E402
 
@@ -65,3 +66,24 @@ def test_a_compile_s_status_is_what_inductor_counted(backend_under, counter, sta
         assert backend.cache_status(before) == status
     finally:
         counters["inductor"][counter] -= 1
+
+
+class MulAddRelu(torch.nn.Module):
+    def forward(self, x, y):
+        return (x * y + 1).relu()
+
+
+def compiled(backend: InductorBackend) -> CaseContext:
+    """The case of one real compile of MulAddRelu through the backend (the result checked)."""
+    case = CaseContext(lambda phase: None)
+    inputs = (torch.randn(4, 8), torch.randn(4, 8))
+    module = backend.compile(Program("tiny/mul_add_relu", MulAddRelu(), inputs), case)
+    assert torch.allclose(backend.run(module, inputs, case), MulAddRelu()(*inputs))
+    return case
+
+
+@pytest.mark.e2e   # compiles through Inductor (C++ kernels), about 10 s cold
+def test_a_second_compile_of_one_program_hits_inductors_cache(backend_under):
+    first, second = compiled(backend_under("on")), compiled(backend_under("on"))
+    assert (first.cache["inductor_code"], second.cache["inductor_code"]) == ("miss", "hit")
+    assert first.fingerprints["inductor_code"] == second.fingerprints["inductor_code"]
