@@ -7,7 +7,3 @@ IREE_STAGES = ("exported", "decomposed", "torch_ir", "input_ir", "vmfb")
 INDUCTOR_STAGES = ("captured", "aot_graph", "inductor_code")
 ONNXRUNTIME_STAGES = ("onnx",)
 BACKEND_STAGES = (MLIR_STAGES, MLIR_ONNX_STAGES, IREE_STAGES, INDUCTOR_STAGES, ONNXRUNTIME_STAGES)
-# The one order of every built-in backend's stages the harness kept before each backend named its
-# own: test_ir_diff's import until its rewrite, no longer the harness's.
-STAGE_ORDER = ("captured", "aot_graph", "inductor_code", "onnx", "exported", "decomposed", "torch_ir",
-               "torch_backend_ir", "input_ir", "linalg_ir", "llvm_ir", "vmfb")

@@ -137,10 +137,6 @@ def test_two_cold_runs_give_the_same_fingerprints_and_another_case_another(e2e_p
     assert first[FIRST_CASE]["fingerprints"][stage] != first[OTHER_CASE]["fingerprints"][stage]
     changed = {(case, stage) for case, data in first.items() for stage, value in data["fingerprints"].items()
                if second[case]["fingerprints"].get(stage) != value}
-    if backend == "iree-llvm-cpu" and changed and {stage for _, stage in changed} == {"vmfb"}:
-        # Found once the runs were cold (2026-12-06): iree-compile 3.13.0 writes other bytes into the vmfb's
-        # embedded ELF (its debug info) each time; with --iree-llvmcpu-debug-symbols=false it does not.
-        pytest.xfail("iree-compile's vmfb differs from one cold run to the next (its debug symbols)")
     assert not changed, sorted(changed)
 
 

@@ -5,29 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from builtin_stages import BACKEND_STAGES, INDUCTOR_STAGES, MLIR_STAGES, STAGE_ORDER
+from builtin_stages import MLIR_STAGES
 
 from harness.cli import main
 from harness.perf.stats import summary
-from harness.stages.changes import comparable, first_changed_stage, in_stage_order
+from harness.stages.changes import comparable, first_changed_stage
 
 SAME = {stage: f"{i:016x}" for i, stage in enumerate(MLIR_STAGES)}
 LOWERED_DIFFERENTLY = {**SAME, "linalg_ir": "a" * 16, "llvm_ir": "b" * 16}   # a lowering pattern changed
-
-
-def test_the_stage_order_keeps_every_backends_own():
-    for stages in BACKEND_STAGES:
-        assert [s for s in STAGE_ORDER if s in stages] == list(stages)
-    assert in_stage_order(["mine", "llvm_ir", "exported"]) == ["exported", "llvm_ir", "mine"]
-
-
-def test_the_first_changed_stage_is_in_stage_order_not_the_order_taken():
-    taken = {"aot_graph": "2", "inductor_code": "3", "captured": "1"}   # Inductor's order of fingerprinting
-    changed = {"aot_graph": "9", "inductor_code": "8", "captured": "7"}
-    assert list(taken) != list(INDUCTOR_STAGES)
-    assert first_changed_stage(taken, changed) == "captured"
-    assert first_changed_stage(SAME, LOWERED_DIFFERENTLY) == "linalg_ir"
-    assert first_changed_stage(SAME, dict(SAME)) is None
 
 
 def test_a_stage_one_side_did_not_reach_is_no_change_and_no_stage_in_common_is_not_compared():
