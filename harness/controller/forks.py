@@ -33,6 +33,8 @@ class ServerGone(Exception):
 
 
 class ForkServer:
+    """One pool's server: started at once, not waited for; its own output kept in a file."""
+
     def __init__(self, python: str, env: dict[str, str], cwd: Path, modules: Sequence[str]):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.log = tempfile.TemporaryFile()   # its own output (a failed import), never a pipe to drain
