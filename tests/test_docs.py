@@ -51,6 +51,8 @@ def pytest_parser() -> argparse.ArgumentParser:
     config.pluginmanager.load_setuptools_entrypoints("pytest11")
     if not config.pluginmanager.has_plugin("harness.plugin"):   # a checkout that is not installed
         config.pluginmanager.import_plugin("harness.plugin")
+    from conftest import pytest_addoption as self_test_options  # the self-tests' own: --run-nightly
+    self_test_options(config._parser)
     return config._parser.optparser
 
 
