@@ -33,6 +33,7 @@ import sys
 import pytest
 from e2e_support import Project, python_path_env
 from extras import missing
+from self_test_options import add_options
 
 pytest_plugins = ["pytester"]
 
@@ -55,8 +56,7 @@ def run_cache() -> dict:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--run-nightly", action="store_true",
-                     help="also run the self-tests marked nightly (the nightly workflow's self-tests job)")
+    add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import REPO
+from self_test_options import add_options
 
 DOCS = REPO / "docs"
 PAGES = sorted(DOCS.rglob("*.md")) + [REPO / "README.md", REPO / "benchmarks" / "RESULTS.md"]
@@ -51,8 +52,7 @@ def pytest_parser() -> argparse.ArgumentParser:
     config.pluginmanager.load_setuptools_entrypoints("pytest11")
     if not config.pluginmanager.has_plugin("harness.plugin"):   # a checkout that is not installed
         config.pluginmanager.import_plugin("harness.plugin")
-    from conftest import pytest_addoption as self_test_options  # the self-tests' own: --run-nightly
-    self_test_options(config._parser)
+    add_options(config._parser)   # the self-tests' own: --run-nightly
     return config._parser.optparser
 
 
