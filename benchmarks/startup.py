@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from overhead import timed_run  # a fresh process, timed from outside (wall, and CPU of all it waited for)
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = {
@@ -28,17 +27,10 @@ RUNS = {
 
 
 def timed(args: list[str], checkout: Path) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system of the command and what it waited for)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")]))}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, *args], cwd=checkout, env=env, capture_output=True, text=True)
-    wall = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1):
-        sys.exit(f"{' '.join(args)} in {checkout} failed ({done.returncode}):\n"
-                 f"{done.stdout[-1500:]}{done.stderr[-1500:]}")
-    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    """Wall and CPU seconds of `python ARGS` in the checkout, that checkout first on the path."""
+    path = os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")]))
+    run = timed_run([sys.executable, *args], env={"PYTHONPATH": path}, cwd=checkout)
+    return run.wall_s, run.cpu_s
 
 
 def spread(values: list[float]) -> str:

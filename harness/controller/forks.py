@@ -29,7 +29,8 @@ FORK_TIMEOUT = 300.0   # seconds for the server to import what it holds and fork
 
 
 class ServerGone(Exception):
-    """The fork server exited (or never started): its last output says why."""
+    """The fork server exited (or never started): the pool's workers start as processes, whose own
+    output then says what went wrong."""
 
 
 class ForkServer:
@@ -37,7 +38,7 @@ class ForkServer:
 
     def __init__(self, python: str, env: dict[str, str], cwd: Path, modules: Sequence[str]):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.log = tempfile.TemporaryFile()   # its own output (a failed import), never a pipe to drain
+        self.log = tempfile.TemporaryFile()   # its own output, out of the terminal's way; never a pipe to drain
         self.proc = subprocess.Popen(
             [python, "-m", "harness.worker.fork_server", str(theirs.fileno()), *modules], cwd=cwd,
             env={**env, "OMP_NUM_THREADS": "1"}, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
@@ -63,7 +64,7 @@ class ForkServer:
             for read, write in ends:
                 os.close(read)
                 os.close(write)
-            raise ServerGone(self.last_output()) from None
+            raise ServerGone from None
         for fd in theirs:
             os.close(fd)
         self.asked += 1
@@ -94,20 +95,13 @@ class ForkServer:
         except OSError:   # reset: it died with messages unread
             data = b""
         if not data:
-            raise ServerGone(self.last_output())
+            raise ServerGone
         message = json.loads(data)
         if "forked" in message:
             self.forked.append(message["forked"])
         else:
             self.exited[message["exited"]] = message["status"]
         return True
-
-    def last_output(self) -> str:
-        self.proc.poll()
-        self.log.seek(0)
-        lines = self.log.read().decode(errors="replace").strip().splitlines()
-        how = "running" if self.proc.returncode is None else f"exit status {self.proc.returncode}"
-        return f"the fork server ({how}): {lines[-1] if lines else 'no output'}"
 
     def close(self) -> None:
         """Stop the server (its workers die with it: their parent-death signal)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.case_data import Case
 from harness.controller.pool import WorkerPool
 from harness.controller.run_case import case_timeout, run_case
-from harness.controller.worker_start import Interpreter
+from harness.controller.worker_start import THIS_PYTHON, Interpreter
 from harness.expectations import Entry
 from harness.families.loader import worker_env
 from harness.project import Project
@@ -82,5 +82,5 @@ def case_workers(project: Project, backends: list[BackendConfig], role: Role,
     recycle_after, recycle_rss = (settings.recycle_after, settings.recycle_rss) if role.recycles else (None, None)
     cache = CacheSettings(settings.cache, str(settings.cache_dir), settings.cache_size)
     pool = WorkerPool(settings.rootdir, recycle_after, recycle_rss, preload=[config.to_json() for config in backends],
-                      env=worker_environment(project), interpreter=interpreter or Interpreter(), cache=cache)
+                      env=worker_environment(project), interpreter=interpreter or THIS_PYTHON, cache=cache)
     return CaseWorkers(project, pool)
