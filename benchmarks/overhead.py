@@ -5,6 +5,10 @@ for the default OpInfo selection, forward and gradient) on one backend these way
 fresh process and every one cold (the stage cache off: `--cache=off`, and the loops drop its
 setting; the backend's crash-set cases are left out of all of them: the harness does not attempt
 them, and they would kill the loops):
+  bare         one Python process with nothing of the harness imported: torch-mlir's
+               `fx.export_and_import` to Linalg, the backend's LLVM pass list, the ExecutionEngine at
+               O2, a float64 comparison (benchmarks/bare_loop.py; conv_backward cases on a backend
+               taking the FX importer only)
   compiler     one Python process calling torch.export, the decomposition, torch-mlir's FX
                importer, the pass pipelines and the ExecutionEngine directly, then allclose
                (benchmarks/overhead_loops.py; MLIR backends with the FX importer only)
@@ -17,8 +21,8 @@ them, and they would kill the loops):
                the entries costs a first run
 They run in turn, --repeat times (the machine is shared: interleaving spreads its noise over
 all of them). Printed: each one's median wall and CPU seconds (its processes' user + system: the
-figure a busy machine disturbs least), with the range, and their ratios to the compiler loop's
-(to the worker loop's where there is no compiler loop); what the worker loop spent on the
+figure a busy machine disturbs least), with the range, and their ratios to the faster of the bare
+and the compiler loop (to the worker loop's where neither ran); what the worker loop spent on the
 harness's own parts inside the worker (fingerprints, IR prints, size figures, notes, the phase
 clock); then, from the last one-worker run's JSON report, the first case's wait for the worker's
 start-up, the median controller time per case (protocol and memory watch: a case's wall minus
@@ -52,6 +56,7 @@ from harness.project import Project, settings_from_args
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOPS = Path(__file__).resolve().parent / "overhead_loops.py"
+BARE = Path(__file__).resolve().parent / "bare_loop.py"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +88,46 @@ def loop(kind: str, args: argparse.Namespace) -> tuple[Timed, dict]:
         return done, json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):   # the loop itself broke
         sys.exit(f"the {kind} loop printed no counts:\n{done.stdout[-2000:]}")
+
+
+def bare_loop(args: argparse.Namespace, cases_file: Path) -> tuple[Timed, dict]:
+    """benchmarks/bare_loop.py over the cases of `cases_file`, in a process of its own: no harness
+    on its path, no worker environment."""
+    if not cases_file.exists():
+        return Timed(0.0, 0.0, ""), {"n/a": "no conv_backward case on an FX-importer MLIR backend"}
+    done = timed_run([sys.executable, str(BARE), str(cases_file)], cwd=cases_file.parent)
+    return done, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def write_bare_cases(args: argparse.Namespace, path: Path) -> None:
+    """The bare loop's cases, as data: each conv_backward case's geometry, mask, dtype, input shapes
+    and tolerances, from the family's own builder; the backend's LLVM pass list. Written only for
+    an MLIR backend with the FX importer (the bare loop's only path)."""
+    from overhead_loops import project_cases
+
+    from harness.backend_interface import create_backend
+    from harness.backends.mlir import MlirBackend
+    from harness.families.interface import load_builder
+
+    project, config, cases = project_cases(ROOT, args.backend, args.filter)
+    backend = create_backend(config.name, config.class_path, config.options)
+    cases = [c for c in cases if c.family == "conv_backward"]
+    if not cases or not isinstance(backend, MlirBackend) or backend.options.get("torch_front_end", "fx_importer") \
+            != "fx_importer":
+        return
+    rows = []
+    for case in cases:
+        built = load_builder(project.families[case.family].worker_request(case.params))(case)
+        module = built.program.module
+        stride, padding, dilation, transposed, output_padding, groups = module.geometry
+        tolerance = config.tolerances[case.params.get("dtype", "float32")]
+        rows.append(dict(id=case.id, bias_sizes=module.bias_sizes, stride=stride, padding=padding,
+                         dilation=dilation, transposed=transposed, output_padding=output_padding, groups=groups,
+                         output_mask=module.output_mask, dtype=case.params.get("dtype", "float32"),
+                         dynamic=bool(built.program.dynamic_shapes),
+                         input_sets=[[list(t.shape) for t in inputs] for inputs in built.input_sets],
+                         rtol=tolerance.rtol, atol=tolerance.atol))
+    path.write_text(json.dumps({"cases": rows, "llvm_lowering_passes": backend.llvm_lowering_passes()}))
 
 
 def harness_costs(report: Path, wall_s: float) -> str:
@@ -119,6 +164,8 @@ def main() -> None:
     runs: dict[str, list[Timed]] = {}
     extras: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        if "bare" not in args.skip:
+            write_bare_cases(args, Path(tmp) / "bare_cases.json")
         one_worker, report = Path(tmp) / "one.json", Path(tmp) / "report.json"
         for round_ in range(1, args.repeat + 1):
             for name, run in round_runs(args, Path(tmp), round_, one_worker, report):
@@ -135,9 +182,11 @@ def main() -> None:
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
         costs = harness_costs(one_worker, runs["one worker"][-1].wall_s) if "one worker" in runs else ""
         medians = phase_medians(report) if "-n 2" in runs else {}
-    base_name = "compiler" if "compiler" in runs else "worker"
+    loops = [name for name in ("bare", "compiler") if name in runs] or ["worker"]
+    base_name = min(loops, key=lambda name: statistics.median(r.wall_s for r in runs[name]))
     base = {what: statistics.median(getattr(r, what) for r in runs[base_name]) for what in ("wall_s", "cpu_s")}
-    print(f"ratios to the {base_name} loop's medians (ranges: each run's fastest and slowest)")
+    print(f"ratios to the {base_name} loop's medians, the faster of {' and '.join(loops)} (ranges: each run's "
+          f"fastest and slowest)")
     for name, timed in runs.items():
         print(f"{name + ':':20}" + "  ".join(_figure(what, [getattr(r, what) for r in timed], base[what])
                                             for what in ("wall_s", "cpu_s")))
@@ -153,7 +202,8 @@ def round_runs(args: argparse.Namespace, tmp: Path, round_: int, one_worker: Pat
     pytest = [sys.executable, "-m", "pytest", "-q", f"--backend={args.backend}", "-k", args.filter]
     cold = pytest + ["--cache=off"]
     cache_dir = tmp / f"cache{round_}"   # empty: every stage a miss, and written
-    runs = [("compiler", lambda: loop("compiler", args)), ("worker", lambda: loop("worker", args))]
+    runs = [("bare", lambda: bare_loop(args, tmp / "bare_cases.json")),
+            ("compiler", lambda: loop("compiler", args)), ("worker", lambda: loop("worker", args))]
     if args.before:
         runs += [("one worker (before)", lambda: timed_run(cold + ["-n", "0"], cwd=args.before)),
                  ("-n 2 (before)", lambda: timed_run(cold + ["-n", "2"], cwd=args.before))]
@@ -170,7 +220,7 @@ def _figure(what: str, samples: list[float], base: float) -> str:
     return f"{label} {median:6.1f} s ({min(samples):.1f}-{max(samples):.1f}) ratio {median / base:.2f}"
 
 
-RUNS = ("compiler", "worker", "one worker (before)", "-n 2 (before)", "one worker", "-n 2", "-n 2, 2 thr",
+RUNS = ("bare", "compiler", "worker", "one worker (before)", "-n 2 (before)", "one worker", "-n 2", "-n 2, 2 thr",
         "cache cold")
 
 
