@@ -2,10 +2,11 @@
 
 One process, nothing of the harness imported. For each convolution-backward case of a JSON file
 (its geometry, output mask, dtype, input shapes and tolerances, written by overhead.py), it builds
-the module, calls `torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors")`, lowers
-the result with the given RefBackend-style pass list, JIT-compiles it with the MLIR ExecutionEngine
-at O2, runs each input set and compares with a float64 run of the module. The process's start and
-imports count, as the harness's do. Prints one JSON line: the cases and how many did not pass.
+the module, calls `torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors")` with the
+backend's export mode and legal ops, lowers the result with its RefBackend-style pass list,
+JIT-compiles it with the MLIR ExecutionEngine at O2, runs each input set and compares with a
+float64 run of the module. The process's start and imports count, as the harness's do. Prints
+one JSON line: the cases and how many did not pass.
 
     python benchmarks/bare_loop.py CASES.json
 """
@@ -46,12 +47,13 @@ class Compiled:
     and hands its results to a consume function, registered here once, before the first call (a
     registration after a call hung here)."""
 
-    def __init__(self, module: torch.nn.Module, inputs: tuple, case: dict, passes: str) -> None:
+    def __init__(self, module: torch.nn.Module, inputs: tuple, case: dict, backend: dict) -> None:
         batch = torch.export.Dim("batch")
         shapes = ({0: batch}, {0: batch}, None) if case["dynamic"] else None
-        mlir = torch_mlir.fx.export_and_import(module, *inputs, output_type="linalg-on-tensors",
-                                               func_name="forward", dynamic_shapes=shapes)
-        run_pipeline_with_repro_report(mlir, passes, "Linalg-on-Tensors to LLVM")
+        mlir = torch_mlir.fx.export_and_import(module, *inputs, output_type="linalg-on-tensors", func_name="forward",
+                                               dynamic_shapes=shapes, strict=backend["strict_export"],
+                                               backend_legal_ops=backend["backend_legal_ops"])
+        run_pipeline_with_repro_report(mlir, backend["llvm_lowering_passes"], "Linalg-on-Tensors to LLVM")
         self.engine = ExecutionEngine(mlir, opt_level=2)
         element, carrier = ELEMENTS[case["dtype"]]
         self.results: list[np.ndarray] = []
@@ -72,13 +74,13 @@ class Compiled:
         return self.results
 
 
-def passes(case: dict, module: ConvolutionBackward, pipeline: str) -> bool:
+def passes(case: dict, module: ConvolutionBackward, backend: dict) -> bool:
     dtype = DTYPES[case["dtype"]]
     input_sets = []
     for index, shapes in enumerate(case["input_sets"]):
         torch.manual_seed(index)
         input_sets.append(tuple(torch.rand(s, dtype=dtype) * 2 - 1 for s in shapes))
-    compiled = Compiled(module, input_sets[0], case, pipeline)
+    compiled = Compiled(module, input_sets[0], case, backend)
     for inputs in input_sets:
         with torch.no_grad():
             wants = module(*(t.to(torch.float64) for t in inputs))
@@ -91,11 +93,12 @@ def passes(case: dict, module: ConvolutionBackward, pipeline: str) -> bool:
 
 def main() -> None:
     data = json.loads(open(sys.argv[1]).read())
-    pipeline = "builtin.module(" + ",".join(data["llvm_lowering_passes"]) + ")"
+    passes = "builtin.module(" + ",".join(data["backend"]["llvm_lowering_passes"]) + ")"
+    backend = {**data["backend"], "llvm_lowering_passes": passes}
     failed = 0
     for case in data["cases"]:
         try:
-            failed += not passes(case, ConvolutionBackward(case), pipeline)
+            failed += not passes(case, ConvolutionBackward(case), backend)
         except Exception:  # noqa: BLE001 - a compile error is a case that did not pass, as in the harness
             failed += 1
     print(json.dumps({"cases": len(data["cases"]), "failed": failed}))
