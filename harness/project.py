@@ -183,7 +183,7 @@ class Project:
     @functools.cache  # noqa: B019 - a project lives as long as its process
     def expectations(self, backend: str) -> Expectations:
         """The backend's expectation files, checked against every case id."""
-        return load_expectations(backend, self.settings.xfail_dir, self.settings.crash_sets_dir, self.known_ids,
+        return load_expectations(backend, self.settings.xfail_dir, self.settings.crash_sets_dir, lambda: self.known_ids,
                                  self.conditions, self.discovered.missing)
 
     def expectation_files(self, backend: str) -> tuple[Path, Path]:

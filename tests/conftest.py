@@ -35,7 +35,15 @@ from e2e_support import Project, python_path_env
 from extras import missing
 from self_test_options import add_options
 
+from harness.files import user_cache_dir
+
 pytest_plugins = ["pytester"]
+
+# The user's cache, named for every run the self-tests start, also those pytester gives a HOME of
+# their own: the collection's listings (OpInfo's samples, ONNX's node tests, keyed on what
+# determines them) are made once, not once a test, which cost CI minutes. A test about the cache
+# itself names its own.
+os.environ.setdefault("TORCH_BACKEND_E2E_CACHE", str(user_cache_dir()))
 
 E2E_FIXTURES = frozenset({"pytester"})   # a test that can reach one of these is end-to-end
 _UNIT_TEST: list[str | None] = [None]     # the node id of the running test when it is not marked e2e

@@ -54,7 +54,19 @@ class Runner:
             self.close()
             raise
         self.module_cases, self.discovered = project.module_cases, project.discovered
-        self.known_ids, self.conditions, self.versions = project.known_ids, project.conditions, project.versions
+
+    @property
+    def known_ids(self) -> list[str]:
+        """Every case id entries may name: asked for only when needed (a family may list a whole database for it)."""
+        return self.project.known_ids
+
+    @property
+    def conditions(self) -> dict[str, str | None]:
+        return self.project.conditions
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return self.project.versions
 
     def expectation_files(self, backend: str) -> tuple[Path, Path]:
         return self.project.expectation_files(backend)

@@ -27,7 +27,7 @@ import collections
 import dataclasses
 import fnmatch
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -112,15 +112,19 @@ class Expectations:
                 for (path, family), n in counts.items()]
 
 
-def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path, case_ids: Iterable[str],
-                      versions: Mapping[str, str | None], missing_families: Iterable[str] = ()) -> Expectations:
+def load_expectations(backend: str, xfail_dir: Path, crash_dir: Path,
+                      case_ids: Iterable[str] | Callable[[], Iterable[str]], versions: Mapping[str, str | None],
+                      missing_families: Iterable[str] = ()) -> Expectations:
     """The backend's entries, each checked against `case_ids` except those of `missing_families`
-    (families not installed: their entries do not apply)."""
-    case_ids, missing = list(case_ids), set(missing_families)
+    (families not installed: their entries do not apply). `case_ids` may be a function, called only
+    when there are entries: listing every case can cost a listing of PyTorch's op database."""
+    missing = set(missing_families)
     entries = [dataclasses.replace(e, active=False, missing_family=e.family) if e.family in missing else e
                for e in _load_file(Path(xfail_dir) / f"{backend}.yaml", Expected.XFAIL, versions)
                + _load_file(Path(crash_dir) / f"{backend}.yaml", Expected.CRASH, versions)]
-    _check_disjoint(entries, _check_live(entries, case_ids, set(case_ids)))
+    if entries:
+        ids = list(case_ids() if callable(case_ids) else case_ids)
+        _check_disjoint(entries, _check_live(entries, ids, set(ids)))
     return Expectations(backend, entries)
 
 
