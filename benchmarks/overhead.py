@@ -19,6 +19,7 @@ them, and they would kill the loops):
   -n 2, 2 thr  -n 2 with OMP_NUM_THREADS=2 in each worker: what the thread split is worth
   cache cold   one worker with the stage cache on and empty (a fresh --cache-dir): what writing
                the entries costs a first run
+  warm rerun   the same command again, on the entries cache cold wrote (run it with cache cold)
 They run in turn, --repeat times (the machine is shared: interleaving spreads its noise over
 all of them). Printed: each one's median wall and CPU seconds (its processes' user + system: the
 figure a busy machine disturbs least), with the range, and their ratios to the faster of the bare
@@ -216,7 +217,8 @@ def round_runs(args: argparse.Namespace, tmp: Path, round_: int, one_worker: Pat
         ("one worker", lambda: timed_run(cold + ["-n", "0", f"--report-json={one_worker}"])),
         ("-n 2", lambda: timed_run(cold + ["-n", "2", f"--report-json={report}"])),
         ("-n 2, 2 thr", lambda: timed_run(cold + ["-n", "2"], env={"OMP_NUM_THREADS": "2"})),
-        ("cache cold", lambda: timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}"]))]
+        ("cache cold", lambda: timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}"])),
+        ("warm rerun", lambda: timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}"]))]
 
 
 def _figure(what: str, samples: list[float], base: float) -> str:
@@ -226,7 +228,7 @@ def _figure(what: str, samples: list[float], base: float) -> str:
 
 
 RUNS = ("bare", "compiler", "worker", "one worker (before)", "-n 2 (before)", "one worker", "-n 2", "-n 2, 2 thr",
-        "cache cold")
+        "cache cold", "warm rerun")
 
 
 if __name__ == "__main__":
