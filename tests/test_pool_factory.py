@@ -21,9 +21,9 @@ from e2e_support import python_path_env
 
 from harness.bisect.engine import Bisection
 from harness.bisect.environments import Probe
-from harness.controller.worker_start import Interpreter
 from harness.controller.workers import Role, case_workers
 from harness.fuzz.engine import Fuzzer, FuzzPlan
+from harness.helper_process import Interpreter
 from harness.project import Project
 from harness.reduce.engine import Reduction
 from harness.settings import Settings

@@ -8,10 +8,11 @@ from types import SimpleNamespace
 
 from e2e_support import REPO
 
-from harness.cli import TABLE_MARKERS, main
+from harness.cli import main
 from harness.families.model.table import BEGIN, END, model_table
 from harness.record import Record
 from harness.reports import write_report
+from harness.tools.report_commands import TABLE_MARKERS
 from harness.training.table import BEGIN as STEP_BEGIN
 from harness.training.table import END as STEP_END
 from harness.training.table import train_step_table

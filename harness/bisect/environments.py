@@ -23,8 +23,8 @@ from pathlib import Path
 from packaging.version import Version
 
 from harness.bisect.versions import index_options
-from harness.controller.worker_start import Interpreter
 from harness.files import user_cache_dir
+from harness.helper_process import Interpreter
 
 DEFAULT_CACHE = user_cache_dir() / "bisect"
 INSTALLED = "installed.json"   # written last: a venv without it is a failed or interrupted install

@@ -5,13 +5,11 @@ torch and its compiler."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Iterable
 
 from harness.errors import HarnessInputError
+from harness.helper_process import start_helper
 from harness.project_files.configs import BackendConfig, backend_problem
 
 TAIL_LINES = 5   # of a check process that died, the last lines of its output shown
@@ -23,11 +21,8 @@ class BackendCheck:
     def __init__(self, configs: Iterable[BackendConfig], rootdir: Path):
         self.configs = {c.name: c for c in configs}
         specs = [c.to_json() for c in self.configs.values()]
-        path = [str(rootdir), os.environ.get("PYTHONPATH")]   # as a worker has it: the project's own classes
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
-        self.proc = subprocess.Popen([sys.executable, "-m", "harness.worker.backend_check"], cwd=rootdir, env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, start_new_session=True)
+        # the rootdir first on its path, as a worker has it: the project's own classes import
+        self.proc = start_helper("harness.worker.backend_check", rootdir=rootdir, text=True)
         self.specs = json.dumps(specs)
 
     def wait(self) -> None:

@@ -31,7 +31,8 @@ import psutil
 from harness import native_stacks
 from harness.controller.forks import ForkServer
 from harness.controller.process_tree import ProcessTree
-from harness.controller.worker_start import THIS_PYTHON, Interpreter, process_env, start_worker
+from harness.controller.worker_start import process_env, start_worker
+from harness.helper_process import THIS_PYTHON, Interpreter
 from harness.outcomes import Outcome, Phase
 from harness.protocol import CacheSettings, CaseResult, Message, PhaseEvent, Ready, RunRequest, Start, decode, encode
 

@@ -1,15 +1,18 @@
-"""How a worker process starts: the Python it runs, the environment it starts with, its share of the
-cores; forked by its pool's fork server (harness.controller.forks), else a `python -m harness.worker`
-of its own."""
+"""How a worker process starts: the environment it starts with, its share of the cores; forked by its
+pool's fork server (harness.controller.forks), else a `python -m harness.worker` of its own, started
+as every helper process is (harness.helper_process)."""
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from harness.controller.forks import ForkedProcess, ForkServer, ServerGone
+from harness.helper_process import Interpreter, helper_env, start_helper
+
+# What a worker adds to a helper's environment: a crash's Python stack in its output (faulthandler),
+# and replies that reach the controller as they are written
+WORKER_FLAGS = {"PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1"}
 
 
 def thread_share() -> int:
@@ -19,37 +22,28 @@ def thread_share() -> int:
     return max(1, (os.cpu_count() or 1) // max(1, processes))
 
 
-@dataclasses.dataclass(frozen=True)
-class Interpreter:
-    """The Python a worker runs: this one, or another environment's (a bisection's probe: a venv
-    with another version of a package, or a source build first on the path)."""
-
-    python: str = sys.executable
-    path_first: tuple[str, ...] = ()   # before the rootdir on PYTHONPATH
-
-
-THIS_PYTHON = Interpreter()
+def worker_variables(env: dict[str, str] | None) -> dict[str, str]:
+    """What a worker's environment adds to this process's: the pool's (what the families' builders
+    need: Family.worker_env), then the worker's own flags."""
+    return {**(env or {}), **WORKER_FLAGS}
 
 
 def process_env(rootdir: Path, env: dict[str, str] | None, interpreter: Interpreter) -> dict[str, str]:
-    """What a worker's Python starts with: this process's environment, the pool's (what the families'
-    builders need: Family.worker_env), the harness importable, unbuffered output, faulthandler."""
-    path = [*interpreter.path_first, str(rootdir), os.environ.get("PYTHONPATH")]
-    return {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(filter(None, path)),
-            "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1"}
+    """What a worker's Python starts with (the fork server's too): a helper's environment, the
+    harness importable, with the pool's variables and the worker's flags."""
+    return helper_env(rootdir, worker_variables(env), interpreter)
 
 
 def start_worker(rootdir: Path, env: dict[str, str] | None, interpreter: Interpreter,
                  forks: ForkServer | None) -> subprocess.Popen | ForkedProcess:
     """A worker with its stdin, stdout and stderr piped (its first message, Start, is the pool's to send)."""
-    env = process_env(rootdir, env, interpreter)
-    threads = env.get("OMP_NUM_THREADS") or str(thread_share())   # the user's (or the pool's) first
+    # the user's thread count (or the pool's) first
+    threads = process_env(rootdir, env, interpreter).get("OMP_NUM_THREADS") or str(thread_share())
     own = {"OMP_NUM_THREADS": threads}
     if forks is not None and forks.alive:
         try:
             return forks.spawn(own, int(threads) if threads.isdigit() else thread_share())
         except ServerGone:
             pass   # it died since: a process of its own
-    return subprocess.Popen([interpreter.python, "-m", "harness.worker"], cwd=rootdir, env={**env, **own},
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)  # Ctrl-C reaches the controller only; it stops the workers
+    return start_helper("harness.worker", rootdir=rootdir, env={**worker_variables(env), **own},
+                        interpreter=interpreter)

@@ -17,9 +17,9 @@ from pathlib import Path
 from harness.case_data import Case
 from harness.controller.pool import WorkerPool
 from harness.controller.run_case import case_timeout, run_case
-from harness.controller.worker_start import THIS_PYTHON, Interpreter
 from harness.expectations import Entry
 from harness.families.loader import worker_env
+from harness.helper_process import THIS_PYTHON, Interpreter
 from harness.project import Project
 from harness.project_files.configs import BackendConfig
 from harness.protocol import CacheSettings, CaseResult, PerfRequest

@@ -19,13 +19,10 @@ harness.isolate.command). Controller side: it imports no torch.
 """
 from __future__ import annotations
 
-import json
 import math
-import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,6 +35,7 @@ from harness.controller.run_case import run_case
 from harness.controller.workers import CaseWorkers, Role, case_workers, worker_environment
 from harness.errors import HarnessInputError
 from harness.families.loader import serving_family
+from harness.helper_process import ask_helper
 from harness.installation.executables import python_command
 from harness.isolate import failure_line
 from harness.isolate.prefix import first_divergent_prefix
@@ -133,25 +131,12 @@ class Isolation:
 
     def _reference_process(self, extra: dict) -> dict:
         """harness.isolate.reference's reply to the request plus `extra`, run in a process of its own."""
-        root = self.project.settings.rootdir
         request = {"case": self.case.to_json(), "family": self.family.worker_request(self.case.params),
                    "out": str(self.out), **extra}
-        path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-        env = {**os.environ, **worker_environment(self.project), "PYTHONPATH": path}
-        limit = self.timeout * REFERENCE_TIMEOUT_TIMES
-        try:
-            done = subprocess.run([sys.executable, "-m", REFERENCE_PROCESSES[self.family.program]],
-                                  input=json.dumps(request),
-                                  capture_output=True, text=True, cwd=root, env=env, timeout=limit)
-        except subprocess.TimeoutExpired:
-            raise HarnessInputError(self.case.id, f"building and running its program at float64 and at its dtype took "
-                                    f"over {limit:g} s", "raise the case's timeout") from None
-        replies = done.stdout.strip().splitlines()
-        if not replies:
-            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-            raise HarnessInputError(self.case.id, f"the reference process exited with status {done.returncode} "
-                                    f"({tail})")
-        reply = json.loads(replies[-1])
+        reply = ask_helper(REFERENCE_PROCESSES[self.family.program], request, rootdir=self.project.settings.rootdir,
+                           env=worker_environment(self.project), timeout=self.timeout * REFERENCE_TIMEOUT_TIMES,
+                           what="building and running its program at float64 and at its dtype", where=self.case.id,
+                           timeout_fix="raise the case's timeout")
         if "error" in reply:
             raise HarnessInputError(self.case.id, f"not isolatable: its program does not build and run here "
                                     f"({reply['error']})")

@@ -4,13 +4,13 @@ Every unexpected failure of the report is grouped by (backend, signature); each 
 case (by id) is reduced into DIR/<backend>/<hash of the signature>/, on worker pools kept per
 backend from one group to the next. DIR/reductions.json lists every group with what came of it
 (reduced, not reduced and why, or passing now); `python -m harness report REPORT
---reductions DIR/reductions.json` links each group of the triage reports to its program.
+--reductions DIR/reductions.json` links each group of the triage reports to its program
+(harness.views.reductions reads the file).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -74,27 +74,3 @@ def reduce_all(project: Project, report_path: Path, out: Path, parallel: int, ve
     reduced = sum(e["status"] == "reduced" for e in entries)
     print(f"{reduced} of {len(entries)} groups reduced: {display_path(out / REDUCTIONS_FILE)}")
     return 0
-
-
-def read_reductions(path: Path) -> list[dict]:
-    """The reduced groups of a reductions.json, each with `model`: the absolute path of its program
-    (model.py, or an ONNX model's model.onnx.txt)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        entries = data["reductions"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise HarnessInputError(str(path), f"not a reductions file ({e})",
-                                "pass the reductions.json that python -m harness reduce --all wrote") from None
-    return [{**e, "model": str((Path(path).parent / e["folder"] / e.get("program", "model.py")).resolve())}
-            for e in entries if e.get("status") == "reduced"]
-
-
-def reduction_links(path: Path, page: Path) -> dict[tuple[str, str], tuple[str, str]]:
-    """(backend, signature) -> (the link to its model.py from `page`'s folder, what it holds)."""
-    links = {}
-    for entry in read_reductions(path):
-        ops = entry["ops"]
-        text = f"{len(ops)} op{'s' * (len(ops) != 1)}: {', '.join(ops[:5])}{', ...' * (len(ops) > 5)}"
-        links[(entry["backend"], entry["signature"])] = (os.path.relpath(entry["model"], Path(page).resolve().parent),
-                                                         text)
-    return links

@@ -47,7 +47,7 @@ class ReportContext:
     page: Path | None = None   # the file being written: links in it are relative to its folder
     find_proposals: Callable[[], Proposals | None] = _nothing
     find_history: Callable[[], list[dict] | None] = _nothing      # harness.history.status.case_statuses
-    find_reductions: Callable[[Path], Links | None] = _nothing    # harness.reduce.all_failures.reduction_links
+    find_reductions: Callable[[Path], Links | None] = _nothing    # harness.views.reductions.reduction_links
 
     def proposals(self) -> Proposals | None:
         return self.find_proposals()

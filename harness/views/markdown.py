@@ -58,7 +58,7 @@ def render_markdown(report: dict, proposals: Mapping[str, str] | None = None, *,
     `history`, optional: this run's cases' statuses over the run history
     (harness.history.status.case_statuses), for sections on new failures, fixed and flaky cases;
     `reductions`, optional: (backend, signature) -> (link, text) of its reduced program
-    (harness.reduce.all_failures.reduction_links), linked from the signature's group."""
+    (harness.views.reductions.reduction_links), linked from the signature's group."""
     records = sorted((Record.from_json(r) for r in report.get("results", [])),   # the JSON boundary
                      key=lambda r: (r.backend, r.case))
     environment = report.get("environment") or {}

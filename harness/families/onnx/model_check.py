@@ -2,8 +2,9 @@
 output) files match the model's graph? Run once per set of files by the family's validate
 (harness.families.onnx.model_params), in a subprocess, as the pytest process never imports onnx.
 
-`python -m harness.families.onnx.model_check REQUEST.json` prints {"error": "<one sentence>"} or
-{"error": null}. The request: {"model": path, "inputs": [paths], "outputs": [paths] or null}.
+`python -m harness.families.onnx.model_check` reads the request as JSON on stdin, {"model": path,
+"inputs": [paths], "outputs": [paths] or null}, and prints {"error": "<one sentence>"} or {"error": null}
+(a one-shot helper: harness.helper_process.ask_helper).
 """
 from __future__ import annotations
 
@@ -92,8 +93,8 @@ def check(request: dict) -> None:
                          f"give outputs: files or {install_command(['onnx'])}")
 
 
-def main(argv: list[str]) -> None:
-    request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+def main() -> None:
+    request = json.load(sys.stdin)
     try:
         check(request)
         error = None
@@ -103,4 +104,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -20,15 +20,16 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
 from harness import quantization
 from harness.case_data import check_keys
-from harness.families.manifest_cache import ManifestError, run_worker_module
+from harness.errors import HarnessInputError
+from harness.families.manifest_cache import PACKAGE_ROOT
 from harness.families.onnx.params import not_installed, onnx_installed
 from harness.files import display_path, user_cache_dir, write_text_atomically
+from harness.helper_process import ask_helper
 
 FAMILY = "onnx_model"
 PARAM_KEYS = {"model", "inputs", "outputs", "rtol", "atol", "dtype", quantization.KEY}
@@ -110,13 +111,11 @@ def _cached_check(key: str, request: str) -> str | None:
 
 
 def _run_check(request: str) -> str | None:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        f.write(request)
+    """The worker-side check's verdict (harness.families.onnx.model_check), from a helper process that
+    runs in the working directory: its messages show the paths as the cases file's reader sees them."""
     try:
-        out = run_worker_module("harness.families.onnx.model_check", [f.name], "checking the model's files",
-                                CHECK_TIMEOUT_S)
-    except ManifestError as e:
-        raise ValueError(str(e)) from None
-    finally:
-        os.unlink(f.name)
-    return json.loads(out.strip().splitlines()[-1])["error"]
+        reply = ask_helper("harness.families.onnx.model_check", json.loads(request), rootdir=PACKAGE_ROOT,
+                           cwd=Path.cwd(), what="checking the model's files", where=FAMILY, timeout=CHECK_TIMEOUT_S)
+    except HarnessInputError as e:
+        raise ValueError(e.problem) from None   # said at the cases file's entry
+    return reply["error"]

@@ -16,7 +16,6 @@ import difflib
 import functools
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -214,7 +213,7 @@ def _write(directory: Path, key: str, dtypes: list[str]) -> None:
     try:
         run_lister("harness.families.opinfo.manifest", [str(directory), key, *dtypes],
                    f"PyTorch's OpInfo samples ({', '.join(dtypes)}) into {directory}", "15 s per torch installation",
-                   MANIFEST_TIMEOUT_S, env=dict(os.environ, PYTHONHASHSEED="0"))
+                   MANIFEST_TIMEOUT_S, env={"PYTHONHASHSEED": "0"})
     except ManifestError as e:
         hint = "; pip install expecttest (it is in the project's dependencies)" if "expecttest" in str(e) else ""
         raise ManifestError(f"{e}{hint}") from None
