@@ -77,8 +77,9 @@ class Runner:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
             result = self._attempt(case, config, bundle, rerun, timed=expected is Expected.PASS)
-            if self.settings.perf_rounds > 1 and is_timed(result.perf):
-                result = dataclasses.replace(result, perf=self._timed_rounds(case, config, result.perf, rerun))
+            if self.settings.perf_rounds > 1 and is_timed(result.findings.perf):
+                rounds = self._timed_rounds(case, config, result.findings.perf, rerun)
+                result = dataclasses.replace(result, findings=dataclasses.replace(result.findings, perf=rounds))
         result = claimed(result, config)
         phase = result.phase and result.phase.value
         judged = functools.partial(decide, result.outcome, expected, result.phase, entry.phase if entry else None,
@@ -90,12 +91,7 @@ class Runner:
                         tags=list(case.tags), outcome=result.outcome, phase=result.phase, expected=expected,
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                         message=result.message, expectation_source=entry.source if entry else None,
-                        expected_phase=entry.phase if entry else None,
-                        phase_durations=result.durations, phase_cpu_s=result.cpu_s,
-                        phase_peak_mb=result.peak_mb, sizes=result.sizes,
-                        fingerprints=result.fingerprints, cache=result.cache, cache_saved_s=result.cache_saved_s,
-                        notes=result.notes, perf=result.perf, margins=result.margins, ulps=result.ulps,
-                        ops=result.ops, lowering=result.lowering, decomposed_into=result.decomposed_into,
+                        expected_phase=entry.phase if entry else None, findings=result.findings,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),
                         backend_versions=result.versions or {},
                         subject=self.families[case.family].subject(case.params), attempts=attempts, flaky=flaky,
@@ -119,8 +115,8 @@ class Runner:
         for _ in range(self.settings.perf_rounds - 1):
             self.pool.fresh_worker()
             again = self._attempt(case, config, None, rerun, timed=True)
-            if again.outcome is Outcome.PASSED and is_timed(again.perf):
-                rounds.append(again.perf)
+            if again.outcome is Outcome.PASSED and is_timed(again.findings.perf):
+                rounds.append(again.findings.perf)
         return merge_rounds(rounds, self.settings.perf_rounds)
 
     def _reruns(self, case: Case, config: BackendConfig, first: CaseResult, rerun: str) -> list[Attempt]:
@@ -263,6 +259,8 @@ def _required_packages(config: BackendConfig) -> dict:
 
 def _attempt_of(result: CaseResult, seconds: float | None = None) -> Attempt:
     phase = result.phase and result.phase.value
+    if seconds is None:
+        seconds = sum(result.findings.phase_durations.values())
     return Attempt(outcome=result.outcome, phase=result.phase,
                    signature=signature(result.outcome.value, phase, result.message, result.frame),
-                   duration_s=round(seconds if seconds is not None else sum(result.durations.values()), 3))
+                   duration_s=round(seconds, 3))

@@ -201,7 +201,7 @@ class Isolation:
 
     def _ran(self, ops: list[dict], result: CaseResult) -> bool:
         """Record the batch's figures; False when it failed otherwise (a lone op's failure is recorded)."""
-        notes = result.notes.get(NOTES_KEY)
+        notes = result.findings.notes.get(NOTES_KEY)
         if result.outcome in (Outcome.PASSED, Outcome.MISMATCH) and notes and notes["figures"]:
             for op in ops:
                 self.figures[op["node"]] = _op_figures(op, notes)
