@@ -95,14 +95,6 @@ def graph_inputs(model: Any) -> list:
     return [i for i in model.graph.input if i.name not in initialised]
 
 
-# The kinds of program a family builds (Family.program) and a backend takes (its config's
-# `programs:`, each through a front-end): the class a builder returns and what to call it.
-PROGRAM_KINDS = {"torch": (Program, "PyTorch programs"), "onnx": (OnnxProgram, "ONNX models"),
-                 "train_step": (Program, "PyTorch training steps")}   # a Program with train_step (harness.training)
-# A config without `programs:`: a backend that calls export_program compiles a training step unchanged.
-DEFAULT_PROGRAMS = {"torch": "the backend's own", "train_step": "export_program's joint graph"}
-
-
 @dataclasses.dataclass(frozen=True)
 class Standalone:
     """A backend's standalone reproduction: its script (copied into the bundle) and its constants."""

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Callable
 
 from harness import native_stacks
-from harness.backend_interface import PROGRAM_KINDS
 from harness.bundle_layout import bundle_path
 from harness.case_data import Case
 from harness.controller.bundles import write_readme
@@ -28,12 +27,12 @@ from harness.ops.claims import claimed
 from harness.outcomes import Expected, Outcome, decide
 from harness.perf.rounds import is_timed
 from harness.perf.rounds import merge as merge_rounds
+from harness.program_kinds import PROGRAM_KINDS
 from harness.project import Project
 from harness.project_files.configs import BackendConfig, backend_problem
 from harness.protocol import CaseResult, PerfRequest
 from harness.record import Attempt, Record
 from harness.rerun import Place
-from harness.training.params import KIND as TRAIN_STEP
 
 
 class Runner:
@@ -242,12 +241,12 @@ class Runner:
 
 
 def _uncollected_line(count: int, family: str, kind: str, backend: str, takes: str) -> str:
-    """`N module cases (PyTorch training steps) not collected for B: it takes ..., not their training steps`."""
+    """`N <family> cases not collected for B: it takes PyTorch programs only`; for a form of a kind
+    the backend's list names (a training step of a PyTorch program), `..., not PyTorch training steps`."""
     cases = f"{count:,} {family} case{'s' * (count != 1)}"
-    if kind == TRAIN_STEP:
-        return (f"{cases} ({PROGRAM_KINDS[kind][1]}) not collected for {backend}: it takes {takes}, "
-                "not their training steps")
-    return f"{cases} not collected for {backend}: it takes {takes}"
+    program = PROGRAM_KINDS[kind]
+    form = f", not {program.description}" if program.variant_of else ""
+    return f"{cases} not collected for {backend}: it takes {takes}{form}"
 
 
 def _required_packages(config: BackendConfig) -> dict:

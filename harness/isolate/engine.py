@@ -2,7 +2,7 @@
 harness.isolate.command). Controller side: it imports no torch.
 
 1. The case runs once as pytest runs it: it must fail as a mismatch.
-2. The reference process of the program's kind (REFERENCE_PROCESSES: harness.isolate.reference
+2. The reference process of the program's kind (ProgramKind.reference_process: harness.isolate.reference
    for PyTorch programs, harness.isolate.reference_onnx for ONNX models), a process of its own with
    a timeout, builds the case, runs it at float64 and at the case's dtype keeping every value, and
    writes one one-op program per candidate op, fed the float64 reference values of its arguments.
@@ -42,6 +42,7 @@ from harness.installation.executables import python_command
 from harness.isolate import failure_line
 from harness.isolate.prefix import first_divergent_prefix
 from harness.outcomes import Expected, Outcome, decide
+from harness.program_kinds import PROGRAM_KINDS
 from harness.project import Project
 from harness.project_files.configs import BackendConfig
 from harness.protocol import CaseResult
@@ -50,7 +51,6 @@ NOTES_KEY = "isolate"     # where the isolating family's golden puts its figures
 BATCH_OPS = 256           # ops per program at most: one compile of a whole model's ops stays bounded
 REFERENCE_TIMEOUT_TIMES = 4   # the reference process's timeout, in case timeouts (it builds and runs twice)
 MOST_BUNDLES = 10         # distinct culprit ops that get a repro bundle, the most likely first
-REFERENCE_PROCESSES = {"torch": "harness.isolate.reference", "onnx": "harness.isolate.reference_onnx"}   # by kind
 # What a culprit's errors are against, whose own error it is ranked by, and their measure: a PyTorch
 # op's (RMS errors, eager's), unless the reference process says otherwise (an ONNX node's)
 CULPRIT_DEFAULTS = {"against": "float64", "reference": "eager", "measure": "rms"}
@@ -81,6 +81,7 @@ class Isolation:
         if not self.backend.takes(self.family.program):
             raise HarnessInputError(self.case.id, f"{self.backend.name} takes {self.backend.takes_only()}, not this "
                                     f"case's program (family {self.family.name})", "isolate it on a backend that does")
+        self._reference_module()   # a kind of program nothing cuts ops out of fails before the case runs
         self.workers = self.borrowed or case_workers(self.project, [self.backend], Role.ISOLATE)
         try:
             self.timeout = self.workers.timeout(self.case, self.backend)
@@ -131,6 +132,13 @@ class Isolation:
         """The program up to this op, written as an op's folder (harness.isolate.prefix_program)."""
         return self._reference_process({"prefix": node})
 
+    def _reference_module(self) -> str:
+        """The module run as the reference process of the case's kind of program."""
+        kind = PROGRAM_KINDS[self.family.program]
+        if kind.reference_process is None:
+            raise HarnessInputError(self.case.id, f"not isolatable: nothing cuts the ops out of {kind.description}")
+        return kind.reference_process
+
     def _reference_process(self, extra: dict) -> dict:
         """harness.isolate.reference's reply to the request plus `extra`, run in a process of its own."""
         root = self.project.settings.rootdir
@@ -140,7 +148,7 @@ class Isolation:
         env = {**os.environ, **worker_environment(self.project), "PYTHONPATH": path}
         limit = self.timeout * REFERENCE_TIMEOUT_TIMES
         try:
-            done = subprocess.run([sys.executable, "-m", REFERENCE_PROCESSES[self.family.program]],
+            done = subprocess.run([sys.executable, "-m", self._reference_module()],
                                   input=json.dumps(request),
                                   capture_output=True, text=True, cwd=root, env=env, timeout=limit)
         except subprocess.TimeoutExpired:
