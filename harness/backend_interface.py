@@ -18,6 +18,7 @@ import types
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from harness.case_findings import Findings
 from harness.outcomes import Phase
 from harness.stages.fingerprinting import fingerprint_of
 
@@ -26,12 +27,14 @@ FINGERPRINTS_ON = os.environ.get("HARNESS_FINGERPRINTS", "1") != "0"
 
 
 @dataclasses.dataclass
-class CaseContext:
+class CaseContext(Findings):
     """One case as a backend sees it, new for every case (as lit hands each test to its format's
     `execute`): which case it is, so that a backend can refuse what it does not support with one
     message (`if case.params.get("dilation") ...: raise NotImplementedError(...)`); the backend
-    says which phase the case is in, notes facts for the report, records each stage's input in
-    the bundle and fingerprints each stage's output (`fingerprint`)."""
+    says which phase the case is in, records each stage's input in the bundle, and notes facts for
+    the report in the fields it has as a Findings (harness.case_findings: `notes`, `sizes`, `ops`,
+    `lowering`, `decomposed_into`, `cache`; `fingerprint(stage, output)` fills `fingerprints`),
+    which go to the record as they are."""
 
     enter: PhaseSetter   # enter(Phase.LOWER): the case is in that phase now (a crash or hang is blamed on it)
     id: str = ""         # the case id, "<family>/<name>", e.g. "myfamily/2d/dil2"
@@ -39,30 +42,7 @@ class CaseContext:
     # Its parameters, read-only, in its family's schema (docs/reference/case-params.md).
     params: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
     tags: tuple[str, ...] = ()   # its tags, derived (rank2, dilated, grouped, ...) and written
-    notes: dict[str, Any] = dataclasses.field(default_factory=dict)  # JSON-able; kept even when the case fails
     bundle: Any = None   # harness.worker.bundle.Bundle with --artifacts-dir (the IR of each stage), else None
-    # Deterministic size figures, noise-free on a shared machine: ops after each stage
-    # ("torch_ops", "backend_ops", "linalg_ops") and the compiled artifact's bytes ("artifact_bytes").
-    sizes: dict[str, int] = dataclasses.field(default_factory=dict)
-    # Stage fingerprints (harness.stages.fingerprinting): stage name -> a short hex hash of its output in
-    # a canonical form; set through `fingerprint(stage, output)`.
-    fingerprints: dict[str, str] = dataclasses.field(default_factory=dict)
-    # The stage cache (harness.stages.reuse): stage name -> "hit", "miss", "off" or
-    # "uncacheable", and the seconds its hits saved (what computing them cost when written).
-    cache: dict[str, str] = dataclasses.field(default_factory=dict)
-    cache_saved_s: float = 0.0
-    # How close each compared output came to failing (harness.worker.compare.Accuracy), written by
-    # the comparison: output name -> its margin (1.0 at the limit), and float16/bfloat16 outputs' ULPs.
-    margins: dict[str, float] = dataclasses.field(default_factory=dict)
-    ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
-    # The program's ops, {"aten.add": 2}: set by a backend that lists them (Backend.LISTS_OPS) from
-    # the program it exports (harness.ops.names.graph_op_counts), else by the harness before compile.
-    ops: dict[str, int] = dataclasses.field(default_factory=dict)
-    # The path each op took through the backend, in its Backend.LOWERING_PATHS words
-    # ({"aten.convolution_backward": "kept"}), and the ops its decomposition made that the program
-    # did not hold ({"aten.convolution": 2}): what the decomposed ones became (harness.ops.paths).
-    lowering: dict[str, str] = dataclasses.field(default_factory=dict)
-    decomposed_into: dict[str, int] = dataclasses.field(default_factory=dict)
     # With --perf: the threads the backend's runtime may use (its sessions, task pools), fixed so that
     # timings compare; torch's own are set already. None: the runtime's default.
     threads: int | None = None
@@ -113,14 +93,6 @@ def graph_inputs(model: Any) -> list:
     """An ONNX model's inputs a caller feeds (ValueInfoProtos): not those an initializer gives."""
     initialised = {i.name for i in model.graph.initializer}
     return [i for i in model.graph.input if i.name not in initialised]
-
-
-# The kinds of program a family builds (Family.program) and a backend takes (its config's
-# `programs:`, each through a front-end): the class a builder returns and what to call it.
-PROGRAM_KINDS = {"torch": (Program, "PyTorch programs"), "onnx": (OnnxProgram, "ONNX models"),
-                 "train_step": (Program, "PyTorch training steps")}   # a Program with train_step (harness.training)
-# A config without `programs:`: a backend that calls export_program compiles a training step unchanged.
-DEFAULT_PROGRAMS = {"torch": "the backend's own", "train_step": "export_program's joint graph"}
 
 
 @dataclasses.dataclass(frozen=True)

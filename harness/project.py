@@ -32,6 +32,7 @@ from harness.families.loader import (
 from harness.files import display_path
 from harness.installation.packages import version_text
 from harness.precision.axis import at_dtypes, variant_ids
+from harness.program_kinds import PROGRAM_KINDS
 from harness.project_files.configs import BackendConfig, load_configs, select_backend
 from harness.project_files.ini import find_ini
 from harness.project_files.registry import (
@@ -121,10 +122,13 @@ class Project:
         check_unique([c for cases in found.values() for c in cases])
         return found
 
+    def _pytorch_program(self, case: Case) -> bool:
+        return PROGRAM_KINDS[self.families[case.family].program].pytorch
+
     def _for_this_run(self, cases: list[Case]) -> list[Case]:
         """The cases at the run's --dtypes (harness.precision.axis), without those this installation
         cannot build (int8 PyTorch programs without torchao); what it left out or refused, noted."""
-        kept, left_out = quantization.collectable(cases, lambda c: self.families[c.family].program == "torch")
+        kept, left_out = quantization.collectable(cases, self._pytorch_program)
         kept_ids = {c.id for c in kept}   # a set: thousands of cases compared in a list cost 1.5 s
         self.left_out_ids += [c.id for c in cases if c.id not in kept_ids]
         at_run_dtypes, refused = at_dtypes(kept, self.families, self.settings.dtypes)

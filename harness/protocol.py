@@ -16,6 +16,7 @@ import dataclasses
 import json
 from typing import Any
 
+from harness.case_findings import Findings
 from harness.outcomes import Outcome, Phase
 
 KEEPER_NAME = "e2e-keeper"   # the process name of a worker's keeper (harness.worker.__main__)
@@ -79,23 +80,10 @@ class CaseResult:
     outcome: Outcome
     phase: Phase | None                  # None when it passed
     message: str
-    durations: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds per phase
-    cpu_s: dict[str, float] = dataclasses.field(default_factory=dict)      # CPU seconds per phase
-    peak_mb: dict[str, float] = dataclasses.field(default_factory=dict)    # the worker's peak MiB per phase
-    sizes: dict[str, int] = dataclasses.field(default_factory=dict)        # CaseContext.sizes
-    fingerprints: dict[str, str] = dataclasses.field(default_factory=dict) # CaseContext.fingerprints
-    cache: dict[str, str] = dataclasses.field(default_factory=dict)        # CaseContext.cache
-    cache_saved_s: float = 0.0                                             # CaseContext.cache_saved_s
-    notes: dict[str, Any] = dataclasses.field(default_factory=dict)        # what the backend reported
-    margins: dict[str, float] = dataclasses.field(default_factory=dict)    # CaseContext.margins
-    ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)  # CaseContext.ulps
-    ops: dict[str, int] = dataclasses.field(default_factory=dict)          # CaseContext.ops
-    lowering: dict[str, str] = dataclasses.field(default_factory=dict)     # CaseContext.lowering
-    decomposed_into: dict[str, int] = dataclasses.field(default_factory=dict)  # CaseContext.decomposed_into
+    findings: Findings = dataclasses.field(default_factory=Findings)   # what the case's run found out
     frame: str | None = None             # the innermost meaningful frame of a crash or hang, when known
     versions: dict[str, str] | None = None  # the backend's own versions(), with its first result in a
                                             # worker (None: reported before)
-    perf: dict[str, Any] | None = None   # harness.worker.timing's figures: a passed case's, with --perf
 
 
 Message = Start | Ready | RunRequest | PhaseEvent | CaseResult
@@ -123,4 +111,5 @@ def decode(line: str | bytes) -> Message:
     if kind is CaseResult:
         data["outcome"] = Outcome(data["outcome"])
         data["phase"] = data["phase"] and Phase(data["phase"])
+        data["findings"] = Findings.from_json(data["findings"])
     return kind(**data)

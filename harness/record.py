@@ -5,6 +5,7 @@ import dataclasses
 import shlex
 from typing import Any, Mapping
 
+from harness.case_findings import Findings
 from harness.installation.executables import python_command
 from harness.outcomes import Expected, Outcome, Phase, Verdict
 
@@ -46,8 +47,9 @@ class Record:
     duration_s: float
     message: str
     expectation_source: str | None   # "xfail/linalg-on-tensors.yaml:12", or None
-    phase_durations: dict[str, float]
-    notes: dict[str, Any]            # what the backend reported about the case, e.g. its lowering path
+    # What the case's run found out (phase figures, sizes, fingerprints, notes, margins, ops, ...), as the
+    # worker sent it; in the JSON its keys are the record's own, as reports have always had them.
+    findings: Findings = dataclasses.field(default_factory=Findings)
     signature: str | None = None     # the normalised first error (harness.controller.signature); None: no failure
     artifacts: str | None = None     # the repro bundle directory, when one was written
     backend_versions: dict[str, str] = dataclasses.field(default_factory=dict)  # from Backend.versions(),
@@ -56,28 +58,9 @@ class Record:
     attempts: list[Attempt] = dataclasses.field(default_factory=list)  # with --rerun-failures, the first
                                      # attempt first; empty when the result was not rerun
     flaky: bool = False              # its attempts disagreed
-    phase_cpu_s: dict[str, float] = dataclasses.field(default_factory=dict)   # CPU seconds per phase
-    phase_peak_mb: dict[str, float] = dataclasses.field(default_factory=dict)  # the worker's peak MiB per phase
-    sizes: dict[str, int] = dataclasses.field(default_factory=dict)  # ops per stage, artifact bytes
-    fingerprints: dict[str, str] = dataclasses.field(default_factory=dict)  # stage -> hash of its output
-    cache: dict[str, str] = dataclasses.field(default_factory=dict)   # stage -> hit, miss, off, uncacheable
-    cache_saved_s: float = 0.0       # what its stage cache hits saved, seconds
-    perf: dict[str, Any] | None = None   # --perf's figures (harness.worker.timing); None: not timed
     expected_phase: Phase | None = None  # the phase the expectation entry names; None: no entry, or it names none
     rerun_command: str | None = None     # the command that runs it again from anywhere (harness.rerun)
     isolation: dict[str, Any] | None = None   # with --isolate, a mismatch's culprit ops (harness.plugin.isolation)
-    # How close each compared floating output came to failing: its worst error over its tolerance
-    # (1.0 at the limit: a pass is below 1), and float16/bfloat16 outputs' ULPs {"max", "p99"}
-    # (harness.worker.compare.Accuracy). Empty: nothing compared by value (a failure before compare).
-    margins: dict[str, float] = dataclasses.field(default_factory=dict)
-    ulps: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
-    # The ops of its program, {"aten.add": 2} (harness.ops; empty: not listed, as an ONNX backend's
-    # own export or a program that does not export), the path each took through the backend
-    # ({"aten.convolution_backward": "kept"}; empty: the backend says nothing of paths) and the ops
-    # the backend's decomposition made that the program did not hold.
-    ops: dict[str, int] = dataclasses.field(default_factory=dict)
-    lowering: dict[str, str] = dataclasses.field(default_factory=dict)
-    decomposed_into: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -86,7 +69,7 @@ class Record:
         data["phase"] = _phase_json(self.phase)
         data["expected_phase"] = _phase_json(self.expected_phase)
         data["attempts"] = [a.to_json() for a in self.attempts]
-        return data
+        return _spliced(data, "findings")   # flat, as reports have always had them
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Record":
@@ -109,19 +92,11 @@ class Record:
                    expected=Expected(data.get("expected", Expected.PASS.value)),
                    verdict=Verdict(data.get("verdict", Verdict.OK.value)), duration_s=data.get("duration_s", 0.0),
                    message=data.get("message") or "", expectation_source=data.get("expectation_source"),
-                   phase_durations=dict(data.get("phase_durations") or {}), notes=dict(data.get("notes") or {}),
-                   signature=data.get("signature"), artifacts=data.get("artifacts"),
+                   findings=Findings.from_json(data), signature=data.get("signature"), artifacts=data.get("artifacts"),
                    backend_versions=dict(data.get("backend_versions") or {}), subject=data.get("subject"),
                    attempts=[Attempt.from_json(a) for a in data.get("attempts") or []],
-                   flaky=bool(data.get("flaky", False)), phase_cpu_s=dict(data.get("phase_cpu_s") or {}),
-                   phase_peak_mb=dict(data.get("phase_peak_mb") or {}), sizes=dict(data.get("sizes") or {}),
-                   fingerprints=dict(data.get("fingerprints") or {}), cache=dict(data.get("cache") or {}),
-                   cache_saved_s=data.get("cache_saved_s", 0.0),
-                   perf=data.get("perf"), expected_phase=_phase(data.get("expected_phase")),
-                   rerun_command=data.get("rerun_command"), isolation=_isolation(data.get("isolation")),
-                   margins=_numbers(data.get("margins"), "margins"), ulps=dict(data.get("ulps") or {}),
-                   ops=_numbers(data.get("ops"), "ops"), lowering=_words(data.get("lowering")),
-                   decomposed_into=_numbers(data.get("decomposed_into"), "decomposed_into"))
+                   flaky=bool(data.get("flaky", False)), expected_phase=_phase(data.get("expected_phase")),
+                   rerun_command=data.get("rerun_command"), isolation=_isolation(data.get("isolation")))
 
     @property
     def what_it_tests(self) -> str:
@@ -139,17 +114,9 @@ def _isolation(value: Any) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
 
-def _numbers(value: Any, field: str) -> dict[str, Any]:
-    if value is not None and not (isinstance(value, Mapping) and
-                                  all(isinstance(v, (int, float)) for v in value.values())):
-        raise ValueError(f"its {field} are not an object of numbers")
-    return dict(value or {})
-
-
-def _words(value: Any) -> dict[str, str]:
-    if value is not None and not (isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())):
-        raise ValueError("its lowering is not an object of words")
-    return dict(value or {})
+def _spliced(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """The dict with the items of its dict at `key` in that key's place."""
+    return {k: v for name, value in data.items() for k, v in (value.items() if name == key else [(name, value)])}
 
 
 def _phase(value: str | None) -> Phase | None:

@@ -10,6 +10,7 @@ from extras import needs
 from test_markdown_report import record
 
 from harness.backend_interface import CaseContext
+from harness.case_findings import Findings
 from harness.outcomes import Outcome
 from harness.protocol import CaseResult, decode, encode
 from harness.record import Record
@@ -95,11 +96,11 @@ def test_the_context_records_fingerprints_by_stage():
 
 
 def test_fingerprints_travel_in_the_result_and_the_record_and_an_older_report_loads():
-    result = CaseResult(Outcome.PASSED, None, "", fingerprints={"exported": "0123456789abcdef"})
-    assert decode(encode(result)).fingerprints == {"exported": "0123456789abcdef"}
+    result = CaseResult(Outcome.PASSED, None, "", Findings(fingerprints={"exported": "0123456789abcdef"}))
+    assert decode(encode(result)).findings.fingerprints == {"exported": "0123456789abcdef"}
     data = record("a")
     assert "fingerprints" not in data
-    assert Record.from_json(data).fingerprints == {}
+    assert Record.from_json(data).findings.fingerprints == {}
     data["fingerprints"] = {"llvm_ir": "fedcba9876543210"}
     assert Record.from_json(data).to_json()["fingerprints"] == {"llvm_ir": "fedcba9876543210"}
 

@@ -11,6 +11,7 @@ import sys
 import pytest
 from e2e_support import python_path_env
 
+from harness.case_findings import Findings
 from harness.ops.claims import claimed
 from harness.outcomes import Expected, Outcome, Phase, Verdict, decide
 from harness.protocol import CaseResult
@@ -30,17 +31,17 @@ class Config:
 
 
 def test_a_broken_claim_is_one_line_and_keeps_the_cases_own_failure_after_it():
-    passed = CaseResult(Outcome.PASSED, None, "", lowering={"aten.convolution_backward": "decomposed"})
+    passed = CaseResult(Outcome.PASSED, None, "", Findings(lowering={"aten.convolution_backward": "decomposed"}))
     wrong = claimed(passed, Config())
     assert (wrong.outcome, wrong.phase) == (Outcome.WRONG_LOWERING, Phase.LOWER)
     assert wrong.message == ("lowering: aten.convolution_backward was decomposed, but configs/x.yaml:4 "
                              "(lowering.aten.convolution_backward) claims kept")
     failed = CaseResult(Outcome.COMPILE_ERROR, Phase.COMPILE, "boom",
-                        lowering={"aten.convolution_backward": "decomposed"})
+                        Findings(lowering={"aten.convolution_backward": "decomposed"}))
     assert claimed(failed, Config()).message.splitlines()[1] == "(the case itself: compile_error: boom)"
-    kept = CaseResult(Outcome.PASSED, None, "", lowering={"aten.convolution_backward": "kept"})
+    kept = CaseResult(Outcome.PASSED, None, "", Findings(lowering={"aten.convolution_backward": "kept"}))
     assert claimed(kept, Config()) is kept
-    other = CaseResult(Outcome.PASSED, None, "", lowering={"aten.add": "decomposed"})
+    other = CaseResult(Outcome.PASSED, None, "", Findings(lowering={"aten.add": "decomposed"}))
     assert claimed(other, Config()) is other   # a case without the op claims nothing
 
 

@@ -104,7 +104,7 @@ def _record(backend, case, outcome, margins, ulps=None) -> Record:
 def test_a_record_keeps_its_margins_through_json_and_refuses_damaged_ones():
     record = _record("b", "f/c", "passed", {"y": 0.5}, {"y": {"max": 3.0, "p99": 1.0}})
     again = Record.from_json(json.loads(json.dumps(record.to_json())))
-    assert again.margins == {"y": 0.5} and again.ulps == {"y": {"max": 3.0, "p99": 1.0}}
+    assert again.findings.margins == {"y": 0.5} and again.findings.ulps == {"y": {"max": 3.0, "p99": 1.0}}
     with pytest.raises(ValueError, match="its margins are not an object of numbers"):
         Record.from_json({"case": "f/c", "backend": "b", "outcome": "passed", "margins": {"y": "high"}})
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from harness.case_findings import Findings
 from harness.outcomes import COMPILE_PHASES, Expected, Outcome, Phase, Verdict, decide, outcome_for_exception
 from harness.record import Attempt, Record
 
@@ -126,7 +127,8 @@ def test_a_record_reads_back_from_its_json():
     record = Record(case="conv_backward/2d/x", backend="be", nodeid="cases/c.py::conv_backward/2d/x[be]",
                     params={"dtype": "float32"}, tags=["rank2"], outcome=OUT.CRASHED, phase=Phase.LOWER,
                     expected=Expected.CRASH, verdict=Verdict.OK, duration_s=1.5, message="boom",
-                    expectation_source="crash_sets/be.yaml:3", phase_durations={"lower": 1.4}, notes={"a": 1},
+                    expectation_source="crash_sets/be.yaml:3",
+                    findings=Findings(phase_durations={"lower": 1.4}, notes={"a": 1}, ops={"aten.add": 1}),
                     signature="SIGSEGV in f", artifacts="artifacts/x", backend_versions={"torch": "2"},
                     attempts=RERUN, flaky=True)
     assert Record.from_json(record.to_json()) == record
@@ -140,7 +142,7 @@ def test_a_records_json_is_plain_strings_with_the_keys_reports_have_always_had()
     written now reads as one written then (the phase, each attempt's keys and order)."""
     record = Record(case="c", backend="be", nodeid="n", params={}, tags=[], outcome=OUT.CRASHED, phase=Phase.LOWER,
                     expected=E.PASS, verdict=FAIL, duration_s=1.5, message="", expectation_source=None,
-                    phase_durations={}, notes={}, attempts=RERUN, flaky=True)
+                    attempts=RERUN, flaky=True)
     data = record.to_json()
     assert json.dumps(data["attempts"]) == ('[{"outcome": "crashed", "phase": "lower", "signature": "SIGSEGV in f", '
                                             '"duration_s": 1.4}, {"outcome": "passed", "phase": null, '

@@ -144,7 +144,7 @@ def test_preloaded_backends_are_ready_before_the_first_case(tmp_path):
         pool.start()
         pool.worker.wait_ready()  # start-up includes the 3 s import
         result = pool.run(request(slow), timeout=60)
-        assert result.outcome == "passed" and sum(result.durations.values()) < 2
+        assert result.outcome == "passed" and sum(result.findings.phase_durations.values()) < 2
         assert result.versions == {}  # still reported with the backend's first result
     finally:
         pool.close()

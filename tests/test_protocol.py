@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.case_findings import Findings
 from harness.outcomes import Outcome, Phase
 from harness.protocol import (
     BundleRequest,
@@ -25,7 +26,8 @@ from harness.protocol import (
                backend={"name": "eager", "class": "m:C", "options": {}, "tolerances": {}}),
     RunRequest(case={}, backend={}, bundle=BundleRequest(path="/tmp/b", rerun="python -m pytest x")),
     PhaseEvent(Phase.LOWER),
-    CaseResult(Outcome.PASSED, None, "", {"setup": 0.1}, {"note": 1}, versions={"torch": "2.13"}),
+    CaseResult(Outcome.PASSED, None, "", Findings(phase_durations={"setup": 0.1}, notes={"note": 1}, perf={"x": 1}),
+               versions={"torch": "2.13"}),
     CaseResult(Outcome.CRASHED, Phase.COMPILE, "worker killed by SIGSEGV", frame="mlir::Pass::run"),
 ])
 def test_messages_round_trip(message):

@@ -40,7 +40,7 @@ def test_a_workers_result_lists_the_fingerprints_in_its_backends_order():
     session = Session(lambda message: None, execute)
     case = {"id": "fam/one", "family": "fam", "params": {}}
     result = session.run(RunRequest(case, {"name": "be", "class": f"{__name__}:Reversed"}))
-    assert list(result.fingerprints) == ["parsed_ir", "lowered_ir"]
+    assert list(result.findings.fingerprints) == ["parsed_ir", "lowered_ir"]
 
 
 @pytest.mark.parametrize(("module", "cls", "expected"), [

@@ -29,6 +29,7 @@ from typing import Sequence
 import psutil
 
 from harness import native_stacks
+from harness.case_findings import Findings
 from harness.controller.forks import ForkServer
 from harness.controller.process_tree import ProcessTree
 from harness.controller.worker_start import process_env, start_worker
@@ -286,8 +287,9 @@ class WorkerPool:
                 where = f"; hung in {frame}" if frame else ""
                 text = f"timed out after {timeout:g} s in phase {phase.value}{where}{stacks}"
             self._replace()
+            seconds = round(time.monotonic() - started, 6)
             return CaseResult(outcome=lost.outcome, phase=phase, message=text, frame=frame,
-                              durations={phase.value: round(time.monotonic() - started, 6)})
+                              findings=Findings(phase_durations={phase.value: seconds}))
         except BaseException:  # Ctrl-C or pytest-timeout mid-case: the worker's next answer would
             worker.kill()      # belong to this case, so it must not serve another
             self.worker = None

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Callable
 
 from harness import native_stacks
-from harness.backend_interface import PROGRAM_KINDS
 from harness.bundle_layout import bundle_path
 from harness.case_data import Case
 from harness.controller.bundles import write_readme
@@ -28,12 +27,12 @@ from harness.ops.claims import claimed
 from harness.outcomes import Expected, Outcome, decide
 from harness.perf.rounds import is_timed
 from harness.perf.rounds import merge as merge_rounds
+from harness.program_kinds import PROGRAM_KINDS
 from harness.project import Project
 from harness.project_files.configs import BackendConfig, backend_problem
 from harness.protocol import CaseResult, PerfRequest
 from harness.record import Attempt, Record
 from harness.rerun import Place
-from harness.training.params import KIND as TRAIN_STEP
 
 
 class Runner:
@@ -89,8 +88,9 @@ class Runner:
             if self.settings.artifacts_dir is not None:
                 bundle = bundle_path(self.settings.artifacts_dir, backend, case.id)
             result = self._attempt(case, config, bundle, rerun, timed=expected is Expected.PASS)
-            if self.settings.perf_rounds > 1 and is_timed(result.perf):
-                result = dataclasses.replace(result, perf=self._timed_rounds(case, config, result.perf, rerun))
+            if self.settings.perf_rounds > 1 and is_timed(result.findings.perf):
+                rounds = self._timed_rounds(case, config, result.findings.perf, rerun)
+                result = dataclasses.replace(result, findings=dataclasses.replace(result.findings, perf=rounds))
         result = claimed(result, config)
         phase = result.phase and result.phase.value
         judged = functools.partial(decide, result.outcome, expected, result.phase, entry.phase if entry else None,
@@ -102,12 +102,7 @@ class Runner:
                         tags=list(case.tags), outcome=result.outcome, phase=result.phase, expected=expected,
                         verdict=verdict, duration_s=round(time.monotonic() - started, 3),
                         message=result.message, expectation_source=entry.source if entry else None,
-                        expected_phase=entry.phase if entry else None,
-                        phase_durations=result.durations, phase_cpu_s=result.cpu_s,
-                        phase_peak_mb=result.peak_mb, sizes=result.sizes,
-                        fingerprints=result.fingerprints, cache=result.cache, cache_saved_s=result.cache_saved_s,
-                        notes=result.notes, perf=result.perf, margins=result.margins, ulps=result.ulps,
-                        ops=result.ops, lowering=result.lowering, decomposed_into=result.decomposed_into,
+                        expected_phase=entry.phase if entry else None, findings=result.findings,
                         signature=signature(result.outcome.value, phase, result.message, result.frame),
                         backend_versions=result.versions or {},
                         subject=self.families[case.family].subject(case.params), attempts=attempts, flaky=flaky,
@@ -131,8 +126,8 @@ class Runner:
         for _ in range(self.settings.perf_rounds - 1):
             self.pool.fresh_worker()
             again = self._attempt(case, config, None, rerun, timed=True)
-            if again.outcome is Outcome.PASSED and is_timed(again.perf):
-                rounds.append(again.perf)
+            if again.outcome is Outcome.PASSED and is_timed(again.findings.perf):
+                rounds.append(again.findings.perf)
         return merge_rounds(rounds, self.settings.perf_rounds)
 
     def _reruns(self, case: Case, config: BackendConfig, first: CaseResult, rerun: str) -> list[Attempt]:
@@ -258,12 +253,12 @@ class Runner:
 
 
 def _uncollected_line(count: int, family: str, kind: str, backend: str, takes: str) -> str:
-    """`N module cases (PyTorch training steps) not collected for B: it takes ..., not their training steps`."""
+    """`N <family> cases not collected for B: it takes PyTorch programs only`; for a form of a kind
+    the backend's list names (a training step of a PyTorch program), `..., not PyTorch training steps`."""
     cases = f"{count:,} {family} case{'s' * (count != 1)}"
-    if kind == TRAIN_STEP:
-        return (f"{cases} ({PROGRAM_KINDS[kind][1]}) not collected for {backend}: it takes {takes}, "
-                "not their training steps")
-    return f"{cases} not collected for {backend}: it takes {takes}"
+    program = PROGRAM_KINDS[kind]
+    form = f", not {program.description}" if program.variant_of else ""
+    return f"{cases} not collected for {backend}: it takes {takes}{form}"
 
 
 def _required_packages(config: BackendConfig) -> dict:
@@ -275,6 +270,8 @@ def _required_packages(config: BackendConfig) -> dict:
 
 def _attempt_of(result: CaseResult, seconds: float | None = None) -> Attempt:
     phase = result.phase and result.phase.value
+    if seconds is None:
+        seconds = sum(result.findings.phase_durations.values())
     return Attempt(outcome=result.outcome, phase=result.phase,
                    signature=signature(result.outcome.value, phase, result.message, result.frame),
-                   duration_s=round(seconds if seconds is not None else sum(result.durations.values()), 3))
+                   duration_s=round(seconds, 3))

@@ -22,10 +22,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from harness.backend_interface import PROGRAM_KINDS, load_object
+from harness.backend_interface import load_object
 from harness.case_data import DTYPES, Case
 from harness.families.built import Built
-from harness.training.params import KIND as TRAIN_STEP
+from harness.program_kinds import PROGRAM_KINDS, TORCH, TRAIN_STEP
 from harness.training.params import is_train_step
 
 
@@ -91,10 +91,6 @@ def no_subject(params: Mapping[str, Any]) -> None:
     return None
 
 
-DEFAULT_GRAPHS = {"torch": "harness.reduce.torch_graph:program_graph",   # Family.graph by program kind
-                  "onnx": "harness.reduce.onnx_graph:program_graph"}
-
-
 @dataclasses.dataclass(frozen=True)
 class Family:
     """A case family: its pure half, loaded in the pytest process and the tools (which never import
@@ -103,7 +99,8 @@ class Family:
 
     Identity
       `name`: the first part of every case id of the family (`conv_backward/1d/...`).
-      `program`: the kind of program `builder` builds, "torch" (a Program) or "onnx" (an OnnxProgram).
+      `program`: the kind of program `builder` builds (harness.program_kinds), "torch" (a Program) or
+        "onnx" (an OnnxProgram).
       `default`: a cases-file entry without `family:` belongs to the family marked default (at most one).
 
     Controller side, per case (making a case, reading a cases file or a report)
@@ -148,16 +145,16 @@ class Family:
     Tools
       `graph`: for `python -m harness reduce` (which imports torch): "package.module:function" taking
         (Built, case params) and returning the program as a graph to cut (see
-        harness.reduce.torch_graph for what it offers). None: the default of the program kind (a
-        PyTorch program: its exported FX graph; an ONNX model: its graph).
+        harness.reduce.torch_graph for what it offers). None: the default of the program kind
+        (ProgramKind.graph: a PyTorch program's exported FX graph; an ONNX model's graph).
       `reruns`: for `python -m harness reduce`: a program kind ("torch" or "onnx") whose cut-down
         programs this family runs as cases: the reducer writes each candidate of a program of that
         kind as a case of this family, with the params the kind's default graph writes (at most one
         installed family per kind). None: the family runs no reducer's candidates.
       `isolates`: for `python -m harness isolate`: a program kind ("torch" or "onnx") whose ops, cut
-        out with the float64 reference values of their arguments (harness.isolate.reference, or
-        harness.isolate.reference_onnx for an ONNX model's nodes), this family runs as cases (at
-        most one installed family per kind). None: it runs no isolated ops.
+        out with the float64 reference values of their arguments (by the kind's
+        ProgramKind.reference_process), this family runs as cases (at most one installed family per
+        kind). None: it runs no isolated ops.
       `fuzz_space`: for `python -m harness fuzz`: "package.module:NAME" of the family's FuzzSpace.
         None: the family is not fuzzed.
     """
@@ -169,7 +166,7 @@ class Family:
     derive_tags: Callable[[Mapping[str, Any]], list] = no_tags
     markers: tuple[str, ...] = ()
     subject: Callable[[Mapping[str, Any]], str | None] = no_subject
-    program: str = "torch"
+    program: str = TORCH
     options: tuple[Option, ...] = ()
     discover: Callable[[Mapping[str, Any]], Discovery | None] | None = None
     commands: Callable[[argparse._SubParsersAction], None] | None = None
@@ -197,7 +194,7 @@ class Family:
         return TRAIN_STEP if is_train_step(params) else self.program
 
     def graph_cutter(self) -> str | None:
-        return self.graph or DEFAULT_GRAPHS.get(self.program)
+        return self.graph or PROGRAM_KINDS[self.program].graph
 
     def case(self, name: str, params: Mapping[str, Any], *, tags: Iterable[str] = (),
              timeout: float | None = None, errors_named: bool = True) -> Case:
@@ -206,9 +203,10 @@ class Family:
         errors name its file and line instead). The one way every family makes a case."""
         case_id = f"{self.name}/{name}"
         try:
-            if self.program != "torch" and params.get("train_step"):
-                raise ValueError(f"train_step: {self.name} cases are {PROGRAM_KINDS[self.program][1]}, not PyTorch "
-                                 "programs; a training step is one of a PyTorch module (leave train_step out)")
+            if params.get("train_step") and not PROGRAM_KINDS[self.program].pytorch:
+                raise ValueError(f"train_step: {self.name} cases are {PROGRAM_KINDS[self.program].description}, not "
+                                 f"{PROGRAM_KINDS[TORCH].description}; a training step is one of a PyTorch module "
+                                 "(leave train_step out)")
             normalised = self.validate(params)
             if normalised.get("dtype") not in DTYPES:
                 raise ValueError(f"the family's validate gave dtype {normalised.get('dtype')!r}, not one of "

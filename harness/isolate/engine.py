@@ -2,7 +2,7 @@
 harness.isolate.command). Controller side: it imports no torch.
 
 1. The case runs once as pytest runs it: it must fail as a mismatch.
-2. The reference process of the program's kind (REFERENCE_PROCESSES: harness.isolate.reference
+2. The reference process of the program's kind (ProgramKind.reference_process: harness.isolate.reference
    for PyTorch programs, harness.isolate.reference_onnx for ONNX models), a process of its own with
    a timeout, builds the case, runs it at float64 and at the case's dtype keeping every value, and
    writes one one-op program per candidate op, fed the float64 reference values of its arguments.
@@ -40,6 +40,7 @@ from harness.installation.executables import python_command
 from harness.isolate import failure_line
 from harness.isolate.prefix import first_divergent_prefix
 from harness.outcomes import Expected, Outcome, decide
+from harness.program_kinds import PROGRAM_KINDS
 from harness.project import Project
 from harness.project_files.configs import BackendConfig
 from harness.protocol import CaseResult
@@ -48,7 +49,6 @@ NOTES_KEY = "isolate"     # where the isolating family's golden puts its figures
 BATCH_OPS = 256           # ops per program at most: one compile of a whole model's ops stays bounded
 REFERENCE_TIMEOUT_TIMES = 4   # the reference process's timeout, in case timeouts (it builds and runs twice)
 MOST_BUNDLES = 10         # distinct culprit ops that get a repro bundle, the most likely first
-REFERENCE_PROCESSES = {"torch": "harness.isolate.reference", "onnx": "harness.isolate.reference_onnx"}   # by kind
 # What a culprit's errors are against, whose own error it is ranked by, and their measure: a PyTorch
 # op's (RMS errors, eager's), unless the reference process says otherwise (an ONNX node's)
 CULPRIT_DEFAULTS = {"against": "float64", "reference": "eager", "measure": "rms"}
@@ -79,6 +79,7 @@ class Isolation:
         if not self.backend.takes(self.family.program):
             raise HarnessInputError(self.case.id, f"{self.backend.name} takes {self.backend.takes_only()}, not this "
                                     f"case's program (family {self.family.name})", "isolate it on a backend that does")
+        self._reference_module()   # a kind of program nothing cuts ops out of fails before the case runs
         self.workers = self.borrowed or case_workers(self.project, [self.backend], Role.ISOLATE)
         try:
             self.timeout = self.workers.timeout(self.case, self.backend)
@@ -129,11 +130,18 @@ class Isolation:
         """The program up to this op, written as an op's folder (harness.isolate.prefix_program)."""
         return self._reference_process({"prefix": node})
 
+    def _reference_module(self) -> str:
+        """The module run as the reference process of the case's kind of program."""
+        kind = PROGRAM_KINDS[self.family.program]
+        if kind.reference_process is None:
+            raise HarnessInputError(self.case.id, f"not isolatable: nothing cuts the ops out of {kind.description}")
+        return kind.reference_process
+
     def _reference_process(self, extra: dict) -> dict:
         """harness.isolate.reference's reply to the request plus `extra`, run in a process of its own."""
         request = {"case": self.case.to_json(), "family": self.family.worker_request(self.case.params),
                    "out": str(self.out), **extra}
-        reply = ask_helper(REFERENCE_PROCESSES[self.family.program], request, rootdir=self.project.settings.rootdir,
+        reply = ask_helper(self._reference_module(), request, rootdir=self.project.settings.rootdir,
                            env=worker_environment(self.project), timeout=self.timeout * REFERENCE_TIMEOUT_TIMES,
                            what="building and running its program at float64 and at its dtype", where=self.case.id,
                            timeout_fix="raise the case's timeout")
@@ -186,7 +194,7 @@ class Isolation:
 
     def _ran(self, ops: list[dict], result: CaseResult) -> bool:
         """Record the batch's figures; False when it failed otherwise (a lone op's failure is recorded)."""
-        notes = result.notes.get(NOTES_KEY)
+        notes = result.findings.notes.get(NOTES_KEY)
         if result.outcome in (Outcome.PASSED, Outcome.MISMATCH) and notes and notes["figures"]:
             for op in ops:
                 self.figures[op["node"]] = _op_figures(op, notes)

@@ -45,7 +45,7 @@ def _prefix_verdict(isolation: Any, op: dict) -> bool | str:
     float64 than eager's), False when it matches, else why it did not run."""
     written = isolation.write_prefix(op["node"])
     result = isolation.run_isolated([written])
-    notes = result.notes.get("isolate")
+    notes = result.findings.notes.get("isolate")
     if not notes or not notes["figures"]:
         return failure_line(result)
     figures = notes["figures"]

@@ -14,8 +14,9 @@ from harness.protocol import CaseResult
 def claimed(result: CaseResult, config: Any) -> CaseResult:
     """The result, or a wrong_lowering one when an op of it took a path its config does not claim
     (the case's own failure, if any, on the lines after)."""
-    broken = [(op, path, result.lowering[op]) for op, path in sorted(config.lowering.items())
-              if op in result.lowering and result.lowering[op] != path]
+    taken = result.findings.lowering
+    broken = [(op, path, taken[op]) for op, path in sorted(config.lowering.items())
+              if op in taken and taken[op] != path]
     if not broken:
         return result
     line = "; ".join(f"{op} was {taken}, but {config.place(f'lowering.{op}')} claims {path}"

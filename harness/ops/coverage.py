@@ -4,7 +4,7 @@ each whole program (a family's whose Family.coverage says "programs") and traini
 of its ops pass on each backend in the op tests (the "ops" families'); and the core ATen ops no case
 covers. Pure Python over records: no torch.
 
-A case covers the ops its program holds (Record.ops: any backend's record of the case lists them,
+A case covers the ops its program holds (Record.findings.ops: any backend's record of the case lists them,
 so a crash-set case that was not run covers them too). A failure counts against the ops its
 message names (`torch.aten.topk`, `aten::topk`, `aten.topk.default`) when it names one of the
 case's ops, else against every op of the case. An op is `passed` on a backend when a case of it
@@ -104,8 +104,8 @@ def case_ops(records: Iterable[Record]) -> dict[str, set[str]]:
     """Each case's ops, from the first of its records that lists them."""
     found: dict[str, set[str]] = {}
     for r in records:
-        if r.ops and r.case not in found:
-            found[r.case] = set(r.ops)
+        if r.findings.ops and r.case not in found:
+            found[r.case] = set(r.findings.ops)
     return found
 
 

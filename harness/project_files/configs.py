@@ -15,12 +15,12 @@ import difflib
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from harness.backend_interface import DEFAULT_PROGRAMS, PROGRAM_KINDS
 from harness.case_data import DTYPES, is_positive_finite
 from harness.errors import HarnessInputError
 from harness.files import display_path
 from harness.installation.extras import install_command
 from harness.installation.packages import default_module, locate
+from harness.program_kinds import PROGRAM_KINDS, default_programs
 from harness.project_files.yamlio import check_node_keys, key_line, load_yaml
 
 CONFIG_KEYS = {"name", "description", "class", "extends", "options", "tolerances", "timeout", "memory_limit_mb",
@@ -50,8 +50,8 @@ class BackendConfig:
     source: Path
     modules: Mapping[str, str] = dataclasses.field(default_factory=dict)  # import names that differ from
     # the distribution's (iree-base-compiler: iree.compiler): what is imported counts, metadata or not
-    # The kinds of program it takes (harness.backend_interface.PROGRAM_KINDS), each with its front-end
-    programs: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(DEFAULT_PROGRAMS))
+    # The kinds of program it takes (harness.program_kinds), each with its front-end
+    programs: Mapping[str, str] = dataclasses.field(default_factory=default_programs)
     # Where "class" and each "options.KEY" were written (file, line): a config that extends another
     # takes them from that file, so an error names the file that has the line.
     places: Mapping[str, tuple[Path, int]] = dataclasses.field(default_factory=dict, compare=False)
@@ -69,7 +69,8 @@ class BackendConfig:
 
     def takes_only(self) -> str:
         """`PyTorch programs only`, `PyTorch programs and ONNX models`: for the run's summary."""
-        names = [PROGRAM_KINDS[kind][1] for kind in self.programs if kind != "train_step"]   # a PyTorch program too
+        # a form of another kind's programs (a training step of a PyTorch program) is said with that kind
+        names = [PROGRAM_KINDS[kind].description for kind in self.programs if not PROGRAM_KINDS[kind].variant_of]
         return " and ".join(names) + (" only" if len(names) == 1 else "")
 
     def module_of(self, distribution: str) -> str:
@@ -202,7 +203,7 @@ def _install(path: Path, data: dict) -> str:
 
 def _programs(path: Path, data: dict) -> dict[str, str]:
     """`programs:` kind -> its front-end (what turns that kind into the backend's input)."""
-    value = data.get("programs", DEFAULT_PROGRAMS)
+    value = data.get("programs", default_programs())
     kinds = ", ".join(PROGRAM_KINDS)
     if not isinstance(value, dict) or not value or not all(isinstance(v, str) for v in value.values()):
         raise HarnessInputError(display_path(path), f"programs must map a program kind ({kinds}) to its front-end",

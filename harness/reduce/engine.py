@@ -38,6 +38,7 @@ from harness.controller.workers import CaseWorkers, Role, case_workers, worker_e
 from harness.errors import HarnessInputError
 from harness.files import display_path, write_text_atomically
 from harness.outcomes import Expected, Phase, decide
+from harness.program_kinds import PROGRAM_KINDS
 from harness.project import Project
 from harness.project_files.configs import BackendConfig
 from harness.project_files.ini import ini_file
@@ -156,7 +157,8 @@ class Reduction:
                                     f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
 
     def _candidate(self, params: dict) -> Case:
-        if self.candidates.reruns == "torch":   # the original's reductions, for the outputs it keeps
+        # PyTorch programs are compared with their outputs' reduction lengths: the original's, for the outputs it keeps
+        if PROGRAM_KINDS[self.candidates.program].pytorch:
             reductions = self.family.reduction_sizes(self.case.params)
             params = {**params, "reductions": {n: reductions[n] for n in params["output_names"] if n in reductions}}
         return self.candidates.case(self.name, params, timeout=self.timeout)

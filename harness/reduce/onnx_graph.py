@@ -22,6 +22,7 @@ from onnx.reference import ReferenceEvaluator
 
 from harness.backend_interface import OnnxProgram, graph_inputs
 from harness.families.interface import Built
+from harness.program_kinds import ONNX
 from harness.reduce import candidate_family
 
 
@@ -34,7 +35,7 @@ class OnnxGraph:
     program_file = "model.onnx.txt"   # what a report links to: the model as ONNX's text format
 
     def __init__(self, built: Built):
-        self.family = candidate_family("onnx")   # the candidates'
+        self.family = candidate_family(ONNX)   # the candidates'
         assert isinstance(built.program, OnnxProgram), "the ONNX reducer is chosen for an ONNX model"
         self.model: onnx.ModelProto = built.program.model
         graph = self.model.graph

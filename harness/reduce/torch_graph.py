@@ -29,6 +29,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from harness import graph_source
 from harness.backend_interface import Program, export_program
 from harness.families.interface import Built
+from harness.program_kinds import TORCH
 from harness.reduce import NotReducible, candidate_family
 
 EXPORTER_CHECKS = {"_assert_scalar", "_assert_tensor_metadata", "_assert_async", "sym_constrain_range",
@@ -45,7 +46,7 @@ class TorchGraph:
     program_file = "model.py"   # what a report links to
 
     def __init__(self, built: Built, case_params: dict):
-        self.family = candidate_family("torch")   # the candidates'
+        self.family = candidate_family(TORCH)   # the candidates'
         program = built.program
         assert isinstance(program, Program), "the torch reducer is chosen for a PyTorch program"
         self.params = case_params

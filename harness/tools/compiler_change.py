@@ -48,10 +48,10 @@ def compiler_change(pairs: Iterable[tuple[Record, Record]], old: dict, new: dict
     """The IR and speed changes of the (old, new) records of the results in both reports."""
     changed, same, not_compared = [], set(), 0
     for before, after in pairs:
-        if not comparable(before.fingerprints, after.fingerprints):
+        if not comparable(before.findings.fingerprints, after.findings.fingerprints):
             not_compared += 1
             continue
-        stage = first_changed_stage(before.fingerprints, after.fingerprints)
+        stage = first_changed_stage(before.findings.fingerprints, after.findings.fingerprints)
         if stage is None:
             same.add((after.case, after.backend))
         else:
@@ -82,7 +82,7 @@ def by_stage(result: CompilerChange) -> str:
     """How many results' IR changed, and how many first at each stage (`48: torch_backend_ir 48`), the
     stages in the order the records hold them (each its backend's)."""
     counts = collections.Counter(c.stage for c in result.ir_changed)
-    order = dict.fromkeys(stage for c in result.ir_changed for stage in c.new.fingerprints if stage in counts)
+    order = dict.fromkeys(stage for c in result.ir_changed for stage in c.new.findings.fingerprints if stage in counts)
     return f"{len(result.ir_changed)}: " + ", ".join(f"{stage} {counts[stage]}" for stage in order)
 
 

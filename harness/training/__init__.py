@@ -5,7 +5,7 @@ gradient of every parameter the loss reaches (and, with an optimizer, the update
 A family that offers training steps takes the params of harness.training.params (`train_step`,
 `optimizer`, `lr`) and wraps its module in harness.training.step.TrainStep in its builder. The
 harness reads `train_step` itself: a training step is a program kind of its own ("train_step",
-harness.backend_interface.PROGRAM_KINDS), so that a backend whose config does not take it (the ONNX
+harness.program_kinds), so that a backend whose config does not take it (the ONNX
 backends) is left out of such cases with one line per run. A backend compiles it through the one
 seam: `export_program(program)` gives its joint forward-and-backward graph (harness.training.joint),
 and `Program.train_step` offers its parts to a backend that compiles the forward pass and lets

@@ -15,7 +15,6 @@ from typing import Any, Mapping
 KEYS = ("train_step", "optimizer", "lr")
 OPTIMIZERS = ("sgd",)
 DEFAULT_LR = 0.01
-KIND = "train_step"   # the program kind of a training step (harness.backend_interface.PROGRAM_KINDS)
 BACKWARD_OPS_NOTE = "backward ops"   # a record's note: the backward ops its joint graph keeps whole
 
 

@@ -18,15 +18,20 @@ SEED_OP = "convolution_backward"
 def train_step_table(records: list[Record]) -> str:
     """Markdown: the count of steps that hold the seed's op, then the matrix and its notes."""
     steps = [r for r in records if r.params.get("train_step")]
-    kept = {r.case: r.notes[NOTE] for r in steps if NOTE in r.notes}
+    kept = {r.case: r.findings.notes[NOTE] for r in steps if NOTE in r.findings.notes}
     cases = sorted({r.case for r in steps})
     holding = [case for case in cases if SEED_OP in kept.get(case, "").split(", ")]
     unknown = len(cases) - len(kept)
     count = (f"{len(holding)} of {len(cases)} training steps contain `{SEED_OP}`"
              + (f" ({unknown} with no record of their joint graph: no backend of these reports exported it)"
                 if unknown else "") + ".\n\n")
-    column = ("backward ops kept whole", lambda rs: next((r.notes[NOTE] for r in rs if NOTE in r.notes), "?"))
+    column = ("backward ops kept whole", _kept_whole)
     return count + outcome_matrix(steps, lambda r: r.case, "training step", [column])
+
+
+def _kept_whole(records: list[Record]) -> str:
+    """The backward ops the first of these records' joint graphs kept whole, "?" when none says."""
+    return next((r.findings.notes[NOTE] for r in records if NOTE in r.findings.notes), "?")
 
 
 def add_train_step_table_command(commands: argparse._SubParsersAction) -> None:

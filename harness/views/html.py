@@ -74,7 +74,7 @@ def render_html(report: dict, reductions: Mapping[tuple[str, str], tuple[str, st
         facts=_facts(model.env), backends=model.backends, summary=_summary(model), outcomes=_outcomes(model),
         families=_families(model), phases=phase_rows(model.records), speeds=backend_speeds(model.records),
         n_unexpected=n_unexpected, n_unexpected_passes=sum(r.verdict is Verdict.UNEXPECTED_PASS for r in model.records),
-        n_timed=sum(bool(r.perf and "speedup" in r.perf) for r in model.records),
+        n_timed=sum(bool(r.findings.perf and "speedup" in r.findings.perf) for r in model.records),
         css=_CSS, js=_JS, data_id=DATA_ELEMENT_ID,
         data=markupsafe.Markup(_json_for_script(model.payload())))
 

@@ -1,4 +1,4 @@
-"""How close the passing results came to failing (Record.margins: each output's worst error over
+"""How close the passing results came to failing (Record.findings.margins: each output's worst error over
 its tolerance, 1.0 at the limit), for the Markdown and terminal views: the closest outputs first,
 with float16/bfloat16 outputs' ULPs."""
 from __future__ import annotations
@@ -23,8 +23,8 @@ class Margin:
 
 def closest(records: list[Record], count: int = CLOSEST) -> list[Margin]:
     """The `count` passing outputs with the largest margins, largest first."""
-    margins = [Margin(r.case, r.backend, name, value, r.ulps.get(name))
-               for r in records if r.outcome is Outcome.PASSED for name, value in r.margins.items()]
+    margins = [Margin(r.case, r.backend, name, value, r.findings.ulps.get(name))
+               for r in records if r.outcome is Outcome.PASSED for name, value in r.findings.margins.items()]
     return sorted(margins, key=lambda m: (-m.margin, m.backend, m.case, m.output))[:count]
 
 

@@ -28,12 +28,13 @@ def phase_rows(records: list[Record]) -> list[PhaseRow]:
     for backend in sorted({r.backend for r in records}):
         mine = [r for r in records if r.backend == backend]
         for phase in (p.value for p in Phase):
-            timed = [(r.phase_durations[phase], r) for r in mine if phase in r.phase_durations]
+            timed = [(r.findings.phase_durations[phase], r) for r in mine if phase in r.findings.phase_durations]
             if not timed:
                 continue
             seconds, slowest = max(timed, key=lambda pair: pair[0])
-            peaks = [r.phase_peak_mb[phase] for _, r in timed if phase in r.phase_peak_mb]
+            found = [r.findings for _, r in timed]
+            peaks = [f.phase_peak_mb[phase] for f in found if phase in f.phase_peak_mb]
             rows.append(PhaseRow(backend, phase, len(timed), sum(s for s, _ in timed),
                                  statistics.median(s for s, _ in timed), slowest.case, seconds,
-                                 sum(r.phase_cpu_s.get(phase, 0.0) for _, r in timed), max(peaks, default=None)))
+                                 sum(f.phase_cpu_s.get(phase, 0.0) for f in found), max(peaks, default=None)))
     return rows

@@ -34,16 +34,16 @@ class CaseSpeed:
 def backend_speeds(records: list[Record]) -> list[BackendSpeed]:
     """One per backend with a timed result (a --perf run), sorted."""
     rows = []
-    for backend in sorted({r.backend for r in records if r.perf is not None}):
-        mine = [r for r in records if r.backend == backend]
-        timed = [r for r in mine if is_timed(r.perf)]
-        figures = [r.perf for r in timed if r.perf is not None]
-        compile_s = [sum(r.phase_durations.get(p, 0.0) for p in COMPILE_COST_PHASES) for r in timed]
-        peaks = [mb for r in timed for mb in r.phase_peak_mb.values()]
+    for backend in sorted({r.backend for r in records if r.findings.perf is not None}):
+        mine = [r.findings for r in records if r.backend == backend]
+        timed = [f for f in mine if is_timed(f.perf)]
+        figures = [f.perf for f in timed if f.perf is not None]
+        compile_s = [sum(f.phase_durations.get(p, 0.0) for p in COMPILE_COST_PHASES) for f in timed]
+        peaks = [mb for f in timed for mb in f.phase_peak_mb.values()]
         rows.append(BackendSpeed(
             backend, geomean([f["speedup"] for f in figures if "speedup" in f]),
             sum(1 for f in figures if "speedup" not in f),
-            sum(1 for r in mine if r.perf and not is_timed(r.perf)), sum(1 for r in mine if r.perf is None),
+            sum(1 for f in mine if f.perf and not is_timed(f.perf)), sum(1 for f in mine if f.perf is None),
             statistics.median(compile_s) if compile_s else None, max(peaks, default=None)))
     return rows
 
@@ -52,7 +52,7 @@ def case_speeds(records: list[Record]) -> list[CaseSpeed]:
     """Every result timed against eager, by backend and case."""
     return [CaseSpeed(r.case, r.backend, s, not s["low"] <= 1 <= s["high"])
             for r in sorted(records, key=lambda r: (r.backend, r.case))
-            if r.perf and (s := r.perf.get("speedup"))]
+            if r.findings.perf and (s := r.findings.perf.get("speedup"))]
 
 
 def speed_line(row: BackendSpeed) -> str:

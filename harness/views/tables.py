@@ -33,7 +33,7 @@ def lowering_table(records: list[Record], configs: dict) -> str:
     paths in different words (torch-mlir's kept, Inductor's generated), so they never compare."""
     paths: dict[tuple[str, str], collections.Counter] = {}
     for r in records:
-        for op, path in r.lowering.items():
+        for op, path in r.findings.lowering.items():
             counts = paths.setdefault((r.backend, op), collections.Counter())
             counts[path] += 1
             counts[path + " passed"] += r.outcome is Outcome.PASSED

@@ -38,13 +38,13 @@ def _cache_line(records: list[Record]) -> list[str]:
     """The stage cache's hits per stage, in the order the stages ran, and the compute they saved."""
     counts: dict[str, collections.Counter] = {}
     for r in records:
-        for stage, status in r.cache.items():
+        for stage, status in r.findings.cache.items():
             counts.setdefault(stage, collections.Counter())[status] += 1
-    warnings = [line for r in records for line in r.notes.get(WARNINGS_NOTE, [])]
+    warnings = [line for r in records for line in r.findings.notes.get(WARNINGS_NOTE, [])]
     if not any(c["hit"] or c["miss"] for c in counts.values()):
         return []
     stages = ", ".join(f"{stage} {c['hit']}/{sum(c.values())}" for stage, c in counts.items())
-    saved = sum(r.cache_saved_s for r in records)
+    saved = sum(r.findings.cache_saved_s for r in records)
     more = f" ({len(warnings) - 1} more like it)" if len(warnings) > 1 else ""
     return ([f"stage cache: hits {stages}; {saved:.1f} s of stage work saved"]
             + ([f"WARNING: {warnings[0]}{more}"] if warnings else []))

@@ -2,6 +2,7 @@
 turned into one result message, whatever it raised."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import resource
 import time
@@ -9,7 +10,8 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.backend_interface import case_context, create_backend
+from harness.backend_interface import CaseContext, case_context, create_backend
+from harness.case_findings import Findings
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 from harness.protocol import CaseResult, Message, PhaseEvent, RunRequest
 from harness.stages.changes import in_stage_order
@@ -64,13 +66,7 @@ class Session:
             outcome, message = outcome_for_exception(clock.phase), describe_error(e)
         clock.stop()
         result = CaseResult(outcome=outcome, phase=None if outcome is Outcome.PASSED else clock.phase,
-                            message=message[:MESSAGE_LIMIT], durations=clock.durations, cpu_s=clock.cpu_s,
-                            peak_mb=clock.peak_mb, sizes=context.sizes,
-                            fingerprints=in_stage_order(context.fingerprints, getattr(backend, "STAGES", ())),
-                            cache=context.cache, cache_saved_s=round(context.cache_saved_s, 3), notes=context.notes,
-                            perf=perf,
-                            margins=context.margins, ulps=context.ulps, ops=context.ops,
-                            lowering=context.lowering, decomposed_into=context.decomposed_into)
+                            message=message[:MESSAGE_LIMIT], findings=_findings(context, clock, backend, perf))
         if first_use and backend is not None:  # once per worker: versions() may be slow (a compiler probe)
             result.versions = _versions(backend)
             self.reported.add(backend.name)
@@ -137,6 +133,14 @@ class PeakMemory:
 
 
 PEAK = PeakMemory()
+
+
+def _findings(context: CaseContext, clock: PhaseClock, backend: Any, perf: dict | None) -> Findings:
+    """What the backend and the harness noted in the context, with the clock's figures and --perf's."""
+    return dataclasses.replace(Findings.of(context), phase_durations=clock.durations, phase_cpu_s=clock.cpu_s,
+                               phase_peak_mb=clock.peak_mb, cache_saved_s=round(context.cache_saved_s, 3),
+                               fingerprints=in_stage_order(context.fingerprints, getattr(backend, "STAGES", ())),
+                               perf=perf)
 
 
 def _versions(backend: Any) -> dict[str, str]:

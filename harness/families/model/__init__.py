@@ -15,7 +15,7 @@ from harness.families.interface import Discovery, Family, Option
 from harness.families.model import params
 from harness.families.model.commands import add_commands
 from harness.installation.extras import install_command
-from harness.training import params as training
+from harness.program_kinds import TRAIN_STEP
 
 OPTIONS = (
     Option("model-tiers", "size tiers of the registry's models, a comma list: tiny (default), small",
@@ -46,7 +46,7 @@ def discover(options: Mapping[str, Any]) -> Discovery | None:
 
 
 MODEL = Family(name=params.FAMILY, validate=params.validate, builder="harness.families.model.build:build",
-               derive_tags=params.derive_tags, subject=params.subject, markers=(params.FAMILY, training.KIND),
+               derive_tags=params.derive_tags, subject=params.subject, markers=(params.FAMILY, TRAIN_STEP),
                options=OPTIONS, discover=discover, worker_env=WORKER_ENV, commands=add_commands,   # -m train_step
                at_dtype=params.at_dtype, coverage="programs")
 FAMILIES = [MODEL]

@@ -10,10 +10,10 @@ from typing import Any, Iterable, Mapping
 from harness.case_data import Case
 from harness.families.interface import Family
 from harness.families.module import params
-from harness.training import params as training
+from harness.program_kinds import TRAIN_STEP
 
 MODULE = Family(name="module", validate=params.validate, builder="harness.families.module.build:build",
-                derive_tags=params.derive_tags, markers=(training.KIND,), at_dtype=params.at_dtype)   # -m train_step
+                derive_tags=params.derive_tags, markers=(TRAIN_STEP,), at_dtype=params.at_dtype)   # -m train_step
 FAMILIES = [MODULE]
 
 
