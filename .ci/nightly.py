@@ -314,7 +314,8 @@ def precisions() -> None:
 
 def self_tests() -> None:
     """The self-tests CI leaves to the nightly (marked nightly: every install set but the base one,
-    each in a fresh venv); the self_tests input adds pytest arguments (under act, `--collect-only`)."""
+    each in a fresh venv, and the slowest of the others, each beside one CI keeps); the self_tests
+    input adds pytest arguments (under act, `--collect-only`)."""
     try:
         added = shlex.split(env("SELF_TESTS"))
     except ValueError as e:

@@ -19,9 +19,10 @@ mark in one of two ways, and a third catches a test that has neither:
 - a test not marked e2e that starts pytest, `python -m harness` or a worker fails at that moment,
   naming the mark (an audit hook: `_spawn_guard`), so the quick loop cannot quietly grow an
   end-to-end test. A script that starts pytest itself (.ci/nightly.py, benchmarks/) is not seen.
-Self-tests marked `nightly` (all install sets but the base one) skip unless `--run-nightly` is
-given: the nightly workflow's self-tests job runs them (`pytest tests -m nightly --run-nightly`),
-which keeps CI's `pytest tests` within its time.
+Self-tests marked `nightly` (all install sets but the base one, and the slowest others, each
+beside one CI keeps: its comment says which) skip unless `--run-nightly` is given: the nightly
+workflow's self-tests job runs them (`pytest tests -m nightly --run-nightly`), which keeps CI's
+`pytest tests` within its time.
 The harness's plugin registers a marker of the same name for its cases; cases and self-tests never
 share a session (the self-tests run theirs in subprocesses), so the two never meet.
 """

@@ -234,6 +234,7 @@ needs_multiprocess = needs("torch-mlir-suite")
 
 @needs_multiprocess
 @pytest.mark.e2e   # the script runs upstream's runner, then pytest
+@pytest.mark.nightly   # CI time (80 s): a benchmark's script, which the nightly checks
 @pytest.mark.timeout(240)
 def test_the_runner_and_the_harness_on_a_fake_checkout(tmp_path):
     checkout = fake_checkout(tmp_path / "tm")

@@ -111,10 +111,12 @@ MODULE_CASES = ("    module_case('mlp', 'harness.cases.models.blocks:MLP', [{'sh
 CASES = "from harness.families.module import module_case\n" + TINY_CASES.replace("]\n", MODULE_CASES)
 # Two cases every backend compiles (onnxruntime takes no convolution_backward: torch.onnx cannot export it)
 FIRST_CASE, OTHER_CASE = "module/mlp", "module/mlp_batch8"
+NIGHTLY = pytest.mark.nightly
 BACKENDS = [pytest.param("linalg-on-tensors", MLIR_STAGES, id="linalg-on-tensors"),
-            pytest.param("inductor", INDUCTOR_STAGES, id="inductor"),
-            pytest.param("onnxruntime", ONNXRUNTIME_STAGES, id="onnxruntime", marks=needs("onnx")),
-            pytest.param("iree-llvm-cpu", IREE_STAGES, id="iree-llvm-cpu", marks=needs("iree"))]
+            # CI time: CI runs linalg-on-tensors's; the nightly the others too
+            pytest.param("inductor", INDUCTOR_STAGES, id="inductor", marks=NIGHTLY),
+            pytest.param("onnxruntime", ONNXRUNTIME_STAGES, id="onnxruntime", marks=[needs("onnx"), NIGHTLY]),
+            pytest.param("iree-llvm-cpu", IREE_STAGES, id="iree-llvm-cpu", marks=[needs("iree"), NIGHTLY])]
 
 
 @pytest.mark.parametrize(("backend", "stages"), BACKENDS)

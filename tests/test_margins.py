@@ -171,6 +171,7 @@ def _drift_rule(reports: list[dict], floor: float) -> set[tuple[str, str, str]]:
 
 
 @pytest.mark.e2e
+@pytest.mark.nightly   # CI time: the margins' and the drift's rules have unit tests here
 def test_drift_over_the_convolution_backward_family(e2e_project):
     """Three runs of one build, then one whose every output is off by half its dtype's rtol, in one
     history: the drift is exactly what the rule says of the reports' margins, and the first three

@@ -201,6 +201,7 @@ def test_one_case_is_reduced_into_a_program_its_case_file_reruns(project):
 
 
 @pytest.mark.e2e
+@pytest.mark.nightly   # CI time: reduce's CI test is one PyTorch case's (test_one_case_is_reduced_...)
 def test_a_training_steps_joint_graph_is_cut_keeping_its_signature(project):
     """The self-attention step fails on linalg-on-tensors in decompose: its joint graph (55 ops) is
     cut to the CPU flash attention and the permute and views whose strides PyTorch's decomposition
@@ -216,6 +217,7 @@ def test_a_training_steps_joint_graph_is_cut_keeping_its_signature(project):
 
 
 @pytest.mark.e2e
+@pytest.mark.nightly   # CI time: reduce's CI test is one PyTorch case's (test_one_case_is_reduced_...)
 def test_every_signature_group_of_a_report_is_reduced_and_the_triage_reports_link_them(project):
     """The two buried failures (a lowering that fails, a segfault) from a real run's report:
     at most 3 ops each, the culprit kept, the same signature when case.yaml is rerun."""
@@ -248,6 +250,7 @@ def test_every_signature_group_of_a_report_is_reduced_and_the_triage_reports_lin
 
 @pytest.mark.e2e
 @needs("onnx")
+@pytest.mark.nightly   # CI time: reduce's CI test is one PyTorch case's (test_one_case_is_reduced_...)
 def test_an_onnx_model_is_cut_node_by_node(project):
     """ONNX's node test of RotaryEmbedding, expanded into 30 nodes, segfaults torch-mlir's ONNX
     conversion on tosa; the reduction is an onnx_model case of at most 3 nodes, Split kept."""

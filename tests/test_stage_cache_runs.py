@@ -71,6 +71,7 @@ def test_a_warm_rerun_hits_every_cached_stage_with_the_uncached_outcomes(tmp_pat
 
 @pytest.mark.e2e
 @pytest.mark.extra("iree", "onnx")
+@pytest.mark.nightly   # CI time: CI keeps the MLIR backends' warm rerun (above)
 def test_a_warm_rerun_loads_the_vmfb_and_the_onnx_export_with_the_computed_outcomes(tmp_path):
     backend = "iree-llvm-cpu,onnxruntime"
     selection = "(conv_backward/1d/basic or module/mlp_normal_inputs) and not int8"

@@ -106,6 +106,7 @@ def test_the_importer_and_the_adapter_end_to_end(suite_project):
     assert result.record("linalg-on-tensors", "torch_mlir/AddModule_basic")["outcome"] == "passed"
 
 
+@pytest.mark.nightly   # CI time: the suite's CI test is the importer's and the adapter's, end to end
 def test_the_ini_key_and_k_select_the_suite_tests(suite_project):
     suite_project.write("pytest.ini", "[pytest]\ne2e_backends = eager\ne2e_torch_mlir_suite = suite\n")
     result = suite_project.run("--collect-only", "-q", "-k", "AccumulateTwice", report=None)
