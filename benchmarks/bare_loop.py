@@ -93,8 +93,8 @@ def passes(case: dict, module: ConvolutionBackward, backend: dict) -> bool:
 
 def main() -> None:
     data = json.loads(open(sys.argv[1]).read())
-    passes = "builtin.module(" + ",".join(data["backend"]["llvm_lowering_passes"]) + ")"
-    backend = {**data["backend"], "llvm_lowering_passes": passes}
+    pipeline = "builtin.module(" + ",".join(data["backend"]["llvm_lowering_passes"]) + ")"
+    backend = {**data["backend"], "llvm_lowering_passes": pipeline}
     failed = 0
     for case in data["cases"]:
         try:

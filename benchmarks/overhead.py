@@ -169,6 +169,7 @@ def main() -> None:
     args = parser.parse_args()
     runs: dict[str, list[Timed]] = {}
     extras: dict[str, list[float]] = {}
+    outcomes: dict[str, str] = {}   # a loop's cases and failures: one that broke fails them all
     with tempfile.TemporaryDirectory() as tmp:
         if "bare" not in args.skip:
             write_bare_cases(args, Path(tmp) / "bare_cases.json")
@@ -181,6 +182,7 @@ def main() -> None:
                         timed, counts = timed
                         if "n/a" in counts:
                             continue
+                        outcomes[name] = f"{counts['cases']} cases, {counts['failed']} did not pass"
                         for part, seconds in counts.get("extras_s", {}).items():
                             extras.setdefault(part, []).append(seconds)
                     runs.setdefault(name, []).append(timed)
@@ -191,6 +193,7 @@ def main() -> None:
     loops = [name for name in ("bare", "compiler") if name in runs] or ["worker"]
     base_name = min(loops, key=lambda name: statistics.median(r.wall_s for r in runs[name]))
     base = {what: statistics.median(getattr(r, what) for r in runs[base_name]) for what in ("wall_s", "cpu_s")}
+    print("the loops: " + "; ".join(f"{name} {text}" for name, text in outcomes.items()))
     print(f"ratios to the {base_name} loop's medians, the faster of {' and '.join(loops)} (ranges: each run's "
           f"fastest and slowest)")
     for name, timed in runs.items():
