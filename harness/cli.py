@@ -1,23 +1,7 @@
 """`python -m harness`: the command-line tools (reports, expectations, history, reduce, bisect, fuzz, isolate, and
 the installed families' own, which `python -m harness --help` lists).
 
-    python -m harness table REPORT.json ... [--readme docs/reference/backends.md]
-    python -m harness diff OLD.json NEW.json [--format text|markdown|json] [--expect-same-ir] [-o PATH]
-    python -m harness merge SHARD.json ... -o ALL.json
-    python -m harness recover REPORT.json
-    python -m harness durations REPORT.json ... -o .test_durations
-    python -m harness report REPORT.json [--FORMAT PATH ...] [--history DB] [--reductions FILE]
-    python -m harness check [--cases-dir DIR] [--configs-dir DIR] [--xfail-dir DIR] [--crash-sets-dir DIR]
-                            [--add-family ENTRY] [the families' options]
-    python -m harness history ingest DB REPORT.json ...
-    python -m harness history show DB [--format text|json] [--all] [--html PATH]
-    python -m harness perf compare A.json B.json [--backends A[,B]] [--format text|json]
-    python -m harness perf compare REPORT.json --backends A,B [--format text|json]
-    python -m harness reduce CASE --backend NAME [--cases-file FILE | --report REPORT] --out DIR [-n N]
-    python -m harness reduce --all REPORT --out DIR [-n N]
-    python -m harness bisect CASE --backend NAME --package DIST[,DIST] --good V --bad V [--find-links DIR]
-    python -m harness bisect CASE --backend NAME --pythonpath DIR DIR ...
-    python -m harness isolate CASE --backend NAME [--cases-file FILE | --report REPORT] [--out DIR] [--format json]
+    python -m harness --help            the commands, each with its own --help
 
 A command lives in its own package, beside what it runs, and registers itself there with a function
 `add_X_command(commands)` (argparse's subparsers); this module only lists those registrars
