@@ -3,7 +3,7 @@
 The compiler messages below are verbatim from a real run (conv_backward / conv_forward cases on
 linalg-on-tensors, tosa, stablehlo and iree-llvm-cpu), cut after the first diagnostic and the start
 of its op dump where the rest adds nothing. The Python exceptions are torch's real errors as
-harness.worker.session.describe_error formats them; mismatch messages come from harness.worker.compare itself; crash and
+harness.errors.describe_error formats them; mismatch messages come from harness.worker.compare itself; crash and
 timeout messages follow harness.controller.pool's wording. Messages changed by hand to make a second bug are
 marked as derived.
 """
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from harness.controller.signature import MAX_LENGTH, signature
+from harness.errors import describe_error
 from harness.worker.compare import Output, compare
-from harness.worker.session import describe_error
 
 # ------------------------------------------------------------------- real compiler messages
 

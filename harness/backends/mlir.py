@@ -59,6 +59,7 @@ from harness.ops.listing import program_ops
 from harness.ops.names import torch_ir_op_counts
 from harness.ops.paths import DECOMPOSING_PATHS, decomposition_paths, new_ops
 from harness.outcomes import Phase
+from harness.stages.failures import remembered_failure
 from harness.stages.native_code import SharedLibrary, host_cpu, linker, shared_library
 from harness.stages.reuse import (
     HARNESS,
@@ -224,7 +225,15 @@ class MlirBackend(Backend):
         func_name = symbol_name(program.name)
         decomposed = self.exported(program, case)
         case.sizes["decomposed_ops"] = decomposed.facts["ops"]
+        # From the import to LLVM IR, passes alone: a failure there is the same each time it is run.
+        with remembered_failure(case, "lowering", fingerprint_source(case, "decomposed"), torch_mlir_build,
+                                {**self.options, "func_name": func_name}):
+            lowered, outputs, unsigned = self.lowered(decomposed, func_name, case)
+        return MlirArtifact(self.jit(case, lowered), func_name, outputs, unsigned)
 
+    def lowered(self, decomposed: Output, func_name: str, case: CaseContext) -> tuple[LlvmModule, int, dict]:
+        """The decomposed program imported (phase import) and lowered to LLVM IR (phases lower and
+        compile), with its own outputs' count and its unsigned results."""
         case.enter(Phase.IMPORT)
         symbolic = bool(self.options.get("import_symbolic_shape_expressions", False))
         printed = functools.cache(_generic_asm)   # printed once, when a fingerprint or an entry needs it
@@ -239,11 +248,10 @@ class MlirBackend(Backend):
                        "Lowering TorchFX IR -> Torch Backend IR")
         backend_ir = str(module)
         case.fingerprint("torch_backend_ir", backend_ir)
-        unsigned = unsigned_results(backend_ir, func_name)
         after = torch_ir_op_counts(backend_ir)   # what reached the backend
         case.lowering, case.decomposed_into = decomposition_paths(case.ops, after), new_ops(case.ops, after)
-        return MlirArtifact(self.lower_to_jit(case, module, func_name), func_name, decomposed.facts["outputs"],
-                            unsigned)
+        return (self.lower_to_llvm(case, module, func_name), decomposed.facts["outputs"],
+                unsigned_results(backend_ir, func_name))
 
     def exported(self, program: Program, case: CaseContext) -> Output:
         """The program exported and decomposed (phases export and decompose), each stage from the
@@ -282,6 +290,11 @@ class MlirBackend(Backend):
 
     def lower_to_jit(self, case: CaseContext, module: ir.Module, func_name: str) -> JitModule:
         """Torch backend IR through the configured stages to Linalg, then LLVM and the ExecutionEngine."""
+        return self.jit(case, self.lower_to_llvm(case, module, func_name))
+
+    def lower_to_llvm(self, case: CaseContext, module: ir.Module, func_name: str) -> LlvmModule:
+        """Torch backend IR through the configured stages to Linalg (phase lower), then to LLVM IR
+        (phase compile)."""
         stages = self.options["to_linalg_pipelines"]
         case.sizes["torch_backend_ops"] = mlir_ops(module, ir)
         for index, stage in enumerate(stages, 1):
@@ -303,6 +316,11 @@ class MlirBackend(Backend):
         case.fingerprint("llvm_ir", lowered.llvm_ir)
         if case.bundle is not None:
             case.bundle.stage("llvm", lowered.llvm_ir, None)  # what the ExecutionEngine JIT-compiles
+        return lowered
+
+    def jit(self, case: CaseContext, lowered: LlvmModule) -> JitModule:
+        """The LLVM IR compiled to machine code by the ExecutionEngine (phase compile), or the
+        machine code the stage cache holds for it. Not remembered when it fails: the machine's own."""
         opt_level, shared_libs = int(self.options.get("opt_level", 2)), self.options.get("shared_libs") or ()
         code = cached(case, Stage("machine_code", machine_code_source(case, shared_libs), machine_code_build,
                                   {"opt_level": opt_level}, shared_library, SharedLibrary, fingerprinted=False),

@@ -6,12 +6,12 @@ import dataclasses
 import os
 import resource
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
 from harness.backend_interface import CaseContext, case_context, create_backend
 from harness.case_findings import Findings
+from harness.errors import describe_error
 from harness.outcomes import Outcome, Phase, outcome_for_exception
 from harness.protocol import CaseResult, Message, PhaseEvent, RunRequest
 from harness.stages.changes import in_stage_order
@@ -148,11 +148,3 @@ def _versions(backend: Any) -> dict[str, str]:
         return {str(k): str(v) for k, v in backend.versions().items()}
     except Exception as e:  # noqa: BLE001 - a failing probe must not fail the case
         return {"error": describe_error(e)}
-
-
-def describe_error(error: BaseException) -> str:
-    """The error's type and message, plus where in Python it was raised."""
-    frames = traceback.extract_tb(error.__traceback__)
-    location = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
-    return f"{type(error).__name__}: {str(error).strip()}{location}"
-

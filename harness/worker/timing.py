@@ -21,10 +21,10 @@ from typing import Any, Callable
 import torch
 
 from harness.backend_interface import CaseContext, Program
+from harness.errors import describe_error
 from harness.families.interface import Built
 from harness.perf.stats import relative_half_width, speedup, summary
 from harness.protocol import PerfRequest
-from harness.worker.session import describe_error
 
 WARMUP = 2            # calls per side before any sample
 SAMPLE_S = 1e-3       # a sample lasts at least this long (calls are repeated inside it)
