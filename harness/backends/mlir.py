@@ -259,16 +259,19 @@ class MlirBackend(Backend):
         for the decomposition table torch-mlir gives. A stage the cache holds is loaded only when
         the next one is computed (then in that one's phase)."""
         strict = bool(self.options.get("strict_export", False))
-        case.enter(Phase.EXPORT)
-        exported = deferred(case, Stage("exported", lambda: program_identity(case, program), torch_build,
-                                        {"strict_export": strict}, save_exported, load_exported, facts=program_facts),
-                            lambda: export_program(program, strict=strict))
-        case.sizes["export_ops"] = exported.facts["ops"]
-        case.ops = exported_ops(exported)
-        case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
-        return deferred(case, Stage("decomposed", fingerprint_source(case, "exported"), torch_mlir_build, {},
-                                    save_exported, load_exported, facts=program_facts),
-                        lambda: exported.value.run_decompositions(get_decomposition_table()))
+        identity = functools.cache(lambda: program_identity(case, program))
+        # torch.export and the decomposition fail alike for the same program and builds: remembered.
+        with remembered_failure(case, "export", identity, torch_mlir_build, {"strict_export": strict}):
+            case.enter(Phase.EXPORT)
+            exported = deferred(case, Stage("exported", identity, torch_build, {"strict_export": strict},
+                                            save_exported, load_exported, facts=program_facts),
+                                lambda: export_program(program, strict=strict))
+            case.sizes["export_ops"] = exported.facts["ops"]
+            case.ops = exported_ops(exported)
+            case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
+            return deferred(case, Stage("decomposed", fingerprint_source(case, "exported"), torch_mlir_build, {},
+                                        save_exported, load_exported, facts=program_facts),
+                            lambda: exported.value.run_decompositions(get_decomposition_table()))
 
     def compile_onnx(self, model: Any, case: CaseContext, numpy_results: bool = False) -> MlirArtifact:
         """The ONNX front-end, as torch-mlir's onnx configs: shape inference with data propagation,

@@ -1,5 +1,6 @@
-"""A compiler's failure remembered. Lowering passes are deterministic: a program that fails to
-legalize fails the same way for the same input, builds and options. The stage cache writes such
+"""A compiler's failure remembered. Some stretches of a backend are deterministic: torch.export,
+or a pass pipeline that fails to legalize an op, fails the same way for the same input, builds
+and options. The stage cache writes such
 a failure as an entry of its own, keyed like a stage. A warm rerun then gives it again instead of
 computing it: it enters the same phases, notes the same findings and raises the same message.
 
