@@ -14,7 +14,7 @@ import difflib
 import functools
 import platform
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from harness import quantization
 from harness.case_data import DTYPES, Case
@@ -33,13 +33,13 @@ from harness.files import display_path
 from harness.installation.packages import version_text
 from harness.precision.axis import at_dtypes, variant_ids
 from harness.program_kinds import PROGRAM_KINDS
+from harness.project_files.cases_by_file import CasesByFile
 from harness.project_files.configs import BackendConfig, load_configs, select_backend
 from harness.project_files.ini import find_ini
 from harness.project_files.registry import (
     BUILT_IN_CASES,
     case_module_ids,
     case_modules,
-    check_unique,
     declared_families,
     load_case_module,
     load_cases_file,
@@ -102,25 +102,32 @@ class Project:
 
     @functools.cached_property
     def module_families(self) -> dict[Path, set[str]]:
-        """The families each case module holds cases of, or declares (`FAMILIES`: a family that is
-        not installed has no cases), resolved: whether a run collects a family is seen from its paths."""
-        return {path.resolve(): {c.family for c in self.module_cases[path]} | set(declared_families(path))
+        """The families each case module declares (`FAMILIES`: a family that is not installed has no
+        cases; a module that declares them is not loaded for it), else those it holds cases of;
+        resolved: whether a run collects a family is seen from its paths."""
+        return {path.resolve(): set(self._declared(path)) or {c.family for c in self.module_cases[path]}
                 for path in self._modules}
 
     @functools.cached_property
-    def module_cases(self) -> dict[Path, list[Case]]:
+    def module_cases(self) -> CasesByFile:
         """The cases by the file pytest collects them under: the case modules', the discovered ones,
-        and --cases-file cases (see `_add_cases_files`), each at the run's --dtypes
-        (harness.precision.axis); without torchao, none that quantizes. Every id once."""
-        options = self.case_options
-        found = {path: load_case_module(path, options) for path in self._modules}
-        for path, cases in found.items():
-            self._check_installed(path, cases)
-        found.update(self.discovered.cases)
-        self._add_cases_files(found)
-        found = {path: self._for_this_run(cases) for path, cases in found.items()}
-        check_unique([c for cases in found.values() for c in cases])
-        return found
+        and --cases-file cases (see `_cases_files_homes`), each at the run's --dtypes
+        (harness.precision.axis); without torchao, none that quantizes. Each file's cases load when
+        first asked for (harness.project_files.cases_by_file); every id once."""
+        joining = self._cases_files_homes()
+        return CasesByFile([*self._modules, *self.discovered.cases, *joining],
+                           lambda path: self._for_this_run(self._file_cases(path) + joining.get(path, [])))
+
+    def _file_cases(self, path: Path) -> list[Case]:
+        """A file's own cases: a family discovered them there, or its case module holds them (none:
+        a cases file collected itself)."""
+        if path in self.discovered.cases:
+            return list(self.discovered.cases[path])
+        if path not in self._module_set:
+            return []
+        cases = load_case_module(path, self.case_options)
+        self._check_installed(path, cases)
+        return cases
 
     def _pytorch_program(self, case: Case) -> bool:
         return PROGRAM_KINDS[self.families[case.family].program].pytorch
@@ -140,17 +147,27 @@ class Project:
     def cases_at(self, path: Path) -> list[Case] | None:
         """The cases pytest collects under this file, however the path reaches it (`pytest --pyargs
         harness.cases` in a checkout collects harness/cases/*.py, a link to cases/*.py)."""
-        if path in self.module_cases:
-            return self.module_cases[path]
-        return self._by_real_path.get(path.resolve())
+        key = path if path in self.module_cases else self._by_real_path.get(path.resolve())
+        return None if key is None else self.module_cases[key]
 
     @functools.cached_property
-    def _by_real_path(self) -> dict[Path, list[Case]]:
-        return {path.resolve(): cases for path, cases in self.module_cases.items()}
+    def _by_real_path(self) -> dict[Path, Path]:
+        return {path.resolve(): path for path in self.module_cases}
 
     @property
     def cases(self) -> list[Case]:
         return [c for cases in self.module_cases.values() for c in cases]
+
+    def cases_where(self, family: Callable[[str], bool]) -> list[Case]:
+        """The cases of the families `family` picks, without loading the case modules that declare
+        only other families."""
+        return [c for path in self._files_holding(family) for c in self.module_cases[path] if family(c.family)]
+
+    def _files_holding(self, family: Callable[[str], bool]) -> list[Path]:
+        """The files that may hold cases of the families `family` picks: those that declare one, and
+        those that declare none."""
+        return [path for path in self.module_cases
+                if not self._declared(path) or any(map(family, self._declared(path)))]
 
     @functools.cached_property
     def case_ids(self) -> list[str]:
@@ -164,6 +181,17 @@ class Project:
     def known_ids(self) -> list[str]:
         """What expectation entries may name: every case, and every case at every dtype (--dtypes)."""
         return sorted(set(self.case_ids) | set(variant_ids(self.cases, self.families)))
+
+    def known_ids_of(self, families: frozenset[str] | None) -> list[str]:
+        """What entries of these families may name (None: of any family), without loading the case
+        modules that declare only other families."""
+        if families is None:
+            return self.known_ids
+        cases = self.cases_where(families.__contains__)
+        ids = {i for p in self._files_holding(families.__contains__) if p in self._module_set
+               for i in case_module_ids(p, self.case_options)}
+        ids |= {c.id for c in cases} | set(self.left_out_ids) | set(variant_ids(cases, self.families))
+        return sorted(i for i in ids if i.partition("/")[0] in families)
 
     @functools.cached_property
     def versions(self) -> dict[str, str]:
@@ -187,7 +215,7 @@ class Project:
     @functools.cache  # noqa: B019 - a project lives as long as its process
     def expectations(self, backend: str) -> Expectations:
         """The backend's expectation files, checked against every case id."""
-        return load_expectations(backend, self.settings.xfail_dir, self.settings.crash_sets_dir, lambda: self.known_ids,
+        return load_expectations(backend, self.settings.xfail_dir, self.settings.crash_sets_dir, self.known_ids_of,
                                  self.conditions, self.discovered.missing)
 
     def expectation_files(self, backend: str) -> tuple[Path, Path]:
@@ -257,24 +285,34 @@ class Project:
         """The folders of its case modules: the settings', and the built-in cases unless left out."""
         return [*self.settings.cases_dirs, *([BUILT_IN_CASES] if self.settings.builtin_cases else [])]
 
-    def _add_cases_files(self, found: dict[Path, list[Case]]) -> None:
-        """--cases-file cases join the first case module of the project's own of their family
-        (collected with it), or, for a family no module declares (a module case in a bug report),
-        its first case module; where it has none (a reduced case's folder, a project that runs only
-        the built-in cases, which pytest collects only when told), the cases file is collected itself."""
+    @functools.cached_property
+    def _module_set(self) -> set[Path]:
+        return set(self._modules)
+
+    def _declared(self, path: Path) -> tuple[str, ...]:
+        """The families a case module declares (its `FAMILIES`), known without loading its cases."""
+        return declared_families(path) if path in self._module_set else ()
+
+    def _cases_files_homes(self) -> dict[Path, list[Case]]:
+        """--cases-file cases by the file they join: the first case module of the project's own of
+        their family (collected with it), or, for a family no module declares (a module case in a
+        bug report), its first case module; where it has none (a reduced case's folder, a project
+        that runs only the built-in cases, which pytest collects only when told), the cases file
+        itself."""
+        if not self.settings.cases_files:
+            return {}
         own_dirs = {Path(d).resolve() for d in self.settings.cases_dirs}
-        own = [cases for path, cases in found.items() if path.resolve().parent in own_dirs]
-        homes: dict[str, list[Case]] = {}
-        for cases in own:
-            for case in cases:
-                homes.setdefault(case.family, cases)
+        own = [p for p in [*self._modules, *self.discovered.cases] if p.resolve().parent in own_dirs]
+        homes: dict[str, Path] = {}
+        for path in own:
+            for family in self._declared(path) or [c.family for c in self._file_cases(path)]:
+                homes.setdefault(family, path)
         first = next(iter(own), None)
+        joining: dict[Path, list[Case]] = {}
         for path, cases in self._cases_files.items():
             for case in cases:
-                home = homes.get(case.family, first)
-                if home is None:
-                    home = found.setdefault(path.resolve(), [])
-                home.append(case)
+                joining.setdefault(homes.get(case.family, first) or path.resolve(), []).append(case)
+        return joining
 
     @functools.cached_property
     def _cases_files(self) -> dict[Path, list[Case]]:

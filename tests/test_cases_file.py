@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 from e2e_support import REPO, TINY_IDS
@@ -12,7 +13,8 @@ from harness.errors import HarnessInputError
 from harness.families.conv import conv_backward_case
 from harness.families.conv.params import validate_backward, validate_forward
 from harness.families.loader import load_families
-from harness.project_files.registry import case_modules, check_unique, load_case_module, load_cases_file
+from harness.project_files.cases_by_file import CasesByFile
+from harness.project_files.registry import case_modules, load_case_module, load_cases_file
 
 FAMILY_TABLE = load_families([], REPO)
 
@@ -35,8 +37,7 @@ def test_repo_case_modules_load_with_unique_ids():
     modules = case_modules([REPO / "cases"])
     assert [p.name for p in modules] == ["conv_backward.py", "conv_forward.py", "model.py", "module.py",
                                          "onnx_node.py", "opinfo.py"]
-    cases = [c for m in modules for c in load_case_module(m)]
-    check_unique(cases)
+    cases = [c for module_cases in CasesByFile(modules, load_case_module).values() for c in module_cases]
     assert len(cases) > 700
     assert all(c.id.startswith(("conv_backward/", "conv_forward/", "model/", "module/", "onnx_node/", "opinfo/",
                                 "opinfo_grad/"))
@@ -69,11 +70,17 @@ def test_case_module_with_a_bad_declaration_names_the_file_and_the_case(tmp_path
     assert message.startswith(f"{path}: conv_backward/2d/odd: groups=2 does not divide the 3 input channels")
 
 
-def test_check_unique():
+def test_a_file_loads_when_asked_for_and_an_id_two_files_share_is_one_error_line():
     case = conv_backward_case("a", input_shape=[1, 2, 4, 4], weight_shape=[2, 2, 3, 3])
-    check_unique([case])
+    asked: list = []
+    files = {Path("one.py"): [case], Path("two.py"): [case], Path("same.py"): [case, case]}
+    by_file = CasesByFile(files, lambda path: asked.append(path) or files[path])
+    assert by_file[Path("one.py")] == [case] and asked == [Path("one.py")]   # the others not loaded
+    assert Path("two.py") in by_file and asked == [Path("one.py")] and len(by_file) == 3
     with pytest.raises(HarnessInputError, match="conv_backward/2d/a: two cases share this id"):
-        check_unique([case, case])
+        by_file[Path("two.py")]
+    with pytest.raises(HarnessInputError, match="conv_backward/2d/a: two cases share this id"):
+        CasesByFile(files, files.__getitem__)[Path("same.py")]
 
 
 @pytest.mark.parametrize("timeout", [-1, 0, "60", True])

@@ -7,12 +7,13 @@ writes is checked by that run (an entry that did not fail would be an unexpected
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 
 import pytest
-from e2e_support import REPO
+from e2e_support import REPO, python_path_env
 
 from harness.worker.compare import Output, compare
 
@@ -104,6 +105,32 @@ def test_the_importer_and_the_adapter_end_to_end(suite_project):
     assert (hang["outcome"], hang["phase"]) == ("timed_out", "export")
     assert hang["message"].startswith("timed out after 5 s")   # the test's own timeout_seconds=5
     assert result.record("linalg-on-tensors", "torch_mlir/AddModule_basic")["outcome"] == "passed"
+
+@pytest.mark.e2e
+def test_a_folder_of_its_own_lists_the_suite_alone_and_checks_its_entries(tmp_path):
+    """A first run of the suite in a folder that holds nothing else (an empty cache) lists only the
+    suite, though the built-in case modules hold PyTorch's OpInfo and ONNX's node tests; its
+    expectation entries are still checked against the suite's tests."""
+    shutil.copytree(MINI, tmp_path / "suite", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "xfail").mkdir()
+    entry = "- id: torch_mlir/AddModule_basic\n  reason: r\n"
+    env = {**os.environ, "PYTHONPATH": python_path_env(), "TORCH_BACKEND_E2E_CACHE": str(tmp_path / "cache")}
+
+    def listing(entries: str) -> subprocess.CompletedProcess:
+        (tmp_path / "xfail" / "linalg-on-tensors.yaml").write_text(entries)
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.plugin", "--torch-mlir-suite=suite",
+                               "--backend=linalg-on-tensors", "--co", "-q", "-p", "no:cacheprovider"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+
+    listed = listing(entry)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "torch_mlir/AddModule_basic[linalg-on-tensors]" in listed.stdout
+    assert "listing the tests of torch-mlir's e2e suite" in listed.stderr
+    assert "OpInfo" not in listed.stderr and "ONNX" not in listed.stderr, listed.stderr
+    stale = listing(entry.replace("AddModule_basic", "GoneModule_basic"))
+    assert stale.returncode == 4 and ("xfail/linalg-on-tensors.yaml:1: id 'torch_mlir/GoneModule_basic' matches "
+                                      "no case") in stale.stderr, stale.stdout + stale.stderr
+
 
 
 @pytest.mark.nightly   # CI time: the suite's CI test is the importer's and the adapter's, end to end

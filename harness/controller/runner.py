@@ -193,7 +193,7 @@ class Runner:
     def uncollected(self, touched: Callable[[str], bool] = lambda family: True) -> list[str]:
         """One line per (family, backend) whose cases are not collected: no front-end connects them
         (`touched`: the families the run's selection touches; the others are not its concern)."""
-        counts = collections.Counter((case.family, kind, name) for case in self.all_cases if touched(case.family)
+        counts = collections.Counter((case.family, kind, name) for case in self.project.cases_where(touched)
                                      if (kind := self.families[case.family].kind(case.params))
                                      for name, config in self.configs.items() if not config.takes(kind))
         return [_uncollected_line(n, family, kind, backend, self.configs[backend].takes_only())

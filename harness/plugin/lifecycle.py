@@ -39,6 +39,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessInputError as e:
         raise pytest.UsageError(str(e)) from None
     _collect_discovered(config, runner)
+    try:
+        _load_collected(config, runner)
+    except HarnessInputError as e:
+        runner.close()
+        raise pytest.UsageError(str(e)) from None
     config.addinivalue_line("markers", "e2e: an end-to-end case run through a backend")
     for name in sorted(runner.families):
         config.addinivalue_line("markers", f"{name}: the cases of the family {name} (torch-backend-e2e)")
@@ -94,6 +99,17 @@ def _collects_cases(config: pytest.Config, project: Project) -> bool:
     collected = collected_paths(config)
     homes = [Path(p).resolve() for p in [*project.case_dirs, *project.settings.cases_files, *project.discovered.cases]]
     return any(a == h or a in h.parents or h in a.parents for a in collected for h in homes)
+
+
+def _load_collected(config: pytest.Config, runner: Runner) -> None:
+    """The cases of each file pytest will collect, loaded now: a bad case or an id two files share
+    is one error line before collection. A file outside the run's paths is never loaded (a run
+    of one family lists no other family's database)."""
+    collected = collected_paths(config)
+    for path in runner.module_cases:
+        real = path.resolve()
+        if any(real == p or p in real.parents for p in collected):
+            runner.module_cases[path]   # noqa: B018 - loads it
 
 
 def _interrupt_on_sigterm(config: pytest.Config) -> None:

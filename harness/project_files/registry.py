@@ -136,11 +136,3 @@ def _from_folder(folder: Path, value: Any) -> Any:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", text)
-
-
-def check_unique(cases: list[Case]) -> None:
-    seen: dict[str, Case] = {}
-    for case in cases:
-        if case.id in seen:
-            raise HarnessInputError(case.id, "two cases share this id", "rename one (ids must be unique)")
-        seen[case.id] = case
