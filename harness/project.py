@@ -167,7 +167,7 @@ class Project:
         """The files that may hold cases of the families `family` picks: those that declare one, and
         those that declare none."""
         return [path for path in self.module_cases
-                if not self._declared(path) or any(map(family, self._declared(path)))]
+                if not (declared := self._declared(path)) or any(map(family, declared))]
 
     @functools.cached_property
     def case_ids(self) -> list[str]:
@@ -187,9 +187,9 @@ class Project:
         modules that declare only other families."""
         if families is None:
             return self.known_ids
-        cases = self.cases_where(families.__contains__)
-        ids = {i for p in self._files_holding(families.__contains__) if p in self._module_set
-               for i in case_module_ids(p, self.case_options)}
+        paths = self._files_holding(families.__contains__)
+        cases = [c for p in paths for c in self.module_cases[p] if c.family in families]
+        ids = {i for p in paths if p in self._module_set for i in case_module_ids(p, self.case_options)}
         ids |= {c.id for c in cases} | set(self.left_out_ids) | set(variant_ids(cases, self.families))
         return sorted(i for i in ids if i.partition("/")[0] in families)
 
