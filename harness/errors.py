@@ -17,7 +17,7 @@ class HarnessInputError(Exception):
 
 
 class ReplayedError(Exception):
-    """A case's error given again from a record of it (harness.stages.failures): its message is the
+    """A case's error given again from a record of it (harness.stages.stretches): its message is the
     one the original error was described by."""
 
     def __init__(self, description: str):

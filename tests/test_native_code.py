@@ -61,7 +61,7 @@ def test_the_shared_library_gives_the_engines_results(compiler):
     engine = llvm.jit()
     library = native_code.SharedLibrary(native_code.shared_library(engine))
     inputs = [torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)]
-    computed, loaded = JitModule(llvm, engine)(inputs), JitModule(llvm, library)(inputs)
+    computed, loaded = JitModule(llvm.entry, engine)(inputs), JitModule(llvm.entry, library)(inputs)
     assert [r.dtype for r in loaded] == [np.float32, np.int64]
     assert all(np.array_equal(a, b) for a, b in zip(computed, loaded))
     want = Scaled()(*inputs)

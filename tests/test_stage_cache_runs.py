@@ -57,6 +57,10 @@ def remembered(records: dict) -> tuple[set, set]:
             {r["cache"].get("lowering_failure") for r in failed if r["phase"] != "export"})
 
 
+def findings(record: dict) -> tuple:
+    return tuple(record[field] for field in ("notes", "ops", "lowering", "decomposed_into", "sizes"))
+
+
 def of_backend(records: dict, backend: str) -> dict:
     return {key: r for key, r in records.items() if key != "summary" and key[1] == backend}
 
@@ -80,6 +84,10 @@ def test_a_warm_rerun_hits_every_cached_stage_with_the_uncached_outcomes(tmp_pat
     assert outcomes(warm) == outcomes(uncached)
     assert all(statuses(warm, stage) == {"hit"} for stage in CACHED), warm["summary"]
     assert statuses(warm, "machine_code") == {"hit" if LINKS else "uncacheable"}
+    # a lowering that went well, remembered with its machine code: nothing of it computed again
+    lowered = (statuses(cold, "lowering"), statuses(warm, "lowering"))
+    assert lowered == (({"miss"}, {"hit"}) if LINKS else ({None}, {None}))
+    assert all(findings(warm[key]) == findings(uncached[key]) for key in warm if key != "summary")
     assert remembered(warm) == ({"hit"}, {"hit"}), warm["summary"]
     failed = [key for key in warm if key != "summary" and warm[key]["outcome"] == "compile_error"]
     assert ("conv_backward/2d/groups2", "linalg-on-tensors") in failed   # 1d/basic fails on tosa and stablehlo

@@ -51,15 +51,14 @@ from harness.backend_interface import (
     own_outputs,
 )
 from harness.backends.literals import BufferLiterals
-from harness.backends.mlir_jit import JitModule, LlvmModule, pipeline_of, run_pipeline
-from harness.backends.onnx_front import export_to_onnx
+from harness.backends.mlir_jit import Entry, JitModule, LlvmModule, pipeline_of, run_pipeline
+from harness.backends.onnx_front import export_to_onnx, import_onnx
 from harness.backends.sizes import mlir_ops
 from harness.installation.packages import version_text
 from harness.ops.listing import program_ops
 from harness.ops.names import torch_ir_op_counts
 from harness.ops.paths import DECOMPOSING_PATHS, decomposition_paths, new_ops
 from harness.outcomes import Phase
-from harness.stages.failures import remembered_failure
 from harness.stages.native_code import SharedLibrary, host_cpu, linker, shared_library
 from harness.stages.reuse import (
     HARNESS,
@@ -75,8 +74,11 @@ from harness.stages.reuse import (
     program_identity,
     save_exported,
     save_mlir,
+    source_of,
+    stored,
     torch_build,
 )
+from harness.stages.stretches import Stretch
 
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
 REQUIRED_OPTIONS = ("torch_backend_pipeline", "to_linalg_pipelines", "llvm_lowering_passes")
@@ -92,22 +94,6 @@ class MlirArtifact:
     numpy_results: bool = False    # every result as numpy (an ONNX model's)
 
 
-def import_onnx(model: Any) -> ir.Module:
-    """torch-mlir's ONNX importer on the model, shapes inferred with data propagation first (as
-    torch-mlir's onnx e2e config and its import_onnx tool do): Torch ONNX IR, `torch.operator`s."""
-    import onnx
-    from torch_mlir.dialects import torch as torch_dialect
-    from torch_mlir.extras import onnx_importer
-
-    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
-    context = ir.Context()
-    torch_dialect.register_dialect(context)
-    info = onnx_importer.ModelInfo(inferred)
-    module = info.create_module(context=context)
-    onnx_importer.NodeImporter.define_function(info.main_graph, module.operation).import_all()
-    return module
-
-
 def torch_mlir_build() -> dict[str, str]:
     """What computes the decomposition and the import: torch, torch-mlir by its files, and the
     harness's own code (the import's hooks, this backend's calls)."""
@@ -120,10 +106,9 @@ def machine_code_build() -> dict[str, str]:
     return {**torch_mlir_build(), "host cpu": host_cpu()}
 
 
-def machine_code_source(case: CaseContext, shared_libs: Sequence[str]) -> Callable[[], str]:
+def machine_code_source(llvm_ir: Callable[[], str], shared_libs: Sequence[str]) -> Callable[[], str]:
     """The `llvm_ir` fingerprint, or "" (not cached) when the code cannot become a shared library
     here: no C compiler, an unknown CPU, or runtime libraries the JIT links from the process."""
-    llvm_ir = fingerprint_source(case, "llvm_ir")
     return lambda: llvm_ir() if linker() and host_cpu() and not shared_libs else ""
 
 
@@ -225,11 +210,35 @@ class MlirBackend(Backend):
         func_name = symbol_name(program.name)
         decomposed = self.exported(program, case)
         case.sizes["decomposed_ops"] = decomposed.facts["ops"]
-        # From the import to LLVM IR, passes alone: a failure there is the same each time it is run.
-        with remembered_failure(case, "lowering", fingerprint_source(case, "decomposed"), torch_mlir_build,
-                                {**self.options, "func_name": func_name}):
+        # From the import to LLVM IR, passes alone: their end is the same each time they run. A
+        # success is remembered with the machine code the JIT made of it (a JIT failure, never:
+        # it is the machine's own).
+        lowering = Stretch(case, "lowering", fingerprint_source(case, "decomposed"), torch_mlir_build,
+                           {**self.options, "func_name": func_name})
+        if (artifact := self.remembered(case, lowering)) is not None:
+            return artifact
+        with lowering.failure_remembered():
             lowered, outputs, unsigned = self.lowered(decomposed, func_name, case)
-        return MlirArtifact(self.jit(case, lowered), func_name, outputs, unsigned)
+        artifact = MlirArtifact(self.jit(case, lowered), func_name, outputs, unsigned)
+        if case.cache.get("machine_code") in ("hit", "miss"):   # the code is kept: a rerun needs only the entry
+            lowering.remember({"entry": lowered.entry.as_json(), "outputs": outputs, "unsigned": unsigned})
+        return artifact
+
+    def remembered(self, case: CaseContext, lowering: Stretch) -> MlirArtifact | None:
+        """The artifact of a lowering the stage cache remembers, from its entry function and the
+        machine code the cache holds; None when either is missing (then it is computed)."""
+        if (known := lowering.success()) is None:
+            return None
+        try:
+            entry, outputs = Entry.from_json(known.value["entry"]), int(known.value["outputs"])
+            unsigned = {int(i): str(t) for i, t in known.value["unsigned"].items()}
+            llvm_ir = source_of(known.noted["fingerprints"], "llvm_ir")
+        except (AttributeError, KeyError, TypeError, ValueError):   # an entry of another shape: computed
+            return None
+        if (code := stored(case, self.machine_code_stage(lambda: llvm_ir))) is None:
+            return None
+        lowering.replay(known)
+        return MlirArtifact(JitModule(entry, code), entry.func_name, outputs, unsigned)
 
     def lowered(self, decomposed: Output, func_name: str, case: CaseContext) -> tuple[LlvmModule, int, dict]:
         """The decomposed program imported (phase import) and lowered to LLVM IR (phases lower and
@@ -261,7 +270,7 @@ class MlirBackend(Backend):
         strict = bool(self.options.get("strict_export", False))
         identity = functools.cache(lambda: program_identity(case, program))
         # torch.export and the decomposition fail alike for the same program and builds: remembered.
-        with remembered_failure(case, "export", identity, torch_mlir_build, {"strict_export": strict}):
+        with Stretch(case, "export", identity, torch_mlir_build, {"strict_export": strict}).failure_remembered():
             case.enter(Phase.EXPORT)
             exported = deferred(case, Stage("exported", identity, torch_build, {"strict_export": strict},
                                             save_exported, load_exported, facts=program_facts),
@@ -325,10 +334,15 @@ class MlirBackend(Backend):
         """The LLVM IR compiled to machine code by the ExecutionEngine (phase compile), or the
         machine code the stage cache holds for it. Not remembered when it fails: the machine's own."""
         opt_level, shared_libs = int(self.options.get("opt_level", 2)), self.options.get("shared_libs") or ()
-        code = cached(case, Stage("machine_code", machine_code_source(case, shared_libs), machine_code_build,
-                                  {"opt_level": opt_level}, shared_library, SharedLibrary, fingerprinted=False),
+        code = cached(case, self.machine_code_stage(fingerprint_source(case, "llvm_ir")),
                       lambda: lowered.jit(opt_level, shared_libs))
-        return JitModule(lowered, code)
+        return JitModule(lowered.entry, code)
+
+    def machine_code_stage(self, llvm_ir: Callable[[], str]) -> Stage:
+        """The JIT's machine code of the LLVM IR with this fingerprint, as a shared library."""
+        opt_level, shared_libs = int(self.options.get("opt_level", 2)), self.options.get("shared_libs") or ()
+        return Stage("machine_code", machine_code_source(llvm_ir, shared_libs), machine_code_build,
+                     {"opt_level": opt_level}, shared_library, SharedLibrary, fingerprinted=False)
 
     def run_stage(self, case: CaseContext, module: ir.Module, input_name: str, pipeline: str,
                   description: str) -> None:

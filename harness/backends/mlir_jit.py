@@ -27,11 +27,12 @@ back as torch.bfloat16 tensors.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -53,6 +54,8 @@ _NUMPY_TO_MLIR = {np.dtype(v): k for k, v in _CARRIER.items() if k != "bf16"} | 
 _SCALAR = {"f64": (ctypes.c_double, float), "f32": (ctypes.c_float, float), "i64": (ctypes.c_int64, int),
            "i32": (ctypes.c_int32, int), "i1": (ctypes.c_bool, bool)}
 _CONSUME_PREFIX = "refbackend_consume_func_return_"
+# Each value of a signature: (element type, shape with None for a dynamic size; no shape: a scalar).
+ValueTypes = list[tuple[str, tuple | None]]
 
 
 class JitError(RuntimeError):
@@ -83,7 +86,7 @@ def pipeline_of(passes: Sequence[str]) -> str:
     return "builtin.module(" + ",".join(p.strip() for p in passes) + ")"
 
 
-def _value_types(types, what: str, scalars: bool = False) -> list[tuple[str, tuple | None]]:
+def _value_types(types, what: str, scalars: bool = False) -> ValueTypes:
     """(element type, shape with None for dynamic sizes) of each ranked tensor type; with
     `scalars`, (type, None) for a scalar the JIT passes by value."""
     out: list[tuple[str, tuple[Any, ...] | None]] = []
@@ -110,7 +113,7 @@ def _entry_signature(module: ir.Module, func_name: str):
     raise JitError(f"no function @{func_name} in the module")
 
 
-def _consume_name(llvm_ir: str, result_types: list[tuple[str, tuple | None]]) -> str:
+def _consume_name(llvm_ir: str, result_types: ValueTypes) -> str:
     """The name of the consume function the lowered entry function calls: one token per result,
     `mr<type>` for a memref, the bare type for a scalar passed by value."""
     names = set(re.findall(_CONSUME_PREFIX + r"\w+", llvm_ir))
@@ -200,6 +203,25 @@ class NativeCode(Protocol):
     def packed(self, name: str) -> int: ...   # the address of `_mlir_<name>`, 0 if none
 
 
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """The entry function of compiled code: its name and its arguments' and results' types; with
+    the code, all a JitModule needs (so a module's code from the stage cache runs without it)."""
+
+    func_name: str
+    arg_types: ValueTypes
+    result_types: ValueTypes
+
+    def as_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Entry:
+        def types(values: Any) -> ValueTypes:
+            return [(str(elem), None if shape is None else tuple(shape)) for elem, shape in values]
+        return cls(str(data["func_name"]), types(data["arg_types"]), types(data["result_types"]))
+
+
 class LlvmModule:
     """A Linalg-on-Tensors module lowered in place to the LLVM dialect; `llvm_ir` holds its text as
     the pass list left it (for the fingerprint and a bundle). The consume function is then defined
@@ -208,10 +230,11 @@ class LlvmModule:
 
     def __init__(self, module: ir.Module, func_name: str, passes: Sequence[str]):
         self.module, self.func_name = module, func_name
-        self.arg_types, self.result_types = _entry_signature(module, func_name)
+        self.entry = Entry(func_name, *_entry_signature(module, func_name))
         run_pipeline(module, pipeline_of(passes), "Lowering Linalg-on-Tensors IR -> LLVM")
         self.llvm_ir = str(module)  # needed for the consume name; cheap next to JIT compiling
-        _consume_through_pointer(module, _consume_name(self.llvm_ir, self.result_types), self.result_types)
+        result_types = self.entry.result_types
+        _consume_through_pointer(module, _consume_name(self.llvm_ir, result_types), result_types)
 
     def jit(self, opt_level: int = 2, shared_libs: Sequence[str] = ()) -> EngineCode:
         return EngineCode(self.module, self.func_name, opt_level, shared_libs)
@@ -220,7 +243,7 @@ class LlvmModule:
 SET_CONSUME = "harness_set_consume"
 
 
-def _consume_through_pointer(module: ir.Module, name: str, result_types: list[tuple[str, tuple | None]]) -> None:
+def _consume_through_pointer(module: ir.Module, name: str, result_types: ValueTypes) -> None:
     """Replace the declaration of `_mlir_ciface_<name>` (the consume function's C interface) by a
     definition that calls the function whose address SET_CONSUME stored."""
     interface = "_mlir_ciface_" + name
@@ -293,9 +316,8 @@ class JitModule:
     Python process has loaded).
     """
 
-    def __init__(self, lowered: LlvmModule, code: NativeCode):
-        self.func_name, self.llvm_ir = lowered.func_name, lowered.llvm_ir
-        self.arg_types, self.result_types = lowered.arg_types, lowered.result_types
+    def __init__(self, entry: Entry, code: NativeCode):
+        self.func_name, self.arg_types, self.result_types = entry.func_name, entry.arg_types, entry.result_types
         self._code = code   # the machine code lives as long as this object
         self._results: list[np.ndarray] | None = None
         self._callback = self._make_callback()
@@ -307,7 +329,7 @@ class JitModule:
     def compile(cls, module: ir.Module, func_name: str, passes: Sequence[str], opt_level: int = 2,
                 shared_libs: Sequence[str] = ()) -> JitModule:
         lowered = LlvmModule(module, func_name, passes)
-        return cls(lowered, lowered.jit(opt_level, shared_libs))
+        return cls(lowered.entry, lowered.jit(opt_level, shared_libs))
 
     def _make_callback(self):
         readers = [(lambda m, c=_CARRIER[elem]: _from_memref(m.contents, c)) if shape is not None
@@ -325,9 +347,9 @@ class JitModule:
             raise JitError(f"{len(inputs)} inputs given, @{self.func_name} takes {len(self.arg_types)}")
         args, keep_alive = [], []
         for i, (value, (elem, shape)) in enumerate(zip(inputs, self.arg_types)):
-            array = _to_carrier(value, elem)
-            if array.ndim != len(shape) or any(w not in (None, n) for w, n in zip(shape, array.shape)):
-                want = tuple("?" if w is None else w for w in shape)
+            array, dims = _to_carrier(value, elem), shape or ()   # an argument is never a scalar
+            if array.ndim != len(dims) or any(w not in (None, n) for w, n in zip(dims, array.shape)):
+                want = tuple("?" if w is None else w for w in dims)
                 raise JitError(f"input {i} has shape {array.shape}, the function expects {want}")
             arg, alive = _to_memref(array)
             args.append(ctypes.cast(arg, ctypes.c_void_p))

@@ -1,6 +1,6 @@
 """What the backends that take ONNX share: torch.onnx's export of a PyTorch program (the front-end
 of a backend whose config maps `torch:` to it, its `onnx` stage taken from the stage cache when
-it holds it) and the output types an ONNX model declares."""
+it holds it), torch-mlir's ONNX importer, and the output types an ONNX model declares."""
 from __future__ import annotations
 
 from typing import Any
@@ -19,6 +19,23 @@ def export_to_onnx(program: Program, opset: int | None, case: CaseContext) -> An
                    lambda: _exported(program, opset))
     case.sizes["onnx_nodes"] = len(model.graph.node)
     return model
+
+
+def import_onnx(model: Any) -> Any:
+    """torch-mlir's ONNX importer on the model, shapes inferred with data propagation first (as
+    torch-mlir's onnx e2e config and its import_onnx tool do): Torch ONNX IR, `torch.operator`s."""
+    import onnx
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras import onnx_importer
+
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    info = onnx_importer.ModelInfo(inferred)
+    module = info.create_module(context=context)
+    onnx_importer.NodeImporter.define_function(info.main_graph, module.operation).import_all()
+    return module
 
 
 def onnx_build() -> dict[str, str]:

@@ -12,6 +12,7 @@ builds in their keys); nothing here lists them.
     commands        `python -m harness cache info|clear`
     reuse           a stage loaded from the cache or computed and written, inside a worker
     native_code     the JIT's machine code as a shared library, so that the cache can keep it
-    failures        a deterministic stretch's failure (a pass that does not legalize) remembered and given again
+    stretches       a deterministic stretch's end (a pass that does not legalize, a lowering and its
+                    machine code) remembered and given again
 
-All but reuse, native_code and failures are the controller's too: they import no torch."""
+All but reuse, native_code and stretches are the controller's too: they import no torch."""

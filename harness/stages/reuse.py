@@ -111,6 +111,25 @@ def deferred(case: CaseContext, stage: Stage, compute: Callable[[], Any]) -> Out
     return Output.of(_written(case, stage, compute, cache, key), stage)
 
 
+def stored(case: CaseContext, stage: Stage) -> Any | None:
+    """The stage's output when the cache holds it and it loads, its status `hit`; else None, and
+    nothing noted. The hit's seconds are not counted: the caller's stretch counts them."""
+    cache = worker_cache()
+    source = stage.source() if cache is not None else ""
+    entry = cache.get(stage_key(stage.name, source, stage.builds(), stage.options)) if cache and source else None
+    if entry is None:
+        return None
+    fingerprint, facts, data = _parts(entry.payload)
+    try:
+        value = stage.load(data) if facts is not None else None
+    except Exception:  # noqa: BLE001 - whatever the loader raises, the caller computes the stage
+        return None
+    if value is None or (stage.fingerprinted and fingerprint and fingerprint_of(stage.shown(value)) != fingerprint):
+        return None
+    case.cache[stage.name] = "hit"
+    return value
+
+
 def _loaded_else_computed(case: CaseContext, stage: Stage, compute: Callable[[], Any], cache: StageCache, key: str,
                           seconds: float, data: bytes) -> Any:
     """A hit's output, loaded; computed (and written again) when it does not load or is not what
@@ -195,9 +214,15 @@ def package_builds(*packages: Distribution) -> dict[str, str]:
 
 
 def fingerprint_source(case: CaseContext, *stages: str) -> Callable[[], str]:
-    """The source of a stage computed from these stages' outputs: their fingerprints."""
-    return lambda: digest(*(case.fingerprints.get(stage, "") for stage in stages)) if all(
-        case.fingerprints.get(stage) for stage in stages) else ""
+    """The source of a stage computed from these stages' outputs: their fingerprints, as the case
+    has them when asked."""
+    return lambda: source_of(case.fingerprints, *stages)
+
+
+def source_of(fingerprints: Mapping[str, str], *stages: str) -> str:
+    """The source of a stage computed from these stages' outputs, of these fingerprints ("": one is unknown)."""
+    return digest(*(fingerprints.get(stage, "") for stage in stages)) if all(
+        fingerprints.get(stage) for stage in stages) else ""
 
 
 def program_identity(case: CaseContext, program: Program) -> str:

@@ -1,6 +1,7 @@
-"""A deterministic failure remembered (harness.stages.failures): the stretch that failed is not run
+"""A deterministic stretch remembered (harness.stages.stretches): the stretch that failed is not run
 again on a warm cache; its phases, findings and message come back as they were. Out of memory, a
-bundle, another build or a damaged entry: computed."""
+bundle, another build or a damaged entry: computed. A success comes back with its value, its
+phases and its findings."""
 from __future__ import annotations
 
 import pytest
@@ -11,7 +12,7 @@ from harness.outcomes import Phase
 from harness.protocol import CacheSettings
 from harness.stages import reuse
 from harness.stages.entries import ENTRIES
-from harness.stages.failures import remembered_failure
+from harness.stages.stretches import Stretch
 
 CASE = {"id": "fam/a", "family": "fam", "params": {}}
 
@@ -23,6 +24,10 @@ def cache(tmp_path):
     reuse.use_cache(None)
 
 
+def stretch(case, build: str = "1") -> Stretch:
+    return Stretch(case, "lowering", lambda: case.fingerprints["decomposed"], lambda: {"c": build}, {"pipeline": "x"})
+
+
 def attempt(runs: list, build: str = "1", bundle=None, error: BaseException | None = None):
     """One case through a stretch that enters lower, notes findings and fails; its entered phases,
     its context and its error's description."""
@@ -31,8 +36,7 @@ def attempt(runs: list, build: str = "1", bundle=None, error: BaseException | No
     case.bundle = bundle
     case.fingerprints["decomposed"] = "f00d"
     try:
-        with remembered_failure(case, "lowering", lambda: case.fingerprints["decomposed"], lambda: {"c": build},
-                                {"pipeline": "x"}):
+        with stretch(case, build).failure_remembered():
             runs.append(1)
             case.enter(Phase.LOWER)
             case.sizes["torch_ops"] = 7
@@ -86,3 +90,49 @@ def test_without_a_cache_or_a_fingerprint_nothing_is_remembered(tmp_path):
     attempt(runs)
     attempt(runs)
     assert runs == [1, 1]
+
+
+def succeed(runs: list, build: str = "1"):
+    """One case through a stretch that goes well: its phases, its context and the value it gave,
+    remembered or computed."""
+    phases: list = []
+    case = case_context(CASE, phases.append)
+    case.fingerprints["decomposed"] = "f00d"
+    lowering = stretch(case, build)
+    if (known := lowering.success()) is not None:
+        lowering.replay(known)
+        return phases, case, known.value
+    with lowering.failure_remembered():
+        runs.append(1)
+        case.enter(Phase.IMPORT)
+        case.sizes["torch_ops"] = 7
+        case.enter(Phase.COMPILE)
+        case.fingerprint("llvm_ir", "llvm.func @f()")
+        case.cache["torch_ir"] = "miss"
+    case.cache["machine_code"] = "miss"   # after the block: still the stretch's
+    lowering.remember({"entry": "f", "outputs": 1})
+    return phases, case, {"entry": "f", "outputs": 1}
+
+
+def test_a_success_is_written_once_then_given_back_with_its_value_phases_and_findings(cache):
+    runs: list = []
+    phases, cold, value = succeed(runs)
+    assert cold.cache == {"torch_ir": "miss", "machine_code": "miss", "lowering": "miss"}
+    phases_again, warm, again = succeed(runs)
+    assert runs == [1] and again == value and phases_again == phases == [Phase.IMPORT, Phase.COMPILE]
+    for field in ("sizes", "fingerprints", "notes"):
+        assert getattr(warm, field) == getattr(cold, field)
+    assert warm.cache == {"torch_ir": "hit", "machine_code": "hit", "lowering": "hit"}
+    succeed(runs, build="2")   # a rebuilt compiler: its own key
+    assert runs == [1, 1]
+
+
+def test_a_damaged_success_or_no_cache_runs_the_stretch(cache):
+    runs: list = []
+    succeed(runs)
+    for entry in (cache / ENTRIES).rglob("*"):
+        if entry.is_file():
+            entry.write_bytes(entry.read_bytes()[:-5])
+    assert succeed(runs)[1].cache["lowering"] == "miss" and runs == [1, 1]
+    reuse.use_cache(None)
+    assert "lowering" not in succeed(runs)[1].cache and runs == [1, 1, 1]
