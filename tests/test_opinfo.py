@@ -211,7 +211,7 @@ def test_a_sort_with_ties_passes_and_its_notes_say_how_indices_were_compared(man
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("case", ["opinfo/topk/default/float32/0",
+@pytest.mark.parametrize("case", [pytest.param("opinfo/topk/default/float32/0", marks=pytest.mark.nightly),  # CI time
                                   "opinfo_grad/nn.functional.conv2d/default/float32/0",
                                   "opinfo_grad/chalf/default/float32/0"])  # complex32, which numpy has not
 def test_the_bundle_of_an_opinfo_case_reproduces_it_without_the_harness(tmp_path, case):

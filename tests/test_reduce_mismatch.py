@@ -88,6 +88,7 @@ def test_a_module_mismatch_reduces_to_its_op_and_names_isolate(project):
 
 @pytest.mark.e2e
 @needs("models")
+@pytest.mark.nightly   # CI time: CI reduces a module's mismatch (above) and a failing model (tests/test_model_cases.py)
 def test_a_model_mismatch_reduces_to_its_op_keeping_the_ratio_signature(project):
     result, log = reduce(project, "model/bert/tiny")
     kept_signature(result)

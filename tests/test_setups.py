@@ -123,6 +123,9 @@ CASES = [
 """
 
 
+# CI time: CI runs another project's cases from the wheel (tests/test_install_sets.py's base set) and a
+# project's own config from the wheel (tests/test_families_from_packages.py)
+@pytest.mark.nightly
 def test_the_installed_wheel_runs_another_projects_cases_with_its_own_config(tmp_path):
     python = venv_with_harness(tmp_path / "venv", harness_wheel(tmp_path, REPO))
     project = tmp_path / "project"
