@@ -185,6 +185,10 @@ class Backend:
     # of a compiler change is the first in it (harness.stages.changes). The stage cache and the run
     # history key on the names: keep them stable.
     STAGES: tuple[str, ...] = ()
+    # Modules the backend imports only when it compiles (its compiler's), so that a run whose stages
+    # all come from the stage cache never waits for them. A fork server imports them once its first
+    # worker has started: the workers it forks after that have them already.
+    COMPILER_MODULES: tuple[str, ...] = ()
 
     def __init__(self, name: str, options: Mapping[str, Any]):
         self.name = name

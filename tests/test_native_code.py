@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -149,3 +150,13 @@ def test_the_machine_codes_key_changes_with_the_cpu_and_opt_level_and_shared_lib
     assert machine_code_status({"shared_libs": ["libm.so.6"]}) == "uncacheable"
     another_cpu(monkeypatch, tmp_path)
     assert machine_code_status({}) == "miss"
+
+
+def test_the_mlir_backend_imports_torch_mlir_only_where_it_compiles():
+    """A warm rerun runs machine code the stage cache holds: creating the backend and running that
+    code import no torch-mlir (the fork server imports it for the workers after the first)."""
+    probe = ("import sys; import harness.backends.mlir, harness.backends.mlir_jit; "
+             "print(sorted(m for m in sys.modules if m.startswith('torch_mlir')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+    assert "torch_mlir.execution_engine" in MlirBackend.COMPILER_MODULES

@@ -191,6 +191,37 @@ def test_a_recycled_worker_is_a_fork_of_the_server_and_skips_its_imports(slow_pr
         pool.close()
 
 
+COMPILING_BACKEND = '''\
+import sys
+
+from fake_backends import FaultyBackend
+
+
+class CompilingBackend(FaultyBackend):
+    COMPILER_MODULES = ("its_compiler",)   # imported where it compiles: here never
+
+    def versions(self):
+        return {"compiler imported": str("its_compiler" in sys.modules)}
+'''
+COMPILING = {"name": "compiling", "class": "compiling_backend:CompilingBackend", "tolerances": {},
+             "options": {"fault": "none"}}
+
+
+def test_the_compilers_modules_come_after_the_first_worker_and_before_the_next(slow_project):
+    """The first worker starts without the backend's compiler modules (a warm rerun needs none);
+    the server imports them before its second fork, so the next worker has them."""
+    (slow_project / "compiling_backend.py").write_text(COMPILING_BACKEND)
+    (slow_project / "its_compiler.py").write_text("")
+    pool = WorkerPool(slow_project, recycle_after=1, preload=[COMPILING])
+    try:
+        first, second = (pool.run(request(COMPILING), timeout=60) for _ in range(2))
+        assert (first.outcome, second.outcome) == ("passed", "passed"), (first.message, second.message)
+        assert (first.versions, second.versions) == ({"compiler imported": "False"}, {"compiler imported": "True"})
+        assert psutil.Process(pool.worker.proc.pid).ppid() == pool.forks.proc.pid
+    finally:
+        pool.close()
+
+
 def test_a_pool_whose_fork_server_died_goes_on(slow_project):
     """The server killed: the workers it forked die with it (a case they were given crashes); the
     pool goes on with workers that are not its (a fresh server's, or processes of its own)."""

@@ -32,13 +32,10 @@ import dataclasses
 import functools
 import re
 from collections import Counter
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import ml_dtypes
 import torch
-import torch_mlir.fx
-from torch_mlir import ir
-from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
 from harness.backend_interface import (
     STANDALONE_SCRIPTS,
@@ -50,7 +47,6 @@ from harness.backend_interface import (
     export_program,
     own_outputs,
 )
-from harness.backends.literals import BufferLiterals
 from harness.backends.mlir_jit import Entry, JitModule, LlvmModule, pipeline_of, run_pipeline
 from harness.backends.onnx_front import export_to_onnx, import_onnx
 from harness.backends.sizes import mlir_ops
@@ -80,6 +76,14 @@ from harness.stages.reuse import (
 )
 from harness.stages.stretches import Stretch
 
+if TYPE_CHECKING:
+    from torch_mlir import ir
+
+# torch-mlir is imported only where a stage is computed: a warm rerun, whose lowerings the stage
+# cache remembers with their machine code, never waits for its import. A fork server imports these
+# once its first worker has started, so that the workers after it have them (Backend.COMPILER_MODULES).
+TORCH_MLIR_MODULES = ("torch_mlir.fx", "torch_mlir.extras.fx_decomp_util", "torch_mlir.compiler_utils",
+                      "torch_mlir.execution_engine", "harness.backends.literals")
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"
 REQUIRED_OPTIONS = ("torch_backend_pipeline", "to_linalg_pipelines", "llvm_lowering_passes")
 RUNTIME_VERIFICATION = "generate-runtime-verification"
@@ -114,6 +118,11 @@ def machine_code_source(llvm_ir: Callable[[], str], shared_libs: Sequence[str]) 
 
 def _imported(exported: Any, func_name: str, symbolic: bool) -> ir.Module:
     """torch-mlir's FX import: Torch IR, named for torch-mlir's failure repro file."""
+    import torch_mlir.fx
+    from torch_mlir import ir
+
+    from harness.backends.literals import BufferLiterals
+
     module = torch_mlir.fx.export_and_import(exported, output_type="raw", func_name=func_name, hooks=BufferLiterals(),
                                              decomposition_table={}, import_symbolic_shape_expressions=symbolic)
     with module.context:   # torch-mlir names its failure repro file (in the temp dir) after this attribute
@@ -123,6 +132,7 @@ def _imported(exported: Any, func_name: str, symbolic: bool) -> ir.Module:
 
 def _load_torch_mlir(data: bytes) -> ir.Module:
     """A module of the stage cache (bytecode), in a context that knows the torch dialect."""
+    from torch_mlir import ir
     from torch_mlir.dialects import torch as torch_dialect
 
     context = ir.Context()
@@ -142,9 +152,21 @@ def _unsigned_width(torch_type: str) -> str | None:
     return found and found.group(1)
 
 
+def _op_count(module: ir.Module) -> int:
+    from torch_mlir import ir
+
+    return mlir_ops(module, ir)
+
+
 def _generic_asm(module: ir.Module) -> str:
     """The module in generic form, where every op prints as "dialect.op"; constants elided."""
     return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=16)
+
+
+def _decomposition_table() -> dict:
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    return get_decomposition_table()
 
 
 def symbol_name(case_name: str) -> str:
@@ -156,6 +178,7 @@ def symbol_name(case_name: str) -> str:
 class MlirBackend(Backend):
     LISTS_OPS = True                      # from its own export
     LOWERING_PATHS = DECOMPOSING_PATHS    # an op of the program that reaches Torch backend IR is kept
+    COMPILER_MODULES = TORCH_MLIR_MODULES
     # a PyTorch program from `exported`, an ONNX model (or torch_front_end: onnx) from `onnx`
     STAGES = ("exported", "decomposed", "torch_ir", "onnx", "torch_backend_ir", "linalg_ir", "llvm_ir")
     OPTIONS = {   # the module docstring says more of each
@@ -250,7 +273,7 @@ class MlirBackend(Backend):
                                     {"func_name": func_name, "symbolic": symbolic}, save_mlir, _load_torch_mlir,
                                     shown=printed),
                         lambda: _imported(decomposed.value, func_name, symbolic))
-        case.sizes["torch_ops"] = mlir_ops(module, ir)
+        case.sizes["torch_ops"] = _op_count(module)
 
         case.enter(Phase.LOWER)
         self.run_stage(case, module, "torch-import", self.torch_backend_pipeline(),
@@ -280,7 +303,7 @@ class MlirBackend(Backend):
             case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
             return deferred(case, Stage("decomposed", fingerprint_source(case, "exported"), torch_mlir_build, {},
                                         save_exported, load_exported, facts=program_facts),
-                            lambda: exported.value.run_decompositions(get_decomposition_table()))
+                            lambda: exported.value.run_decompositions(_decomposition_table()))
 
     def compile_onnx(self, model: Any, case: CaseContext, numpy_results: bool = False) -> MlirArtifact:
         """The ONNX front-end, as torch-mlir's onnx configs: shape inference with data propagation,
@@ -288,9 +311,11 @@ class MlirBackend(Backend):
         An ONNX model's results are numpy's; those of a PyTorch program exported to ONNX, torch's."""
         case.enter(Phase.IMPORT)
         case.fingerprint("onnx", model.SerializeToString())   # the one print of an ONNX path: no text exists
+        from torch_mlir import ir
+
         module = import_onnx(model)
         func_name = ir.StringAttr(module.body.operations[0].attributes["sym_name"]).value
-        case.sizes["torch_ops"] = mlir_ops(module, ir)
+        case.sizes["torch_ops"] = _op_count(module)
 
         case.enter(Phase.LOWER)
         self.run_stage(case, module, "torch-onnx", self.torch_backend_pipeline("onnx_backend_pipeline"),
@@ -308,13 +333,13 @@ class MlirBackend(Backend):
         """Torch backend IR through the configured stages to Linalg (phase lower), then to LLVM IR
         (phase compile)."""
         stages = self.options["to_linalg_pipelines"]
-        case.sizes["torch_backend_ops"] = mlir_ops(module, ir)
+        case.sizes["torch_backend_ops"] = _op_count(module)
         for index, stage in enumerate(stages, 1):
             self.run_stage(case, module, "torch-backend" if index == 1 else f"to-linalg-stage{index - 1}", stage,
                            f"Lowering Torch Backend IR -> Linalg-on-Tensors, stage {index} of {len(stages)}")
             if index == 1 < len(stages):   # TOSA's or StableHLO's IR, on its way to Linalg
-                case.sizes["backend_ops"] = mlir_ops(module, ir)
-        case.sizes["linalg_ops"] = mlir_ops(module, ir)
+                case.sizes["backend_ops"] = _op_count(module)
+        case.sizes["linalg_ops"] = _op_count(module)
         linalg_ir = _generic_asm(module)
         note_linalg_ops(case.notes, linalg_ir)
         case.fingerprint("linalg_ir", linalg_ir)

@@ -32,13 +32,15 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
 import torch
-from torch_mlir import ir
-from torch_mlir.compiler_utils import TorchMlirCompilerError, run_pipeline_with_repro_report
-from torch_mlir.execution_engine import ExecutionEngine
+
+# torch-mlir is imported where code is compiled: running machine code the stage cache holds
+# (JitModule) never waits for its import.
+if TYPE_CHECKING:
+    from torch_mlir import ir
 
 # MLIR element type -> numpy dtype that carries its bytes across the boundary.
 _CARRIER = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
@@ -65,6 +67,8 @@ class JitError(RuntimeError):
 def run_pipeline(module: ir.Module, pipeline: str, description: str) -> None:
     """Run a pass pipeline on `module` in place. On failure raise TorchMlirCompilerError whose
     message starts with the MLIR diagnostics (torch-mlir's own report leaves them on fd 2)."""
+    from torch_mlir.compiler_utils import TorchMlirCompilerError, run_pipeline_with_repro_report
+
     diagnostics: list[str] = []
 
     def collect(d) -> bool:
@@ -89,6 +93,8 @@ def pipeline_of(passes: Sequence[str]) -> str:
 def _value_types(types, what: str, scalars: bool = False) -> ValueTypes:
     """(element type, shape with None for dynamic sizes) of each ranked tensor type; with
     `scalars`, (type, None) for a scalar the JIT passes by value."""
+    from torch_mlir import ir
+
     out: list[tuple[str, tuple[Any, ...] | None]] = []
     for t in types:
         if scalars and str(t) in _SCALAR:
@@ -105,6 +111,8 @@ def _value_types(types, what: str, scalars: bool = False) -> ValueTypes:
 
 def _entry_signature(module: ir.Module, func_name: str):
     """Argument and result (element type, shape) lists of the Linalg-on-Tensors entry function."""
+    from torch_mlir import ir
+
     for op in module.body.operations:
         op = op.operation
         if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == func_name:
@@ -246,6 +254,8 @@ SET_CONSUME = "harness_set_consume"
 def _consume_through_pointer(module: ir.Module, name: str, result_types: ValueTypes) -> None:
     """Replace the declaration of `_mlir_ciface_<name>` (the consume function's C interface) by a
     definition that calls the function whose address SET_CONSUME stored."""
+    from torch_mlir import ir
+
     interface = "_mlir_ciface_" + name
     for op in module.body.operations:
         op = op.operation
@@ -281,6 +291,8 @@ class EngineCode:
     object file links into a shared library (harness.stages.native_code)."""
 
     def __init__(self, module: ir.Module, func_name: str, opt_level: int, shared_libs: Sequence[str]):
+        from torch_mlir.execution_engine import ExecutionEngine
+
         self.engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs), enable_pic=True)
         for name, function in LIBGCC_CONVERSIONS.items():
             self.engine.raw_register_runtime(name, ctypes.cast(function, ctypes.c_void_p))

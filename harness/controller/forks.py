@@ -36,11 +36,11 @@ class ServerGone(Exception):
 class ForkServer:
     """One pool's server: started at once, not waited for; its own output kept in a file."""
 
-    def __init__(self, python: str, env: dict[str, str], cwd: Path, modules: Sequence[str]):
+    def __init__(self, python: str, env: dict[str, str], cwd: Path, classes: Sequence[str]):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.log = tempfile.TemporaryFile()   # its own output, out of the terminal's way; never a pipe to drain
         self.proc = subprocess.Popen(
-            [python, "-m", "harness.worker.fork_server", str(theirs.fileno()), *modules], cwd=cwd,
+            [python, "-m", "harness.worker.fork_server", str(theirs.fileno()), *classes], cwd=cwd,
             env={**env, "OMP_NUM_THREADS": "1"}, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
             pass_fds=[theirs.fileno()], start_new_session=True)
         theirs.close()

@@ -346,9 +346,9 @@ class WorkerPool:
             self.forks, self.forking = None, False
             return None
         if self.forks is None:
-            modules = [spec["class"].partition(":")[0] for spec in self.preload if spec.get("class")]
+            classes = [spec["class"] for spec in self.preload if spec.get("class")]
             self.forks = ForkServer(self.interpreter.python, process_env(self.rootdir, self.env, self.interpreter),
-                                    self.rootdir, modules)
+                                    self.rootdir, classes)
         return self.forks
 
     def fresh_worker(self) -> None:

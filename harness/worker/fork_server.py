@@ -2,12 +2,17 @@
 forks each worker of its pool from itself, so that a worker (the first, a spare, a replacement after
 a crash or a recycled one) starts in milliseconds instead of importing everything again.
 
-    python -m harness.worker.fork_server FD [MODULE...]
+    python -m harness.worker.fork_server FD [MODULE:CLASS...]
 
 FD is its end of a socket pair (harness.controller.forks holds the other). Each request comes
 with three file descriptors, the new worker's stdin, stdout and stderr; the reply says its pid, and
 when a worker exits, its exit status follows (the server is its parent and reaps it). A worker is
 what `python -m harness.worker` would be: its own session, the pool's environment, its thread count.
+
+The preloaded backends' modules are imported before the first fork; their compilers' modules
+(Backend.COMPILER_MODULES) before the second. So the first worker is ready without them, and a
+warm rerun, whose stages all come from the stage cache, never imports them; a worker that replaces
+or joins it (a crash, a hang, recycling) has them from the server, imported once.
 
 GNU OpenMP is not fork-safe once its threads exist (../shared/NOTES.md: a child of a server that
 had run a case deadlocked), so the server starts with OMP_NUM_THREADS=1 and computes nothing; each
@@ -34,9 +39,10 @@ def main(argv: list[str]) -> None:
     channel = socket.socket(fileno=int(argv[0]))
     _die_with_parent()   # the controller's end: its pool, its workers with it
     import harness.worker.execute  # noqa: F401 - torch and what every case needs, once
-    for module in argv[1:]:   # the preloaded backends' modules; one that fails fails in the worker, as always
+    for spec in argv[1:]:   # the preloaded backends' modules; one that fails fails in the worker, as always
         with contextlib.suppress(Exception):
-            importlib.import_module(module)
+            importlib.import_module(spec.partition(":")[0])
+    compilers = _CompilerModules(argv[1:])
     wake_read, wake_write = socket.socketpair()
     for end in (wake_read, wake_write):
         end.setblocking(False)
@@ -54,6 +60,7 @@ def main(argv: list[str]) -> None:
             data, fds, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 3)
             if not data:   # the controller closed its end: the pool is done
                 return
+            compilers.import_after_the_first_fork()
             pid = os.fork()
             if pid == 0:
                 _become_worker(json.loads(data), fds, [channel, wake_read, wake_write])
@@ -61,6 +68,22 @@ def main(argv: list[str]) -> None:
                 os.close(fd)
             channel.send(json.dumps({"forked": pid}).encode())
         _reap(channel)
+
+
+class _CompilerModules:
+    """The preloaded backends' compilers' modules, imported before the server's second fork."""
+
+    def __init__(self, specs: list[str]):
+        self.specs, self.forks = specs, 0
+
+    def import_after_the_first_fork(self) -> None:
+        self.forks += 1
+        if self.forks != 2:
+            return
+        for module, _, name in (spec.partition(":") for spec in self.specs):
+            with contextlib.suppress(Exception):   # as above: the worker says what failed
+                for compiler in getattr(getattr(sys.modules.get(module), name, None), "COMPILER_MODULES", ()):
+                    importlib.import_module(compiler)
 
 
 def _reap(channel: socket.socket) -> None:
