@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import ml_dtypes
@@ -48,6 +47,7 @@ from harness.backend_interface import (
     own_outputs,
 )
 from harness.backends.mlir_jit import Entry, JitModule, LlvmModule, pipeline_of, run_pipeline
+from harness.backends.mlir_text import generic_asm, note_linalg_ops, unsigned_results
 from harness.backends.onnx_front import export_to_onnx, import_onnx
 from harness.backends.sizes import mlir_ops
 from harness.installation.packages import version_text
@@ -140,27 +140,10 @@ def _load_torch_mlir(data: bytes) -> ir.Module:
     return ir.Module.parse(data, context=context)
 
 
-def unsigned_results(torch_backend_ir: str, func_name: str) -> dict[int, str]:
-    """The entry function's unsigned results in Torch backend IR: position -> numpy dtype name."""
-    match = re.search(rf"func\.func @{re.escape(func_name)}\(.*\)\s*->\s*\(?(.*?)\)?\s*\{{", torch_backend_ir)
-    types = re.findall(r"!torch\.vtensor<[^>]*>|!torch\.\w+", match.group(1)) if match else []
-    return {i: f"uint{width}" for i, t in enumerate(types) if (width := _unsigned_width(t))}
-
-
-def _unsigned_width(torch_type: str) -> str | None:
-    found = re.search(r",ui(8|16|32|64)>$", torch_type)
-    return found and found.group(1)
-
-
 def _op_count(module: ir.Module) -> int:
     from torch_mlir import ir
 
     return mlir_ops(module, ir)
-
-
-def _generic_asm(module: ir.Module) -> str:
-    """The module in generic form, where every op prints as "dialect.op"; constants elided."""
-    return module.operation.get_asm(print_generic_op_form=True, large_elements_limit=16)
 
 
 def _decomposition_table() -> dict:
@@ -268,7 +251,7 @@ class MlirBackend(Backend):
         compile), with its own outputs' count and its unsigned results."""
         case.enter(Phase.IMPORT)
         symbolic = bool(self.options.get("import_symbolic_shape_expressions", False))
-        printed = functools.cache(_generic_asm)   # printed once, when a fingerprint or an entry needs it
+        printed = functools.cache(generic_asm)   # printed once, when a fingerprint or an entry needs it
         module = cached(case, Stage("torch_ir", fingerprint_source(case, "decomposed"), torch_mlir_build,
                                     {"func_name": func_name, "symbolic": symbolic}, save_mlir, _load_torch_mlir,
                                     shown=printed),
@@ -340,7 +323,7 @@ class MlirBackend(Backend):
             if index == 1 < len(stages):   # TOSA's or StableHLO's IR, on its way to Linalg
                 case.sizes["backend_ops"] = _op_count(module)
         case.sizes["linalg_ops"] = _op_count(module)
-        linalg_ir = _generic_asm(module)
+        linalg_ir = generic_asm(module)
         note_linalg_ops(case.notes, linalg_ir)
         case.fingerprint("linalg_ir", linalg_ir)
 
@@ -402,10 +385,3 @@ class MlirBackend(Backend):
             "strict_export": bool(self.options.get("strict_export", False)),
             "import_symbolic_shape_expressions": bool(self.options.get("import_symbolic_shape_expressions", False)),
             "pipelines": [self.torch_backend_pipeline(), *to_llvm]})   # Torch backend, Linalg..., LLVM
-
-
-def note_linalg_ops(notes: dict, linalg_ir: str) -> None:
-    """How many linalg.generic and named convolution ops the Linalg IR (in generic form) has."""
-    names = Counter(re.findall(r'"(linalg\.[\w.]+)"', linalg_ir))
-    notes["linalg.generic"] = names["linalg.generic"]
-    notes["linalg named convolutions"] = sum(n for op, n in names.items() if "conv" in op)
