@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 
 # torch-mlir is imported only where a stage is computed: a warm rerun, whose lowerings the stage
 # cache remembers with their machine code, never waits for its import. A fork server imports these
-# once its first worker has started, so that the workers after it have them (Backend.COMPILER_MODULES).
+# before its second worker, so that the workers after the first have them (Backend.COMPILER_MODULES).
 TORCH_MLIR_MODULES = ("torch_mlir.fx", "torch_mlir.extras.fx_decomp_util", "torch_mlir.compiler_utils",
                       "torch_mlir.execution_engine", "harness.backends.literals")
 LEGAL_OPS_PLACEHOLDER = "@BACKEND_LEGAL_OPS@"

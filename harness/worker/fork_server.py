@@ -60,7 +60,7 @@ def main(argv: list[str]) -> None:
             data, fds, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 3)
             if not data:   # the controller closed its end: the pool is done
                 return
-            compilers.import_after_the_first_fork()
+            compilers.before_each_fork()
             pid = os.fork()
             if pid == 0:
                 _become_worker(json.loads(data), fds, [channel, wake_read, wake_write])
@@ -76,7 +76,8 @@ class _CompilerModules:
     def __init__(self, specs: list[str]):
         self.specs, self.forks = specs, 0
 
-    def import_after_the_first_fork(self) -> None:
+    def before_each_fork(self) -> None:
+        """Counts the forks; before the second, imports the modules (a worker has started without them)."""
         self.forks += 1
         if self.forks != 2:
             return
