@@ -73,12 +73,17 @@ def test_another_build_a_bundle_or_running_out_of_memory_runs_the_stretch(cache,
     assert runs == [1] * 5   # out of memory says nothing of the program: never remembered
 
 
-def test_a_damaged_entry_is_run_again_and_written_anew(cache):
-    runs: list = []
-    attempt(runs)
+def damage(cache) -> None:
+    """Every entry of the cache cut short."""
     for entry in (cache / ENTRIES).rglob("*"):
         if entry.is_file():
             entry.write_bytes(entry.read_bytes()[:-5])
+
+
+def test_a_damaged_entry_is_run_again_and_written_anew(cache):
+    runs: list = []
+    attempt(runs)
+    damage(cache)
     phases, _, message = attempt(runs)
     assert runs == [1, 1] and phases == [Phase.LOWER] and message.startswith("ValueError")
     attempt(runs)
@@ -130,9 +135,7 @@ def test_a_success_is_written_once_then_given_back_with_its_value_phases_and_fin
 def test_a_damaged_success_or_no_cache_runs_the_stretch(cache):
     runs: list = []
     succeed(runs)
-    for entry in (cache / ENTRIES).rglob("*"):
-        if entry.is_file():
-            entry.write_bytes(entry.read_bytes()[:-5])
+    damage(cache)
     assert succeed(runs)[1].cache["lowering"] == "miss" and runs == [1, 1]
     reuse.use_cache(None)
     assert "lowering" not in succeed(runs)[1].cache and runs == [1, 1, 1]

@@ -120,11 +120,8 @@ def stored(case: CaseContext, stage: Stage) -> Any | None:
     if entry is None:
         return None
     fingerprint, facts, data = _parts(entry.payload)
-    try:
-        value = stage.load(data) if facts is not None else None
-    except Exception:  # noqa: BLE001 - whatever the loader raises, the caller computes the stage
-        return None
-    if value is None or (stage.fingerprinted and fingerprint and fingerprint_of(stage.shown(value)) != fingerprint):
+    value = _faithful(stage, data, fingerprint) if facts is not None else _UNLOADED
+    if value is _UNLOADED:
         return None
     case.cache[stage.name] = "hit"
     return value
@@ -134,15 +131,26 @@ def _loaded_else_computed(case: CaseContext, stage: Stage, compute: Callable[[],
                           seconds: float, data: bytes) -> Any:
     """A hit's output, loaded; computed (and written again) when it does not load or is not what
     was written (a loader that is not faithful: never a wrong result)."""
+    value = _faithful(stage, data, case.fingerprints.get(stage.name, ""))
+    if value is not _UNLOADED:
+        return value
+    case.cache_saved_s -= seconds
+    return _written(case, stage, compute, cache, key)
+
+
+_UNLOADED = object()   # an entry's output that did not load, or is not what was written
+
+
+def _faithful(stage: Stage, data: bytes, fingerprint: str) -> Any:
+    """An entry's output loaded, when it loads and its fingerprint (if the stage has one) is the
+    one written with it; else _UNLOADED."""
     try:
         value = stage.load(data)
-        expected = case.fingerprints.get(stage.name) if stage.fingerprinted else None
-        if not expected or fingerprint_of(stage.shown(value)) == expected:
+        if not (stage.fingerprinted and fingerprint) or fingerprint_of(stage.shown(value)) == fingerprint:
             return value
     except Exception:  # noqa: BLE001 - whatever the loader raises, the stage is computed instead
         pass
-    case.cache_saved_s -= seconds
-    return _written(case, stage, compute, cache, key)
+    return _UNLOADED
 
 
 def _written(case: CaseContext, stage: Stage, compute: Callable[[], Any], cache: StageCache, key: str) -> Any:

@@ -42,7 +42,7 @@ def main(argv: list[str]) -> None:
     for spec in argv[1:]:   # the preloaded backends' modules; one that fails fails in the worker, as always
         with contextlib.suppress(Exception):
             importlib.import_module(spec.partition(":")[0])
-    compilers = _CompilerModules(argv[1:])
+    forks = 0
     wake_read, wake_write = socket.socketpair()
     for end in (wake_read, wake_write):
         end.setblocking(False)
@@ -60,7 +60,9 @@ def main(argv: list[str]) -> None:
             data, fds, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 3)
             if not data:   # the controller closed its end: the pool is done
                 return
-            compilers.before_each_fork()
+            forks += 1
+            if forks == 2:   # the first worker started without them
+                _import_compilers(argv[1:])
             pid = os.fork()
             if pid == 0:
                 _become_worker(json.loads(data), fds, [channel, wake_read, wake_write])
@@ -70,21 +72,12 @@ def main(argv: list[str]) -> None:
         _reap(channel)
 
 
-class _CompilerModules:
-    """The preloaded backends' compilers' modules, imported before the server's second fork."""
-
-    def __init__(self, specs: list[str]):
-        self.specs, self.forks = specs, 0
-
-    def before_each_fork(self) -> None:
-        """Counts the forks; before the second, imports the modules (a worker has started without them)."""
-        self.forks += 1
-        if self.forks != 2:
-            return
-        for module, _, name in (spec.partition(":") for spec in self.specs):
-            with contextlib.suppress(Exception):   # as above: the worker says what failed
-                for compiler in getattr(getattr(sys.modules.get(module), name, None), "COMPILER_MODULES", ()):
-                    importlib.import_module(compiler)
+def _import_compilers(specs: list[str]) -> None:
+    """The preloaded backend classes' compilers' modules (Backend.COMPILER_MODULES)."""
+    for module, _, name in (spec.partition(":") for spec in specs):
+        with contextlib.suppress(Exception):   # as for the backends' modules: the worker says what failed
+            for compiler in getattr(getattr(sys.modules.get(module), name, None), "COMPILER_MODULES", ()):
+                importlib.import_module(compiler)
 
 
 def _reap(channel: socket.socket) -> None:
