@@ -298,3 +298,32 @@ def test_an_outputs_own_tolerance_merges_with_the_cases_component_by_component()
     too_far = out(np.ones(4) + 2.5e-5, "float64")
     assert compare([too_far], [want], "float32", (1e-5, 1e-7), {}, reference=[want],
                    tolerance_of=tolerance_of) is not None
+
+
+def test_a_large_output_is_judged_block_by_block_with_the_whole_arrays_figures():
+    from harness.worker.compare import BLOCK, Accuracy
+    w = golden(shape=(3 * BLOCK + 5,), seed=3)
+    g = w.copy()
+    g[[7, BLOCK + 1, 3 * BLOCK + 4]] += [1e-3, 1e-4, 0.5]   # the worst in the last, partial block
+    accuracy = Accuracy()
+    message = compare([out(g)], [out(w)], "float32", TOL, {}, accuracy=accuracy)
+    assert f"3 of {w.size} elements differ" in message and f"worst at index [{3 * BLOCK + 4}]" in message
+    allowed = 1e-6 * np.abs(w) + 1e-6 * max(1.0, np.sqrt(np.mean(w * w)))
+    assert accuracy.margins["grad_input"] == float(f"{(np.abs(g - w) / allowed).max():.3g}")
+
+
+def test_the_outputs_compared_are_left_as_they_were():
+    w = golden()
+    w[0, 0, 0] = np.nan
+    got, want = out(w.copy()), out(w)
+    assert check(got, want) is None
+    assert np.isnan(got.values[0, 0, 0]) and np.isnan(want.values[0, 0, 0])
+
+
+def test_finite_values_whose_sum_overflows_are_checked_element_by_element():
+    w = np.array([1.5e308, 1.5e308, 1.0])
+    with np.errstate(over="ignore"):
+        assert check(out(w.copy()), out(w)) is None
+        g = w.copy()
+        g[2] = np.nan
+        assert "1 NaN and 0 Inf where the golden value is finite" in check(out(g), out(w))

@@ -204,26 +204,49 @@ def _judge_within(got: Output, want: Output, tolerance: tuple[float, float],
                   reduction: int) -> tuple[str | None, float | None]:
     """(what differs or None, the margin: the largest element error over its allowed error; None
     when no element was compared by value)."""
-    g = got.values.astype(np.float64)
-    w = want.values.astype(np.float64)
-    problem = _non_finite(g, w)
+    problem, g, w = _non_finite(_float64(got.values), _float64(want.values))
     if problem or g.size == 0:
         return problem, None
     rtol, atol = tolerance
     scale = math.sqrt(max(reduction, 1))
-    rms = float(np.sqrt(np.mean(w * w)))
-    allowed = scale * (rtol * np.abs(w) + atol * max(1.0, rms))
-    err = np.abs(g - w)
-    margin = float(np.max(err / np.maximum(allowed, TINY)))
-    bad = err > allowed
-    if not bad.any():
+    rms = math.sqrt(sum(float(np.dot(b, b)) for b in _blocks(w)) / w.size)
+    floor = atol * max(1.0, rms)
+    margin, failing = 0.0, 0
+    for gb, wb in zip(_blocks(g), _blocks(w)):   # a block's temporaries stay in the CPU's cache
+        allowed = np.abs(wb)
+        allowed *= rtol
+        allowed += floor
+        allowed *= scale
+        err = np.subtract(gb, wb)
+        np.abs(err, out=err)
+        failing += int(np.count_nonzero(err > allowed))
+        np.maximum(allowed, TINY, out=allowed)
+        margin = max(margin, float(np.max(np.divide(err, allowed, out=err))))
+    if not failing:
         return None, margin
+    allowed = scale * (rtol * np.abs(w) + floor)
+    err = np.abs(g - w)
     worst = np.unravel_index(int(np.argmax(err - allowed)), err.shape)
-    return (f"{int(bad.sum())} of {err.size} elements differ beyond tolerance; "
-            f"max abs error {float(err.max()):.3g}, {_relative_error(err, w, bad)}; "
+    return (f"{failing} of {err.size} elements differ beyond tolerance; "
+            f"max abs error {float(err.max()):.3g}, {_relative_error(err, w, err > allowed)}; "
             f"worst at index {list(map(int, worst))}: got {g[worst]:.6g}, want {w[worst]:.6g}; "
             f"tolerance rtol={rtol:g}, atol={atol:g} x max(1, rms {rms:.3g}), "
             f"scaled by sqrt({reduction}) for the reduction length"), margin
+
+
+BLOCK = 1 << 15   # elements: 256 KiB of float64, so that a block's few temporaries fit in L2
+
+
+def _blocks(values: np.ndarray):
+    """The values flattened, BLOCK elements at a time (views, not copies)."""
+    flat = values.reshape(-1)
+    return (flat[start:start + BLOCK] for start in range(0, flat.size, BLOCK))
+
+
+def _float64(values: np.ndarray) -> np.ndarray:
+    """The values as float64, without a copy when they are already (outputs are upcast once, in
+    harness.worker.execute): nothing here writes to them."""
+    return np.asarray(values, dtype=np.float64)
 
 
 TINY = np.finfo(np.float64).tiny   # an allowed error of 0 (atol 0, want 0): any error is far beyond it
@@ -255,16 +278,18 @@ def _relative_error(err: np.ndarray, want: np.ndarray, bad: np.ndarray) -> str:
     return text + (f" (n/a at {at_zero} failing element{'s' * (at_zero > 1)} where want is 0)" if at_zero else "")
 
 
-def _non_finite(g: np.ndarray, w: np.ndarray) -> str | None:
-    """NaN and Inf must sit exactly where the golden has them (same sign for Inf)."""
+def _non_finite(g: np.ndarray, w: np.ndarray) -> tuple[str | None, np.ndarray, np.ndarray]:
+    """NaN and Inf must sit exactly where the golden has them (same sign for Inf): (what differs or
+    None, g, w), where g and w are copies with their shared non-finite elements set to 0, for the
+    rest to be compared, when there are any, else the arrays given."""
+    if math.isfinite(float(np.sum(g))) and math.isfinite(float(np.sum(w))):
+        return None, g, w   # one pass each: a sum is finite only when every element is (or it overflowed)
     g_nan, w_nan = np.isnan(g), np.isnan(w)
     g_inf, w_inf = np.isinf(g), np.isinf(w)
     wrong = (g_nan != w_nan) | (g_inf != w_inf) | (g_inf & w_inf & (np.sign(g) != np.sign(w)))
     if not wrong.any():
-        if (g_nan | g_inf).any():  # identical non-finite positions: compare the rest only
-            g[g_nan | g_inf] = 0.0
-            w[w_nan | w_inf] = 0.0
-        return None
+        shared = g_nan | g_inf
+        return None, np.where(shared, 0.0, g), np.where(shared, 0.0, w)
     first = list(map(int, np.argwhere(wrong)[0]))
     golden_finite = ~(w_nan | w_inf)
     counts = {"NaN": g_nan & golden_finite, "Inf": g_inf & golden_finite,
@@ -274,7 +299,7 @@ def _non_finite(g: np.ndarray, w: np.ndarray) -> str | None:
     return (f"{int(counts['NaN'].sum())} NaN and {int(counts['Inf'].sum())} Inf where the golden value is "
             f"finite, {int(counts['finite'].sum())} finite where it is not, {wrong_sign} Inf of the wrong sign"
             + (f", {other} NaN/Inf swapped" if other else "")
-            + f"; first at index {first}: got {g[tuple(first)]}, want {w[tuple(first)]}")
+            + f"; first at index {first}: got {g[tuple(first)]}, want {w[tuple(first)]}"), g, w
 
 
 def normalised_error(got: np.ndarray, want: np.ndarray, reduction: int) -> float:
@@ -319,7 +344,7 @@ def within_ratio(got: Output, want: Output, eager: Output, multiplier: float, fl
 def _judge_ratio(got: Output, want: Output, eager: Output, multiplier: float, floor: float,
                  relative: bool = False) -> tuple[str | None, float | None]:
     """within_ratio's (what differs or None, the margin: the RMS error over what the rule allows)."""
-    problem = _non_finite(got.values.astype(np.float64), want.values.astype(np.float64))
+    problem = _non_finite(_float64(got.values), _float64(want.values))[0]
     if problem or got.values.size == 0:
         return problem, None
     error, eager_error, rms = rms_errors(got, want, eager)

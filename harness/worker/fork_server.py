@@ -58,8 +58,10 @@ def main(argv: list[str]) -> None:
                     wake_read.recv(4096)
                 continue
             data, fds, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 3)
-            if not data:   # the controller closed its end: the pool is done
-                return
+            if not data:   # the controller closed its end: the pool is done, and so is the server,
+                sys.stdout.flush()   # at once: tearing down torch's modules would keep the controller waiting
+                sys.stderr.flush()
+                os._exit(0)
             forks += 1
             if forks == 2:   # the first worker started without them
                 _import_compilers(argv[1:])
