@@ -58,7 +58,7 @@ def remembered(records: dict) -> tuple[set, set]:
 
 
 def findings(record: dict) -> tuple:
-    return tuple(record[field] for field in ("notes", "ops", "lowering", "decomposed_into", "sizes"))
+    return tuple(record[field] for field in ("notes", "ops", "lowering", "decomposed_into", "sizes", "margins"))
 
 
 def of_backend(records: dict, backend: str) -> dict:
@@ -84,6 +84,9 @@ def test_a_warm_rerun_hits_every_cached_stage_with_the_uncached_outcomes(tmp_pat
     assert outcomes(warm) == outcomes(uncached)
     assert all(statuses(warm, stage) == {"hit"} for stage in CACHED), warm["summary"]
     assert statuses(warm, "machine_code") == {"hit" if LINKS else "uncacheable"}
+    goldens = [{r["cache"].get("golden") for key, r in records.items() if key != "summary" and "conv" in key[0]}
+               for records in (uncached, cold, warm)]   # the module family's cases give their goldens
+    assert goldens == [{"off"}, {"miss", "hit"}, {"hit"}]   # the three backends' cold runs share each
     # a lowering that went well, remembered with its machine code: nothing of it computed again
     lowered = (statuses(cold, "lowering"), statuses(warm, "lowering"))
     assert lowered == (({"miss"}, {"hit"}) if LINKS else ({None}, {None}))
@@ -93,7 +96,7 @@ def test_a_warm_rerun_hits_every_cached_stage_with_the_uncached_outcomes(tmp_pat
     assert ("conv_backward/2d/groups2", "linalg-on-tensors") in failed   # 1d/basic fails on tosa and stablehlo
     assert all((warm[key]["message"], warm[key]["notes"]) == (uncached[key]["message"], uncached[key]["notes"])
                for key in failed)
-    assert "stage cache: hits exported " in warm["summary"] and "s of stage work saved" in warm["summary"]
+    assert "stage cache: hits golden " in warm["summary"] and "s of stage work saved" in warm["summary"]
 
 
 @pytest.mark.e2e

@@ -15,6 +15,7 @@ from harness.families.interface import load_builder
 from harness.ops.listing import harness_lists_ops, program_ops
 from harness.outcomes import Outcome, Phase
 from harness.protocol import PerfRequest
+from harness.stages.goldens import cached_golden
 from harness.training.params import BACKWARD_OPS_NOTE
 from harness.worker.compare import DEFAULT_TOLERANCES, FLOATING, Accuracy, Output, compare, looser, rms_errors
 from harness.worker.repro import versions_of, write_repro
@@ -47,7 +48,7 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
             ": by the input's values they select (ties make indices ambiguous)")
     if harness_lists_ops(backend, built.program):   # in setup: the harness's work, not the backend's
         context.ops = program_ops(built.program, context.notes)
-    rule = HarnessRule(built, dtype, tolerance, reductions, backend_spec, context.notes,
+    rule = HarnessRule(built, dtype, tolerance, reductions, backend_spec, context,
                        Accuracy(context.margins, context.ulps))
     goldens = built.golden.compute(built, rule)   # the golden names its kind's rule: no kind is named here
     return _run_input_sets(built, backend, context, goldens,
@@ -57,19 +58,20 @@ def execute(case_json: dict, family: dict, backend_spec: dict, backend: Any, con
 class HarnessRule:
     """The harness's side of a case's golden (harness.families.built.GoldenContext): the
     comparison rule of harness.worker.compare with this case's tolerance, reductions, reference,
-    unchecked and selected outputs, the result's notes and its outputs' margins."""
+    unchecked and selected outputs, the result's notes and its outputs' margins; float64 runs from
+    the stage cache when it holds them."""
 
     def __init__(self, built: Built, dtype: str, tolerance: tuple[float, float], reductions: dict,
-                 backend_spec: dict, notes: dict, accuracy: Accuracy) -> None:
+                 backend_spec: dict, context: CaseContext, accuracy: Accuracy) -> None:
         self.built, self.dtype, self.tolerance, self.reductions = built, dtype, tolerance, reductions
-        self.backend_spec, self.notes, self.accuracy = backend_spec, notes, accuracy
+        self.backend_spec, self.context, self.notes, self.accuracy = backend_spec, context, context.notes, accuracy
         self.names = built.program.output_names
         self.references = [as_outputs(self.names, r) for r in built.reference] if built.reference else None
 
     def upcast(self, inputs: tuple) -> Any:
         program = self.built.program
         assert isinstance(program, Program), "Float64Golden checked it is a PyTorch program"
-        return upcast_run(program, inputs)
+        return cached_golden(self.context, program, inputs, lambda: upcast_run(program, inputs))
 
     def note_margin(self, output: str, margin: float) -> None:
         self.accuracy.note(output, margin)
