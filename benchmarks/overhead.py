@@ -20,6 +20,9 @@ them, and they would kill the loops):
   cache cold   one worker with the stage cache on and empty (a fresh --cache-dir): what writing
                the entries costs a first run
   warm rerun   the same command again, on the entries cache cold wrote (run it with cache cold)
+  warm server  the warm rerun with --warm-server=on, timed the second time: its worker forked from
+               a server the first one left, torch imported (what a run in a terminal does; the
+               server's and its workers' CPU is not the run's: they are not its processes)
 They run in turn, --repeat times (the machine is shared: interleaving spreads its noise over
 all of them). Printed: each one's median wall and CPU seconds (its processes' user + system: the
 figure a busy machine disturbs least), with the range, and their ratios to the faster of the bare
@@ -225,7 +228,9 @@ def round_runs(args: argparse.Namespace, tmp: Path, round_: int, one_worker: Pat
         ("-n 2", lambda: timed_run(cold + ["-n", "2", f"--report-json={report}"])),
         ("-n 2, 2 thr", lambda: timed_run(cold + ["-n", "2"], env={"OMP_NUM_THREADS": "2"})),
         ("cache cold", lambda: timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}"])),
-        ("warm rerun", lambda: timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}"]))]
+        ("warm rerun", lambda: timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}"])),
+        ("warm server", lambda: [timed_run(pytest + ["-n", "0", "--cache=on", f"--cache-dir={cache_dir}",
+                                                     "--warm-server=on"]) for _ in range(2)][-1])]
 
 
 def _figure(what: str, samples: list[float], base: float) -> str:
@@ -235,7 +240,7 @@ def _figure(what: str, samples: list[float], base: float) -> str:
 
 
 RUNS = ("bare", "compiler", "worker", "one worker (before)", "-n 2 (before)", "one worker", "-n 2", "-n 2, 2 thr",
-        "cache cold", "warm rerun")
+        "cache cold", "warm rerun", "warm server")
 
 
 if __name__ == "__main__":

@@ -252,6 +252,10 @@ class Settings:
     cache_size: int = setting("20G", "--cache-size", "the stage cache's size cap: the least recently used entries go "
                               "first past it (default 20G)", ini="e2e_cache_size", type=size, shared=True,
                               metavar="SIZE")
+    warm_server: str = setting(
+        "auto", "--warm-server", "fork the workers from a server kept between runs, with torch imported "
+        "(docs/how-to/stage-cache.md): on, off, or auto, on when the run writes to a terminal (default auto)",
+        ini="e2e_warm_server", choices=("auto", "on", "off"))
     isolate: bool = setting(False, "--isolate", "isolate each case that fails as a mismatch to the ops that make it "
                             "(python -m harness isolate's search, on the run's workers): the reports name them",
                             action="store_true")

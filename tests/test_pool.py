@@ -249,3 +249,18 @@ def test_a_forked_worker_that_segfaults_is_reported_with_its_signal(tmp_path):
         assert pool.run(request(EAGER), timeout=60).outcome == "passed"
     finally:
         pool.close()
+
+
+def test_a_server_that_goes_before_forking_the_worker_costs_no_case(tmp_path):
+    """Killed while it imports (or a warm server leaving as the run connects): the worker never
+    existed, so the case runs in a worker of the pool's own, not as a crash."""
+    shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
+    pool = WorkerPool(tmp_path)
+    try:
+        pool.start()   # asks the server for the first worker, which it forks once torch is imported
+        pool.forks.proc.kill()
+        result = pool.run(request(EAGER), timeout=60)
+        assert result.outcome == "passed", result.message
+        assert not isinstance(pool.worker.proc, ForkedProcess)
+    finally:
+        pool.close()

@@ -34,24 +34,33 @@ class ServerGone(Exception):
 
 
 class ForkServer:
-    """One pool's server: started at once, not waited for; its own output kept in a file."""
+    """One pool's server, started at once and not waited for, its own output kept in a file; or a
+    warm server's connection (harness.controller.warm_server): the same requests and replies."""
 
-    def __init__(self, python: str, env: dict[str, str], cwd: Path, classes: Sequence[str]):
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.log = tempfile.TemporaryFile()   # its own output, out of the terminal's way; never a pipe to drain
-        self.proc = subprocess.Popen(
-            [python, "-m", "harness.worker.fork_server", str(theirs.fileno()), *classes], cwd=cwd,
-            env={**env, "OMP_NUM_THREADS": "1"}, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-            pass_fds=[theirs.fileno()], start_new_session=True)
-        theirs.close()
-        self.channel = ours
+    def __init__(self, channel: socket.socket, env: dict[str, str], cwd: Path,
+                 proc: subprocess.Popen | None = None, log: IO[bytes] | None = None):
+        self.channel, self.env, self.cwd = channel, env, cwd   # env, cwd: every worker's
+        self.proc, self.log = proc, log    # one pool's server; None: a warm server, not this run's
+        self.gone = False                  # the warm server's connection ended
         self.asked = 0                       # requests sent
         self.forked: list[int] = []          # pids, in the order of the requests
         self.exited: dict[int, int] = {}     # pid -> exit status, as reported
 
+    @classmethod
+    def start(cls, python: str, env: dict[str, str], cwd: Path, classes: Sequence[str]) -> ForkServer:
+        """One pool's server, which dies with this process."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        log = tempfile.TemporaryFile()   # its own output, out of the terminal's way; never a pipe to drain
+        proc = subprocess.Popen(
+            [python, "-m", "harness.worker.fork_server", str(theirs.fileno()), *classes], cwd=cwd,
+            env={**env, "OMP_NUM_THREADS": "1"}, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            pass_fds=[theirs.fileno()], start_new_session=True)
+        theirs.close()
+        return cls(ours, env, cwd, proc, log)
+
     @property
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return not self.gone if self.proc is None else self.proc.poll() is None
 
     def spawn(self, env: dict[str, str], threads: int) -> ForkedProcess:
         """A worker forked with these environment variables and this many compute threads; its pipes
@@ -59,8 +68,10 @@ class ForkServer:
         ends = [os.pipe() for _ in range(3)]   # stdin, stdout, stderr: (read, write) each
         theirs = [ends[0][0], ends[1][1], ends[2][1]]
         try:
-            socket.send_fds(self.channel, [json.dumps({"env": env, "threads": threads}).encode()], theirs)
+            request = {"env": {**self.env, **env}, "cwd": str(self.cwd), "threads": threads}
+            socket.send_fds(self.channel, [json.dumps(request).encode()], theirs)
         except OSError:
+            self.gone = True
             for read, write in ends:
                 os.close(read)
                 os.close(write)
@@ -95,6 +106,7 @@ class ForkServer:
         except OSError:   # reset: it died with messages unread
             data = b""
         if not data:
+            self.gone = True
             raise ServerGone
         message = json.loads(data)
         if "forked" in message:
@@ -104,9 +116,12 @@ class ForkServer:
         return True
 
     def close(self) -> None:
-        """Stop the server (its workers die with it: their parent-death signal)."""
+        """Stop one pool's server (its workers die with it: their parent-death signal); leave a warm
+        one to the next run (this run's workers end as their stdin closes)."""
         with contextlib.suppress(OSError):
             self.channel.close()
+        if self.proc is None or self.log is None:
+            return
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         if self.proc.poll() is None:
@@ -133,6 +148,11 @@ class ForkedProcess:
             except ServerGone:
                 self.returncode = 1
         return self._pid
+
+    @property
+    def unforked(self) -> bool:
+        """Whether the server went before forking it: there never was a process."""
+        return self.pid is None and self.returncode is not None
 
     def poll(self) -> int | None:
         if self.returncode is None:

@@ -30,7 +30,8 @@ import psutil
 
 from harness import native_stacks
 from harness.case_findings import Findings
-from harness.controller.forks import ForkServer
+from harness.controller import warm_server
+from harness.controller.forks import ForkedProcess, ForkServer, ServerGone
 from harness.controller.process_tree import ProcessTree
 from harness.controller.worker_start import process_env, start_worker
 from harness.helper_process import THIS_PYTHON, Interpreter
@@ -247,7 +248,7 @@ class WorkerPool:
     def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None,
                  preload: Sequence[dict] = (), env: dict[str, str] | None = None,
                  interpreter: Interpreter = THIS_PYTHON, cache: CacheSettings | None = None,
-                 fork_server: bool = True):
+                 fork_server: bool = True, warm: bool = False):
         self.rootdir = Path(rootdir)
         self.interpreter = interpreter
         self.env = dict(env or {})            # set in every worker, beside the harness's own variables
@@ -259,6 +260,7 @@ class WorkerPool:
         self.spare: Worker | None = None
         self.forking = fork_server and interpreter == THIS_PYTHON   # another Python's workers start as processes
         self.forks: ForkServer | None = None
+        self.warm = warm   # forked from a warm server (harness.controller.warm_server), kept between runs
 
     def run(self, request: RunRequest, timeout: float, memory_limit_mb: float | None = None) -> CaseResult:
         """Send one case; return the worker's result, or a crashed / timed_out result."""
@@ -267,7 +269,7 @@ class WorkerPool:
         started = time.monotonic()
         sent = False
         try:
-            if not self._ready(worker):  # a preloaded backend killed it: retry, loading none up front
+            if not self._ready(worker):  # a preloaded backend killed it, or its server went: retry
                 return self.run(request, timeout, memory_limit_mb)
             worker.memory_limit_mb = memory_limit_mb
             worker.send(request)
@@ -304,7 +306,9 @@ class WorkerPool:
         harness.worker.backend_check's problems); empty when a preloaded backend killed it: that one
         then costs only its own cases."""
         worker = self._current()
-        return worker.problems if self._ready(worker) else {}
+        if self._ready(worker):
+            return worker.problems
+        return self.preload_problems() if self.preload else {}   # its server went: the next worker's
 
     def close(self) -> None:
         for worker in (self.worker, self.spare):
@@ -327,6 +331,10 @@ class WorkerPool:
             worker.wait_ready()
             return True
         except WorkerLost:
+            if isinstance(worker.proc, ForkedProcess) and worker.proc.unforked:
+                self.close()   # its server went before it forked this worker (a warm one leaving, say):
+                self.forking = False   # no case ran, and the next workers start as processes
+                return False
             if not self.preload:
                 raise
             self.preload = []
@@ -347,8 +355,12 @@ class WorkerPool:
             return None
         if self.forks is None:
             classes = [spec["class"] for spec in self.preload if spec.get("class")]
-            self.forks = ForkServer(self.interpreter.python, process_env(self.rootdir, self.env, self.interpreter),
-                                    self.rootdir, classes)
+            env = process_env(self.rootdir, self.env, self.interpreter)
+            if self.warm:
+                with contextlib.suppress(ServerGone, OSError):   # none could start: one of the pool's own
+                    memo = Path(self.cache.dir) / "builds" if self.cache and self.cache.mode != "off" else None
+                    self.forks = warm_server.connect(self.interpreter.python, env, self.rootdir, classes, memo)
+            self.forks = self.forks or ForkServer.start(self.interpreter.python, env, self.rootdir, classes)
         return self.forks
 
     def fresh_worker(self) -> None:

@@ -12,6 +12,7 @@ follows from what the workers are for.
 from __future__ import annotations
 
 import enum
+import os
 from pathlib import Path
 
 from harness.case_data import Case
@@ -82,5 +83,6 @@ def case_workers(project: Project, backends: list[BackendConfig], role: Role,
     recycle_after, recycle_rss = (settings.recycle_after, settings.recycle_rss) if role.recycles else (None, None)
     cache = CacheSettings(settings.cache, str(settings.cache_dir), settings.cache_size)
     pool = WorkerPool(settings.rootdir, recycle_after, recycle_rss, preload=[config.to_json() for config in backends],
-                      env=worker_environment(project), interpreter=interpreter or THIS_PYTHON, cache=cache)
+                      env=worker_environment(project), interpreter=interpreter or THIS_PYTHON, cache=cache,
+                      warm=settings.warm_server == "on" or (settings.warm_server == "auto" and os.isatty(1)))
     return CaseWorkers(project, pool)

@@ -18,7 +18,7 @@ from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
 from harness.files import display_path
 from harness.plugin.collection import CaseItem
-from harness.plugin.options import check_history, place_of, settings_from
+from harness.plugin.options import TERMINAL, check_history, place_of, settings_from, writes_to_terminal
 from harness.plugin.reporting import ResultReporter
 from harness.plugin.selection import collected_paths
 from harness.plugin.state import DURATIONS, RUNNER
@@ -58,6 +58,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ResultReporter(config), "e2e-reporter")
     if runner.settings.history and not hasattr(config, "workerinput"):
         check_history(runner.settings.history)
+
+
+@pytest.hookimpl(optionalhook=True)   # pytest-xdist's: its controller's view of the terminal, for its workers
+def pytest_configure_node(node: Any) -> None:
+    node.workerinput[TERMINAL] = writes_to_terminal(node.config)
 
 
 def _runs_cases(config: pytest.Config) -> bool:

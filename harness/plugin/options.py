@@ -89,10 +89,22 @@ def settings_from(config: pytest.Config, families: Mapping[str, Family]) -> Sett
                                for f in formats.values() if f.declared.ini},
                               here, root)
     settings = resolve_settings(typed, ini, here, root, options, reports=reports)
+    if settings.warm_server == "auto":
+        settings.warm_server = "on" if writes_to_terminal(config) else "off"
     if not settings.backends:
         raise HarnessInputError("--backend", "no backend named", "give one or more names, e.g. "
                                 "--backend=linalg-on-tensors")
     return settings
+
+
+TERMINAL = "e2e_terminal"   # the xdist controller's answer of writes_to_terminal, for its workers
+
+
+def writes_to_terminal(config: pytest.Config) -> bool:
+    """Whether the run's output reaches a terminal (--warm-server=auto): this process's stdout, or
+    under xdist its controller's."""
+    workerinput = getattr(config, "workerinput", None)
+    return bool(workerinput.get(TERMINAL)) if workerinput is not None else os.isatty(1)
 
 
 def place_of(config: pytest.Config, families: Mapping[str, Family]) -> Place:
