@@ -17,6 +17,7 @@ import sys
 
 import harness
 from harness.bisect.command import add_bisect_command
+from harness.controller.server_command import add_servers_command
 from harness.errors import HarnessInputError
 from harness.families.loader import entry_point_families
 from harness.fuzz.command import add_fuzz_command
@@ -31,8 +32,8 @@ from harness.tools.perf_commands import add_perf_commands
 from harness.tools.report_commands import add_report_commands
 from harness.training.table import add_train_step_table_command
 
-REGISTRARS = (add_report_commands, add_check_command, add_history_commands, add_cache_commands, add_perf_commands,
-              add_reduce_command, add_bisect_command, add_fuzz_command, add_isolate_command,
+REGISTRARS = (add_report_commands, add_check_command, add_history_commands, add_cache_commands, add_servers_command,
+              add_perf_commands, add_reduce_command, add_bisect_command, add_fuzz_command, add_isolate_command,
               add_train_step_table_command, add_coverage_command)
 
 

@@ -176,3 +176,13 @@ def test_a_folder_too_deep_for_a_sockets_address_gets_no_server(project, monkeyp
         assert pool.forks.proc is not None   # the pool's own server
     finally:
         pool.close()
+
+
+def test_the_servers_command_lists_and_stops_them(project):
+    server = ran(project)["server"]
+    listed = subprocess.run([sys.executable, "-m", "harness", "servers"], capture_output=True, text=True)
+    assert listed.returncode == 0 and f"pid {server}, " in listed.stdout, listed.stdout + listed.stderr
+    stopped = subprocess.run([sys.executable, "-m", "harness", "servers", "stop"], capture_output=True, text=True)
+    assert stopped.stdout.strip() == "1 warm server stopped", stopped.stdout + stopped.stderr
+    assert not psutil.pid_exists(int(server)) or psutil.Process(int(server)).status() == psutil.STATUS_ZOMBIE
+    assert ran(project)["server"] != server

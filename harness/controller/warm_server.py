@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+import psutil
+
 from harness.controller.forks import ForkServer, ServerGone
 from harness.entry_points import DISTRIBUTION
 from harness.stages.fingerprinting import digest
@@ -120,3 +122,18 @@ def _started_and_connected(python: str, env: dict[str, str], cwd: Path, classes:
             return channel
         time.sleep(0.005)
     raise ServerGone
+
+
+def running() -> list[tuple[psutil.Process, Path]]:
+    """This user's warm servers and their sockets."""
+    with contextlib.suppress(ServerGone):
+        folder = str(_folder())
+        found = []
+        for proc in psutil.process_iter(["cmdline", "uids"]):
+            line = proc.info["cmdline"] or []
+            if "harness.worker.fork_server" in line and "--listen" in line and proc.info["uids"].real == os.getuid():
+                path = Path(line[line.index("--listen") + 1])
+                if str(path.parent) == folder:
+                    found.append((proc, path))
+        return found
+    return []
