@@ -186,3 +186,12 @@ def test_the_servers_command_lists_and_stops_them(project):
     assert stopped.stdout.strip() == "1 warm server stopped", stopped.stdout + stopped.stderr
     assert not psutil.pid_exists(int(server)) or psutil.Process(int(server)).status() == psutil.STATUS_ZOMBIE
     assert ran(project)["server"] != server
+
+
+def test_an_environment_too_large_for_a_request_gets_no_server(project):
+    pool = WorkerPool(project, env={"LARGE": "x" * 40_000}, warm=True)
+    try:
+        assert pool.run(request(probe()), timeout=60).outcome == "passed"
+        assert pool.forks.proc is not None   # the pool's own server
+    finally:
+        pool.close()

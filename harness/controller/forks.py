@@ -37,9 +37,9 @@ class ForkServer:
     """One pool's server, started at once and not waited for, its own output kept in a file; or a
     warm server's connection (harness.controller.warm_server): the same requests and replies."""
 
-    def __init__(self, channel: socket.socket, env: dict[str, str], cwd: Path,
+    def __init__(self, channel: socket.socket, env: dict[str, str] | None, cwd: Path,
                  proc: subprocess.Popen | None = None, log: IO[bytes] | None = None):
-        self.channel, self.env, self.cwd = channel, env, cwd   # env, cwd: every worker's
+        self.channel, self.env, self.cwd = channel, env, cwd   # every worker's; env None: the server's own
         self.proc, self.log = proc, log    # one pool's server; None: a warm server, not this run's
         self.gone = False                  # the warm server's connection ended
         self.asked = 0                       # requests sent
@@ -56,7 +56,7 @@ class ForkServer:
             env={**env, "OMP_NUM_THREADS": "1"}, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             pass_fds=[theirs.fileno()], start_new_session=True)
         theirs.close()
-        return cls(ours, env, cwd, proc, log)
+        return cls(ours, None, cwd, proc, log)
 
     @property
     def alive(self) -> bool:
@@ -68,7 +68,8 @@ class ForkServer:
         ends = [os.pipe() for _ in range(3)]   # stdin, stdout, stderr: (read, write) each
         theirs = [ends[0][0], ends[1][1], ends[2][1]]
         try:
-            request = {"env": {**self.env, **env}, "cwd": str(self.cwd), "threads": threads}
+            whole = self.env is not None   # a warm server's own environment was another run's
+            request = {"env": {**(self.env or {}), **env}, "whole": whole, "cwd": str(self.cwd), "threads": threads}
             socket.send_fds(self.channel, [json.dumps(request).encode()], theirs)
         except OSError:
             self.gone = True

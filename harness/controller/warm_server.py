@@ -33,7 +33,7 @@ from typing import Sequence
 
 import psutil
 
-from harness.controller.forks import ForkServer, ServerGone
+from harness.controller.forks import MESSAGE_BYTES, ForkServer, ServerGone
 from harness.entry_points import DISTRIBUTION
 from harness.stages.fingerprinting import digest
 from harness.stages.keys import build_digest
@@ -58,6 +58,8 @@ def connect(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str],
     path = folder / f"{name}.sock"
     if len(os.fsencode(path)) >= MAX_SOCKET_PATH:
         raise ServerGone   # a folder too deep for a Unix socket's address
+    if len(json.dumps(env)) > MESSAGE_BYTES // 2:
+        raise ServerGone   # an environment too large for a request (each carries it)
     with open(folder / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         channel = _connected(path)

@@ -187,7 +187,8 @@ def _become_worker(request: dict, fds: list[int], inherited: list[socket.socket]
         for fd in fds:
             if fd > 2:
                 os.close(fd)
-        os.environ.clear()
+        if request["whole"]:
+            os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
         import torch
