@@ -6,6 +6,10 @@ environment, and each worker it needs is a fork of it: the first is ready once t
 are done (as a fresh process would be), every later one in milliseconds. A request does not wait for
 the server: its pipes exist at once, and the pid comes when the worker's start-up is waited on.
 
+A run in a terminal asks a warm server instead (harness.controller.warm_server): the same requests
+on a connection to a server that outlives the run, each carrying the run's whole environment and
+folder, since the server's own are another run's.
+
 A forked worker is not the controller's child; `ForkedProcess` gives what the pool uses of a
 `subprocess.Popen` (pid, poll, wait, returncode) from what the server reports. When the server is
 gone, the pool starts its workers as processes of its own again (`ForkServer.alive`).
