@@ -54,7 +54,7 @@ def connect(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str],
     caller starts one pool's server instead)."""
     folder = _folder()
     classes = [spec for spec in classes if spec.startswith("harness.")]
-    name = server_key(python, env, cwd, classes, memo_dir)[:24]
+    name = server_key(python, env, cwd, classes, memo_dir)
     path = folder / f"{name}.sock"
     if len(os.fsencode(path)) >= MAX_SOCKET_PATH:
         raise ServerGone   # a folder too deep for a Unix socket's address
@@ -71,6 +71,8 @@ def connect(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str],
 
 
 def server_key(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str], memo_dir: Path | None) -> str:
+    """The digest of what a server's imports depend on (the module docstring); `memo_dir` keeps the
+    harness's files' hashes between runs, as the stage keys do."""
     kept = {k: v for k, v in env.items() if k not in VOLATILE and not k.startswith("PYTEST_XDIST")}
     installed = [(p, os.stat(p).st_mtime_ns) for p in dict.fromkeys(sys.path)
                  if ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p)]
