@@ -224,3 +224,27 @@ def test_a_hit_is_loaded_only_when_its_output_is_asked_for(worker_cache_in):
     unfaithful_case = CaseContext(enter=lambda phase: None)
     unfaithful = reuse.deferred(unfaithful_case, stage(lambda data: "something else"), lambda: "twelve chars")
     assert unfaithful.value == "twelve chars" and unfaithful_case.cache == {"text": "miss"}
+
+
+def test_a_golden_is_loaded_for_the_same_program_and_inputs_only(worker_cache_in):
+    """The float64 golden's entry (harness.stages.goldens) is keyed on the program and on the input
+    set's bytes, shapes and dtypes: another input set, of the same values in another shape, or
+    another case's parameters computes it."""
+    import torch
+
+    from harness.backend_interface import CaseContext, Program
+    from harness.stages.goldens import cached_golden
+
+    def golden(inputs: tuple, params: dict | None = None) -> tuple[str, list]:
+        case = CaseContext(enter=lambda phase: None, family="f", params=params or {"n": 1})
+        program = Program(name="p", module=torch.nn.ReLU(), example_inputs=inputs)
+        value = cached_golden(case, program, inputs, lambda: (program.module(*inputs).double(),))
+        return case.cache["golden"], value
+
+    values = torch.tensor([[-1.0, 2.0], [3.0, -4.0]])
+    assert golden((values,))[0] == "miss"
+    status, loaded = golden((values.clone(),))
+    assert status == "hit" and torch.equal(loaded[0], torch.tensor([[0.0, 2.0], [3.0, 0.0]], dtype=torch.float64))
+    assert golden((values + 1,))[0] == "miss"
+    assert golden((values.reshape(4),))[0] == "miss"
+    assert golden((values,), {"n": 2})[0] == "miss"
