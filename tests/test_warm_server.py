@@ -195,3 +195,43 @@ def test_an_environment_too_large_for_a_request_gets_no_server(project):
         assert pool.forks.proc is not None   # the pool's own server
     finally:
         pool.close()
+
+
+COMPILING_BACKEND = '''\
+import sys
+
+from fake_backends import FaultyBackend
+
+
+class CompilingBackend(FaultyBackend):
+    COMPILER_MODULES = ("its_compiler",)
+
+    def versions(self):
+        return {"server": str(__import__("os").getppid()), "compiler imported": str("its_compiler" in sys.modules)}
+'''
+COMPILING = {"name": "compiling", "class": "compiling_backend:CompilingBackend", "tolerances": {},
+             "options": {"fault": "none"}}
+
+
+def test_the_pools_of_one_run_share_its_server_which_leaves_with_them(project):
+    """As two xdist workers' pools: one server, which imports the compilers' modules before the
+    second pool's first worker, and exits once both pools have closed."""
+    (project / "compiling_backend.py").write_text(COMPILING_BACKEND)
+    (project / "its_compiler.py").write_text("")
+    pools = [WorkerPool(project, preload=[COMPILING], run="a run's id") for _ in range(2)]
+    try:
+        first, second = (pool.run(request(COMPILING), timeout=60) for pool in pools)
+        assert (first.outcome, second.outcome) == ("passed", "passed"), (first.message, second.message)
+        assert first.versions["server"] == second.versions["server"]
+        assert (first.versions["compiler imported"], second.versions["compiler imported"]) == ("False", "True")
+        assert ran(project)["server"] != first.versions["server"]   # a warm server is another
+    finally:
+        for pool in pools:
+            pool.close()
+    server = psutil.Process(int(first.versions["server"]))
+    deadline = time.monotonic() + 30
+    while server.is_running() and server.status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "the run's server outlived its pools"
+        time.sleep(0.1)
+    left = sorted(p.suffix for p in (project / "runtime").glob("*/*"))
+    assert left == [".lock", ".log", ".sock"], left   # the warm server's: the run's server took its own

@@ -248,7 +248,7 @@ class WorkerPool:
     def __init__(self, rootdir: Path, recycle_after: int | None = None, recycle_rss_mb: float | None = None,
                  preload: Sequence[dict] = (), env: dict[str, str] | None = None,
                  interpreter: Interpreter = THIS_PYTHON, cache: CacheSettings | None = None,
-                 fork_server: bool = True, warm: bool = False):
+                 fork_server: bool = True, warm: bool = False, run: str | None = None):
         self.rootdir = Path(rootdir)
         self.interpreter = interpreter
         self.env = dict(env or {})            # set in every worker, beside the harness's own variables
@@ -261,6 +261,7 @@ class WorkerPool:
         self.forking = fork_server and interpreter == THIS_PYTHON   # another Python's workers start as processes
         self.forks: ForkServer | None = None
         self.warm = warm   # forked from a warm server (harness.controller.warm_server), kept between runs
+        self.run_id = run  # else, with an xdist run's id, from the server its pools share (one torch import)
 
     def run(self, request: RunRequest, timeout: float, memory_limit_mb: float | None = None) -> CaseResult:
         """Send one case; return the worker's result, or a crashed / timed_out result."""
@@ -356,10 +357,11 @@ class WorkerPool:
         if self.forks is None:
             classes = [spec["class"] for spec in self.preload if spec.get("class")]
             env = process_env(self.rootdir, self.env, self.interpreter)
-            if self.warm:
+            if self.warm or self.run_id:
                 with contextlib.suppress(ServerGone, OSError):   # none could start: one of the pool's own
                     memo = Path(self.cache.dir) / "builds" if self.cache and self.cache.mode != "off" else None
-                    self.forks = warm_server.connect(self.interpreter.python, env, self.rootdir, classes, memo)
+                    self.forks = warm_server.connect(self.interpreter.python, env, self.rootdir, classes, memo,
+                                                     None if self.warm else self.run_id)
             self.forks = self.forks or ForkServer.start(self.interpreter.python, env, self.rootdir, classes)
         return self.forks
 

@@ -36,11 +36,14 @@ from harness.rerun import Place
 
 
 class Runner:
-    def __init__(self, project: Project, start_worker: bool = False, place: Place | None = None):
+    def __init__(self, project: Project, start_worker: bool = False, place: Place | None = None,
+                 xdist_run: str | None = None):
         """start_worker: start the first worker as soon as the backends are known, so that it imports
         torch and the backends while this process loads cases and expectations and pytest collects.
-        place: where the run happened, for the rerun commands (default: the rootdir alone)."""
-        self.project, self.settings = project, project.settings
+        place: where the run happened, for the rerun commands (default: the rootdir alone).
+        xdist_run: the id of the xdist run this process is a worker of (its workers' pools share a
+        fork server)."""
+        self.project, self.settings, self.xdist_run = project, project.settings, xdist_run
         self.place = place or Place(project.settings.rootdir)
         self._workers: CaseWorkers | None = None
         self.families = project.families
@@ -170,7 +173,7 @@ class Runner:
         """The run's workers (harness.controller.workers); none starts until a case or `start_worker`
         asks."""
         if self._workers is None:
-            self._workers = case_workers(self.project, list(self.configs.values()), Role.RUN)
+            self._workers = case_workers(self.project, list(self.configs.values()), Role.RUN, run=self.xdist_run)
         return self._workers
 
     @property

@@ -12,6 +12,10 @@ run. A warm server preloads only the harness's own backend classes and never a c
 modules: a project's backend or a compiler rebuilt between two runs would be stale in it, so a
 worker imports those itself, as a worker of a fresh process does.
 
+The xdist workers of one run share a server the same way, keyed on the run's id too (`run`): it
+leaves as soon as their pools have, so it holds what a warm server may not (a project's backend
+classes, the compilers' modules), and a run of two workers imports torch once, not twice.
+
 The servers' sockets, locks and logs are in a folder of the user's own (mode 0700) under
 $XDG_RUNTIME_DIR or the temporary folder. Starting is done under a lock, so two runs that start
 at once share one server; a socket whose server died (killed) is replaced.
@@ -49,12 +53,15 @@ _started: list[subprocess.Popen] = []   # this process's servers: kept, so that 
 
 
 def connect(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str],
-            memo_dir: Path | None = None) -> ForkServer:
-    """The warm server of this key, started when there is none. ServerGone when none could be (the
-    caller starts one pool's server instead)."""
+            memo_dir: Path | None = None, run: str | None = None) -> ForkServer:
+    """The warm server of this key, started when there is none; with `run` (an xdist run's id), the
+    server of that run's pools instead, which leaves when they do and so may hold what a warm one
+    may not (a project's backends, the compilers). ServerGone when none could be (the caller starts
+    one pool's server instead)."""
     folder = _folder()
-    classes = [spec for spec in classes if spec.startswith("harness.")]
-    name = server_key(python, env, cwd, classes, memo_dir)
+    if run is None:
+        classes = [spec for spec in classes if spec.startswith("harness.")]
+    name = server_key(python, env, cwd, classes, memo_dir, run)
     path = folder / f"{name}.sock"
     if len(os.fsencode(path)) >= MAX_SOCKET_PATH:
         raise ServerGone   # a folder too deep for a Unix socket's address
@@ -66,18 +73,21 @@ def connect(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str],
         if channel is None:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()   # a server that was killed left it
-            channel = _started_and_connected(python, env, cwd, classes, path, folder / f"{name}.log")
+            kind = ["warm", str(IDLE_S)] if run is None else ["run", "0"]
+            channel = _started_and_connected([python, "-m", "harness.worker.fork_server", "--listen", str(path),
+                                              kind[1], kind[0], *classes], env, cwd, path, folder / f"{name}.log")
     return ForkServer(channel, env, cwd)
 
 
-def server_key(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str], memo_dir: Path | None) -> str:
-    """The digest of what a server's imports depend on (the module docstring); `memo_dir` keeps the
-    harness's files' hashes between runs, as the stage keys do."""
+def server_key(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str], memo_dir: Path | None,
+               run: str | None = None) -> str:
+    """The digest of what a server's imports depend on (the module docstring), and the run it is
+    for; `memo_dir` keeps the harness's files' hashes between runs, as the stage keys do."""
     kept = {k: v for k, v in env.items() if k not in VOLATILE and not k.startswith("PYTEST_XDIST")}
     installed = [(p, os.stat(p).st_mtime_ns) for p in dict.fromkeys(sys.path)
                  if ("site-packages" in p or "dist-packages" in p) and os.path.isdir(p)]
     return digest(json.dumps([os.path.realpath(python), sys.version, kept, str(cwd), list(classes), installed,
-                              build_digest(DISTRIBUTION, "harness", memo_dir=memo_dir), _torch_install()]))
+                              build_digest(DISTRIBUTION, "harness", memo_dir=memo_dir), _torch_install(), run]))
 
 
 def _torch_install() -> list:
@@ -111,13 +121,11 @@ def _connected(path: Path) -> socket.socket | None:
     return channel
 
 
-def _started_and_connected(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str], path: Path,
+def _started_and_connected(command: list[str], env: dict[str, str], cwd: Path, path: Path,
                            log_path: Path) -> socket.socket:
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
-            [python, "-m", "harness.worker.fork_server", "--listen", str(path), str(IDLE_S), *classes], cwd=cwd,
-            env={**env, "OMP_NUM_THREADS": "1"}, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-            start_new_session=True)   # its own session: it outlives this run
+        proc = subprocess.Popen(command, cwd=cwd, env={**env, "OMP_NUM_THREADS": "1"}, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=log, start_new_session=True)   # its own session: it outlives us
     _started.append(proc)
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline and proc.poll() is None:
@@ -136,8 +144,9 @@ def running() -> list[tuple[psutil.Process, Path]]:
         for proc in psutil.process_iter(["cmdline", "uids"]):
             line = proc.info["cmdline"] or []
             if "harness.worker.fork_server" in line and "--listen" in line and proc.info["uids"].real == os.getuid():
-                path = Path(line[line.index("--listen") + 1])
-                if str(path.parent) == folder:
+                at = line.index("--listen")
+                path = Path(line[at + 1])
+                if str(path.parent) == folder and line[at + 3:at + 4] == ["warm"]:   # not a run's own
                     found.append((proc, path))
         return found
     return []

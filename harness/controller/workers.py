@@ -76,13 +76,15 @@ class CaseWorkers:
 
 
 def case_workers(project: Project, backends: list[BackendConfig], role: Role,
-                 interpreter: Interpreter | None = None) -> CaseWorkers:
+                 interpreter: Interpreter | None = None, run: str | None = None) -> CaseWorkers:
     """Workers for `role` that create `backends` before they say ready; `interpreter`: the Python
-    they run (a bisection's probed version), this one by default. No worker starts until asked."""
+    they run (a bisection's probed version), this one by default; `run`: the id of the xdist run
+    this process is a worker of, whose pools share a fork server. No worker starts until asked."""
     settings = project.settings
     recycle_after, recycle_rss = (settings.recycle_after, settings.recycle_rss) if role.recycles else (None, None)
     cache = CacheSettings(settings.cache, str(settings.cache_dir), settings.cache_size)
     pool = WorkerPool(settings.rootdir, recycle_after, recycle_rss, preload=[config.to_json() for config in backends],
                       env=worker_environment(project), interpreter=interpreter or THIS_PYTHON, cache=cache,
-                      warm=settings.warm_server == "on" or (settings.warm_server == "auto" and os.isatty(1)))
+                      warm=settings.warm_server == "on" or (settings.warm_server == "auto" and os.isatty(1)),
+                      run=run)
     return CaseWorkers(project, pool)

@@ -35,7 +35,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         project = Project(settings_from(config, entry_point_families()))
         runner = Runner(project, start_worker=_runs_cases(config) and _collects_cases(config, project),
-                        place=place_of(config, entry_point_families()))
+                        place=place_of(config, entry_point_families()),
+                        xdist_run=getattr(config, "workerinput", {}).get("testrunuid"))
     except HarnessInputError as e:
         raise pytest.UsageError(str(e)) from None
     _collect_discovered(config, runner)

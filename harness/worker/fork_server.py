@@ -3,12 +3,13 @@ forks each worker of its pool from itself, so that a worker (the first, a spare,
 a crash or a recycled one) starts in milliseconds instead of importing everything again.
 
     python -m harness.worker.fork_server FD [MODULE:CLASS...]
-    python -m harness.worker.fork_server --listen PATH IDLE_SECONDS [MODULE:CLASS...]
+    python -m harness.worker.fork_server --listen PATH IDLE_SECONDS KIND [MODULE:CLASS...]
 
 FD is its end of a socket pair (harness.controller.forks holds the other): one pool's server, which
-dies with its controller. With --listen it is a warm server (harness.controller.warm_server): it
-listens on the Unix socket PATH, serves each run that connects, and outlives them, until no run
-has used it for IDLE_SECONDS.
+dies with its controller. With --listen it listens on the Unix socket PATH and serves each pool
+that connects (harness.controller.warm_server), until none has used it for IDLE_SECONDS: KIND
+`warm`, a warm server that outlives the runs, or `run`, the server of one run's pools (the xdist
+workers of a run: IDLE_SECONDS 0).
 
 Each request comes with three file descriptors, the new worker's stdin, stdout and stderr, and
 its environment and folder; the reply says its pid, and when a worker exits, its exit status follows
@@ -16,9 +17,9 @@ on the connection that asked for it (the server is its parent and reaps it). A w
 `python -m harness.worker` would be: its own session, the run's environment, its thread count.
 
 The preloaded backends' modules are imported before the first fork; their compilers' modules
-(Backend.COMPILER_MODULES) before the second, by one pool's server only. So the first worker is
-ready without them, and a warm rerun, whose stages all come from the stage cache, never imports
-them; a worker that replaces or joins it (a crash, a hang, recycling) has them from the server,
+(Backend.COMPILER_MODULES) before the second. So the first worker is ready without them, and a
+warm rerun, whose stages all come from the stage cache, never imports them; a worker that replaces
+or joins it (a crash, a hang, recycling, another xdist worker's pool) has them from the server,
 imported once. A warm server never imports them: a compiler its developer rebuilds between two
 runs would be stale in it.
 
@@ -49,8 +50,8 @@ def main(argv: list[str]) -> None:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         listener.bind(argv[1])   # before the imports: a run connects at once, and its requests wait
         listener.listen(16)
-        _preload(argv[3:])
-        Server([], listener, float(argv[2]), argv[3:]).serve()
+        _preload(argv[4:])
+        Server([], listener, float(argv[2]), argv[4:], compilers=argv[3] == "run").serve()
     else:
         channel = socket.socket(fileno=int(argv[0]))
         _die_with_parent()   # the controller's end: its pool, its workers with it
@@ -70,8 +71,10 @@ class Server:
     One pool's server (no listener) ends with its one connection; a warm one after IDLE seconds
     without a connection or a worker."""
 
-    def __init__(self, clients: list[socket.socket], listener: socket.socket | None, idle: float, specs: list[str]):
+    def __init__(self, clients: list[socket.socket], listener: socket.socket | None, idle: float, specs: list[str],
+                 compilers: bool = True):
         self.clients, self.listener, self.idle, self.specs = clients, listener, idle, specs
+        self.compilers = compilers   # whether it imports the compilers' modules before its second fork
         self.owners: dict[int, socket.socket | None] = {}   # worker pid -> the connection that asked for it
         self.forks = 0
         self.idle_since = time.monotonic()
@@ -115,7 +118,7 @@ class Server:
             self._drop(client)
             return
         self.forks += 1
-        if self.forks == 2 and self.listener is None:   # the first worker started without them
+        if self.forks == 2 and self.compilers:   # the first worker started without them
             _import_compilers(self.specs)
         pid = os.fork()
         if pid == 0:
@@ -156,11 +159,20 @@ class Server:
             self.idle_since = time.monotonic()
 
     def _exit(self) -> None:
-        """A warm server's end, unused for its idle time: its socket removed first, so that the next
-        run starts another rather than connecting to one that is leaving."""
+        """A listening server's end, unused for its idle time: its socket removed first, so that the
+        next run starts another rather than connecting to one that is leaving; then its lock, and
+        its log unless something was written there."""
         assert self.listener is not None
+        path = self.listener.getsockname()
         with contextlib.suppress(OSError):
-            os.unlink(self.listener.getsockname())
+            os.unlink(path)
+        base = path.removesuffix(".sock")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with contextlib.suppress(OSError):
+            os.unlink(f"{base}.lock")
+            if os.path.getsize(f"{base}.log") == 0:
+                os.unlink(f"{base}.log")
         os._exit(0)
 
 
