@@ -149,13 +149,12 @@ pool.run(request(probe("hang")), timeout=600)
 
 def test_a_worker_dies_with_its_run_and_the_server_stays(project):
     """The run killed mid-case (SIGKILL: nothing of it runs after): its worker, a fork of the warm
-    server and not its child, goes too; the server serves the next run."""
-    server = int(ran(project)["server"])
+    server and not its child, goes too; the server stays, listening."""
     (project / "run_and_hang.py").write_text(RUN_AND_HANG)
     run = subprocess.Popen([sys.executable, "run_and_hang.py", str(project), str(REPO), str(REPO / "tests")],
                            cwd=project)
     deadline = time.monotonic() + 60
-    while not (workers := [c for c in psutil.Process(server).children() if c.status() != psutil.STATUS_ZOMBIE]):
+    while not (workers := _forked_workers(project)):
         assert time.monotonic() < deadline and run.poll() is None, "no worker forked for the run"
         time.sleep(0.1)
     time.sleep(1.0)   # into the case
@@ -163,7 +162,29 @@ def test_a_worker_dies_with_its_run_and_the_server_stays(project):
     run.wait()
     gone, alive = psutil.wait_procs(workers, timeout=30)
     assert not alive, "the worker outlived its run"
-    assert ran(project)["server"] == str(server)
+    (server,) = _servers(project)   # still there, listening
+    assert list((project / "runtime").glob("*/*.sock"))
+
+
+def _servers(project) -> list[int]:
+    """The warm servers of the project's folder of servers (its path is on their command lines)."""
+    folder = str((project / "runtime").resolve())
+    return [p.pid for p in psutil.process_iter(["cmdline", "ppid"])
+            if "--listen" in (p.info["cmdline"] or []) and any(folder in part for part in p.info["cmdline"])
+            and not any(folder in part for part in _cmdline(p.info["ppid"]))]
+
+
+def _forked_workers(project) -> list[psutil.Process]:
+    """The live workers those servers forked (a fork keeps its server's command line)."""
+    return [child for server in _servers(project) for child in psutil.Process(server).children()
+            if child.status() != psutil.STATUS_ZOMBIE]
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return psutil.Process(pid).cmdline()
+    except psutil.Error:
+        return []
 
 
 def test_a_folder_too_deep_for_a_sockets_address_gets_no_server(project, monkeypatch):
