@@ -90,16 +90,17 @@ class Server:
     def serve(self) -> None:
         while True:
             ready = self.events.select(self._timeout())
-            if not ready and self._idle():
+            if not ready and self._idle() and time.monotonic() >= self.idle_since + self.idle:
                 self._exit()
             for key, _ in ready:
                 if key.fileobj is self.wake_read:
                     with contextlib.suppress(BlockingIOError):
                         self.wake_read.recv(4096)
                 elif key.fileobj is self.listener:
-                    client, _ = self.listener.accept()
-                    self.clients.append(client)
-                    self.events.register(client, selectors.EVENT_READ)
+                    with contextlib.suppress(OSError):   # a run that gave up at once, no descriptors left
+                        client, _ = self.listener.accept()
+                        self.clients.append(client)
+                        self.events.register(client, selectors.EVENT_READ)
                 else:
                     self._request(key.fileobj)   # type: ignore[arg-type]
             self._reap()
@@ -113,7 +114,10 @@ class Server:
         return not self.clients and not self.owners
 
     def _request(self, client: socket.socket) -> None:
-        data, fds, _, _ = socket.recv_fds(client, MESSAGE_BYTES, 3)
+        try:
+            data, fds, _, _ = socket.recv_fds(client, MESSAGE_BYTES, 3)
+        except OSError:   # reset: the run died; a warm server serves the others on
+            data, fds = b"", []
         if not data:   # the run closed its end: its pool is done
             self._drop(client)
             return
@@ -127,7 +131,8 @@ class Server:
         for fd in fds:
             os.close(fd)
         self.owners[pid] = client
-        client.send(json.dumps({"forked": pid}).encode())
+        with contextlib.suppress(OSError):   # the run went meanwhile: its worker's keeper ends the worker
+            client.send(json.dumps({"forked": pid}).encode())
 
     def _drop(self, client: socket.socket) -> None:
         if self.listener is None:   # one pool's server: done, at once (tearing down torch's
