@@ -37,6 +37,7 @@ from harness.controller.worker_start import process_env, start_worker
 from harness.helper_process import THIS_PYTHON, Interpreter
 from harness.outcomes import Outcome, Phase
 from harness.protocol import CacheSettings, CaseResult, Message, PhaseEvent, Ready, RunRequest, Start, decode, encode
+from harness.stages.keys import BUILDS_MEMO
 
 STARTUP_TIMEOUT = 300.0   # seconds for a worker to import torch and say ready (cold caches are slow)
 
@@ -359,7 +360,7 @@ class WorkerPool:
             env = process_env(self.rootdir, self.env, self.interpreter)
             if self.warm or self.run_id:
                 with contextlib.suppress(ServerGone, OSError):   # none could start: one of the pool's own
-                    memo = Path(self.cache.dir) / "builds" if self.cache and self.cache.mode != "off" else None
+                    memo = Path(self.cache.dir) / BUILDS_MEMO if self.cache and self.cache.mode != "off" else None
                     self.forks = warm_server.connect(self.interpreter.python, env, self.rootdir, classes, memo,
                                                      None if self.warm else self.run_id)
             self.forks = self.forks or ForkServer.start(self.interpreter.python, env, self.rootdir, classes)

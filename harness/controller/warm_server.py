@@ -73,9 +73,9 @@ def connect(python: str, env: dict[str, str], cwd: Path, classes: Sequence[str],
         if channel is None:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()   # a server that was killed left it
-            kind = ["warm", str(IDLE_S)] if run is None else ["run", "0"]
+            kind, idle = ("warm", IDLE_S) if run is None else ("run", 0)   # a run's leaves with its pools
             channel = _started_and_connected([python, "-m", "harness.worker.fork_server", "--listen", str(path),
-                                              kind[1], kind[0], *classes], env, cwd, path, folder / f"{name}.log")
+                                              str(idle), kind, *classes], env, cwd, path, folder / f"{name}.log")
     return ForkServer(channel, env, cwd)
 
 

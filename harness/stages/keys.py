@@ -27,6 +27,7 @@ from harness.files import write_text_atomically
 from harness.installation.packages import locate, module_paths
 
 FORMAT = 1
+BUILDS_MEMO = "builds"   # the folder of the stage cache where build_digest keeps its memo files
 SKIPPED_FOLDERS = {"__pycache__"}
 
 

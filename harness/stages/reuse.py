@@ -24,7 +24,7 @@ from harness.ops.names import graph_op_counts
 from harness.protocol import CacheSettings
 from harness.stages.entries import WARNINGS_NOTE, CacheMode, StageCache
 from harness.stages.fingerprinting import digest, fingerprint_of, tensor_bytes
-from harness.stages.keys import build_digest, file_digest, stage_key
+from harness.stages.keys import BUILDS_MEMO, build_digest, file_digest, stage_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,7 +216,7 @@ def compiler_build(package: Distribution) -> dict[str, str]:
 def package_builds(*packages: Distribution) -> dict[str, str]:
     """These packages' builds, by distribution: each one's version and its files' contents."""
     cache = worker_cache()
-    memo_dir = cache.root / "builds" if cache else None
+    memo_dir = cache.root / BUILDS_MEMO if cache else None
     named = [(package, None) if isinstance(package, str) else package for package in packages]
     return {name: build_digest(name, module, memo_dir=memo_dir) for name, module in named}
 
