@@ -53,8 +53,8 @@ import time
 import timeit
 from pathlib import Path
 
-from harness.controller.pool import WATCH_INTERVAL
 from harness.controller.process_tree import ProcessTree
+from harness.controller.worker_process import WATCH_INTERVAL
 from harness.controller.workers import worker_environment
 from harness.project import Project, settings_from_args
 

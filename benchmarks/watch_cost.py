@@ -19,8 +19,8 @@ import time
 
 import psutil
 
-from harness.controller.pool import WATCH_INTERVAL
 from harness.controller.process_tree import ProcessTree
+from harness.controller.worker_process import WATCH_INTERVAL
 
 
 def median_us(check, calls: int) -> float:

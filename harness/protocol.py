@@ -7,6 +7,8 @@
     worker -> controller  PhaseEvent   zero or more: where the case is now (a hang or crash is blamed on it)
     worker -> controller  CaseResult   the case's result; the controller builds one too when the worker
                                        is lost (crashed, hung, over its memory limit)
+    controller -> worker  Flush        before the controller ends or recycles a worker that ran cases
+    worker -> controller  Flushed      its stage-cache entries are written (harness.stages.writer)
 
 `encode` and `decode` are the only places that know the wire format.
 """
@@ -86,8 +88,19 @@ class CaseResult:
                                             # worker (None: reported before)
 
 
-Message = Start | Ready | RunRequest | PhaseEvent | CaseResult
-_TYPES = {"start": Start, "ready": Ready, "run": RunRequest, "phase": PhaseEvent, "result": CaseResult}
+@dataclasses.dataclass(frozen=True)
+class Flush:
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Flushed:
+    pass
+
+
+Message = Start | Ready | RunRequest | PhaseEvent | CaseResult | Flush | Flushed
+_TYPES = {"start": Start, "ready": Ready, "run": RunRequest, "phase": PhaseEvent, "result": CaseResult,
+          "flush": Flush, "flushed": Flushed}
 _NAMES = {cls: name for name, cls in _TYPES.items()}
 
 

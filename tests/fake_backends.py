@@ -321,3 +321,34 @@ class PackageVersionBackend(Backend):
         import fakecc
 
         return {"fakecc": fakecc.__version__}
+
+
+# --------------------------------------------------------------------------- a slow cache entry (tests/test_pool.py)
+
+class SlowEntryBackend(Backend):
+    """Eager PyTorch whose compile is one cached stage, `slow`, whose entry takes `seconds` to make
+    (as a link of machine code does, in the worker's writer thread): what a worker still holds
+    when its pool ends."""
+
+    def compile(self, program, case):
+        from harness.stages.reuse import Stage, cached
+
+        case.enter(Phase.COMPILE)
+        seconds = float(self.options.get("seconds", 2))
+        stage = Stage("slow", lambda: program.name, lambda: {}, {}, lambda value: lambda: _slowly(value, seconds),
+                      lambda data: data.decode(), fingerprinted=False)
+        cached(case, stage, lambda: SLOW_ENTRY + program.name)
+        return program
+
+    def run(self, program, inputs, case):
+        case.enter(Phase.RUN)
+        with torch.no_grad():
+            return program.module(*inputs)
+
+
+SLOW_ENTRY = "the slow entry of "
+
+
+def _slowly(value: str, seconds: float) -> bytes:
+    time.sleep(seconds)
+    return value.encode()

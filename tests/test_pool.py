@@ -4,6 +4,7 @@ from __future__ import annotations
 import shutil
 import signal
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -12,7 +13,7 @@ from e2e_support import REPO
 from harness.controller.forks import ForkedProcess
 from harness.controller.pool import WorkerPool
 from harness.families.conv import CONV_FORWARD, conv_forward_case
-from harness.protocol import RunRequest
+from harness.protocol import CacheSettings, RunRequest
 
 pytestmark = pytest.mark.e2e   # every test starts workers
 
@@ -103,7 +104,7 @@ def test_a_worker_over_the_rss_threshold_is_recycled(tmp_path):
 
 
 def test_captured_output_keeps_only_its_tail(pool):
-    from harness.controller.pool import OUTPUT_CAP_BYTES
+    from harness.controller.worker_process import OUTPUT_CAP_BYTES
     result = pool.run(request(faulty("big_print")), timeout=60)  # 30 MiB, line by line
     assert result.outcome == "passed", result.message
     assert len(pool.worker.output) <= OUTPUT_CAP_BYTES
@@ -264,3 +265,28 @@ def test_a_server_that_goes_before_forking_the_worker_costs_no_case(tmp_path):
         assert not isinstance(pool.worker.proc, ForkedProcess)
     finally:
         pool.close()
+
+
+SLOW_ENTRY = {"name": "slow-entry", "class": "fake_backends:SlowEntryBackend", "tolerances": {},
+              "options": {"seconds": 4}}
+
+
+def slow_entry_written(cache: CacheSettings) -> bool:
+    """Whether the cache holds SlowEntryBackend's entry (fake_backends.SLOW_ENTRY)."""
+    entries = Path(cache.dir).glob("entries/*/*")
+    return any(b"the slow entry of " in path.read_bytes() for path in entries if not path.name.startswith("."))
+
+
+@pytest.mark.parametrize("recycle_after", [None, 1])
+def test_a_case_does_not_wait_for_its_entries_and_its_worker_writes_them_before_it_ends(tmp_path, recycle_after):
+    """The entry takes 4 s to make: the case's result comes before it is written (the worker's
+    writer thread makes it), and the pool's close, or the worker's recycling, waits for it."""
+    shutil.copy(REPO / "tests" / "fake_backends.py", tmp_path)
+    cache = CacheSettings("on", str(tmp_path / "stages"), 1 << 30)
+    pool = WorkerPool(tmp_path, recycle_after=recycle_after, cache=cache)
+    try:
+        assert pool.run(request(SLOW_ENTRY), timeout=60).outcome == "passed"
+        assert slow_entry_written(cache) == (recycle_after == 1)   # recycled: written before the result returns
+    finally:
+        pool.close()
+    assert slow_entry_written(cache)

@@ -55,7 +55,7 @@ from harness.ops.listing import program_ops
 from harness.ops.names import torch_ir_op_counts
 from harness.ops.paths import DECOMPOSING_PATHS, decomposition_paths, new_ops
 from harness.outcomes import Phase
-from harness.stages.native_code import SharedLibrary, host_cpu, linker, shared_library
+from harness.stages.native_code import SharedLibrary, host_cpu, library_later, linker
 from harness.stages.reuse import (
     HARNESS,
     Output,
@@ -350,7 +350,7 @@ class MlirBackend(Backend):
         """The JIT's machine code of the LLVM IR with this fingerprint, as a shared library."""
         opt_level, shared_libs = int(self.options.get("opt_level", 2)), self.options.get("shared_libs") or ()
         return Stage("machine_code", machine_code_source(llvm_ir, shared_libs), machine_code_build,
-                     {"opt_level": opt_level}, shared_library, SharedLibrary, fingerprinted=False)
+                     {"opt_level": opt_level}, library_later, SharedLibrary, fingerprinted=False)
 
     def run_stage(self, case: CaseContext, module: ir.Module, input_name: str, pipeline: str,
                   description: str) -> None:

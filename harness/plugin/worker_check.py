@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from harness.controller.pool import STARTUP_TIMEOUT
 from harness.controller.runner import Runner
+from harness.controller.worker_process import STARTUP_TIMEOUT
 from harness.errors import HarnessInputError
 
 FOLDER_KEY = "torch_backend_e2e_backend_check"   # in an xdist worker's workerinput

@@ -2,7 +2,8 @@
 the same folder, then a rename: safe for pytest-xdist's processes, two pytest runs and a
 network file system), read back only when its checksum holds (a damaged entry is a miss and one
 warning line, then removed), touched on every hit and evicted least recently used first once the
-directory passes its size cap.
+directory passes its size cap. A worker's cache writes from a thread of its own
+(harness.stages.writer): a case does not wait for its entries.
 
 Compilers that keep caches of their own (Inductor's FX graph and kernel caches) keep them under
 `compilers/<name>` beside the entries, with their own keys; `clear` removes them too, the size cap
@@ -19,11 +20,14 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
 from harness.settings import Settings
+from harness.stages.writer import EntryWriter, Payload
 
 FORMAT = 1
 ENTRIES = "entries"
@@ -31,6 +35,7 @@ COMPILER_CACHES = "compilers"   # compilers' own caches, one folder each
 WARNINGS_NOTE = "stage_cache_warnings"   # a case's notes: what the cache warned of while it ran
 EVICT_TO = 0.8       # eviction stops once the entries take this share of the cap
 CHECK_EVERY = 16     # puts between two measurements of the directory's size (the first put measures)
+STALE_WRITE_S = 3600   # a write in progress this old was a killed process's: its file is removed
 
 
 class CacheMode(enum.Enum):
@@ -58,12 +63,15 @@ class Entry:
 
 class StageCache:
     """The entries under `root`, used as `mode` says, kept under `cap_bytes`; `warn` gets the one
-    line a damaged entry or an unwritable directory is worth."""
+    line a damaged entry or an unwritable directory is worth. `background`: entries are written by
+    a thread of their own (a worker's), `flush` waits for them."""
 
-    def __init__(self, root: Path, mode: CacheMode, cap_bytes: int, warn: Callable[[str], None]):
+    def __init__(self, root: Path, mode: CacheMode, cap_bytes: int, warn: Callable[[str], None],
+                 background: bool = False):
         self.root, self.mode, self.cap_bytes, self.warn = root, mode, cap_bytes, warn
         self.puts = 0
         self.broken = False   # the directory could not be written: said once, then no more writes
+        self.writer = EntryWriter(self._store, warn) if background else None
 
     @classmethod
     def of(cls, settings: Settings, warn: Callable[[str], None]) -> "StageCache":
@@ -81,6 +89,8 @@ class StageCache:
         """The entry, or None: a miss (absent, damaged, or the mode does not read)."""
         if not self.mode.reads:
             return None
+        if self.writer is not None and self.writer.holds(key):   # written by this worker a moment ago
+            self.writer.flush()
         path = self.path(key)
         try:
             data = path.read_bytes()
@@ -96,13 +106,32 @@ class StageCache:
             os.utime(path)   # its last use: eviction goes least recently used first
         return entry
 
-    def put(self, key: str, payload: bytes, seconds: float) -> None:
+    def put(self, key: str, payload: Payload, seconds: float) -> None:
+        """Write the entry: now, or queued for the writer thread. A payload given as a function is
+        made where the entry is written (a function that raises: no entry)."""
         if not self.mode.writes or self.broken:
+            return
+        if self.writer is not None:
+            self.writer.submit(key, payload, seconds)
+        else:
+            self._store(key, payload, seconds)
+
+    def flush(self) -> None:
+        """Wait until every entry put so far is written."""
+        if self.writer is not None:
+            self.writer.flush()
+
+    def _store(self, key: str, payload: Payload, seconds: float) -> None:
+        if self.broken:
+            return
+        try:
+            data = payload if isinstance(payload, bytes) else payload()
+        except (OSError, subprocess.SubprocessError):   # an entry that cannot be made (a link refused): none
             return
         path = self.path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomically(path, _encode(payload, seconds))
+            _write_atomically(path, _encode(data, seconds))
         except OSError as e:
             self.broken = True
             self.warn(f"stage cache: cannot write under {self.root} ({e.strerror or e}): this run writes no entries")
@@ -144,16 +173,20 @@ class StageCache:
         return removed
 
     def _entries(self) -> Iterator[tuple[Path, float, int]]:
-        """(path, last use, bytes) of every entry; files that vanish meanwhile are skipped."""
+        """(path, last use, bytes) of every entry; files that vanish meanwhile are skipped, and a
+        write in progress for an hour (its process was killed mid-write) is removed."""
+        stale = time.time() - STALE_WRITE_S
         with contextlib.suppress(FileNotFoundError):
             for folder in os.scandir(self.root / ENTRIES):
                 if not folder.is_dir():
                     continue
                 for item in os.scandir(folder.path):
                     with contextlib.suppress(FileNotFoundError):
-                        if item.name.startswith("."):   # a write in progress
-                            continue
                         stat = item.stat()
+                        if item.name.startswith("."):   # a write in progress
+                            if stat.st_mtime < stale:
+                                os.unlink(item.path)
+                            continue
                         yield Path(item.path), stat.st_mtime, stat.st_size
 
 

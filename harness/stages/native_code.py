@@ -6,7 +6,9 @@ The JIT compiles for the host's CPU (its model and features), so an entry is key
 (`host_cpu`): a library built on another CPU is never loaded. The library is linked with
 `-z defs`, so one that needs a symbol the JIT took from the process (a runtime library of
 `shared_libs`, a libgcc conversion this machine's libgcc lacks) does not link and is not cached.
-Where there is no C compiler the stage is computed every time (`uncacheable`).
+The link runs where the entry is written, in a worker's writer thread (harness.stages.writer),
+so a refused link leaves no entry and the case says `miss` (each run). Where there is no C
+compiler the stage is computed every time (`uncacheable`).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import subprocess
 import tempfile
 import weakref
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from harness.stages.fingerprinting import digest
 
@@ -54,13 +56,31 @@ def linker() -> str | None:
 
 def shared_library(code: ObjectCode) -> bytes:
     """The JIT's object file linked into a shared library, as bytes. Raises when it does not link."""
+    return linked(object_code(code))
+
+
+def library_later(code: ObjectCode) -> Callable[[], bytes]:
+    """The machine code's stage-cache payload: the object file taken now (the engine is the case's),
+    linked when the entry is written (by the worker's writer thread, while the case goes on)."""
+    return functools.partial(linked, object_code(code))
+
+
+def object_code(code: ObjectCode) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="harness-jit-") as folder:
+        path = Path(folder, "code.o")
+        code.object_file(path)
+        return path.read_bytes()
+
+
+def linked(objects: bytes) -> bytes:
+    """An object file linked into a shared library, as bytes. Raises when it does not link."""
     compiler = linker()
     if compiler is None:
         raise FileNotFoundError("no C compiler to link the JIT's object file")
     with tempfile.TemporaryDirectory(prefix="harness-jit-") as folder:
-        objects, library = Path(folder, "code.o"), Path(folder, "code.so")
-        code.object_file(objects)
-        subprocess.run([compiler, "-shared", "-Wl,-z,defs", "-o", str(library), str(objects), "-lm"],
+        source, library = Path(folder, "code.o"), Path(folder, "code.so")
+        source.write_bytes(objects)
+        subprocess.run([compiler, "-shared", "-Wl,-z,defs", "-o", str(library), str(source), "-lm"],
                        check=True, capture_output=True)
         return library.read_bytes()
 

@@ -25,6 +25,7 @@ from harness.protocol import CacheSettings
 from harness.stages.entries import WARNINGS_NOTE, CacheMode, StageCache
 from harness.stages.fingerprinting import digest, fingerprint_of, tensor_bytes
 from harness.stages.keys import BUILDS_MEMO, build_digest, file_digest, stage_key
+from harness.stages.writer import Payload
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +37,8 @@ class Stage:
                                          # unknown, the stage is not cached); asked only with a cache
     builds: Callable[[], Mapping[str, str]]   # the packages that compute it: their build digests
     options: Mapping[str, Any]           # the backend's options that change it
-    dump: Callable[[Any], bytes]         # its output as bytes (may raise: then it is not cached)
+    dump: Callable[[Any], Payload]       # its output as bytes (may raise: then it is not cached), or a
+                                         # function making them off the case's path (harness.stages.writer)
     load: Callable[[bytes], Any]         # and back
     shown: Callable[[Any], Any] = lambda output: output   # what its fingerprint hashes (an IR's text)
     fingerprinted: bool = True           # False: the machine's, not the compiler's (the JIT's machine
@@ -48,13 +50,20 @@ _cache: StageCache | None = None
 _pending: list[str] = []   # warnings of the cache, until the case they happened in takes them
 
 
-def use_cache(settings: CacheSettings | None) -> None:
-    """Use the cache the controller's settings name from now on; None, or mode off: none."""
+def use_cache(settings: CacheSettings | None, background: bool = False) -> None:
+    """Use the cache the controller's settings name from now on; None, or mode off: none.
+    `background` (a worker's): entries are written by a thread of their own."""
     global _cache
     if settings is None or CacheMode(settings.mode) is CacheMode.OFF:
         _cache = None
     else:
-        _cache = StageCache(Path(settings.dir), CacheMode(settings.mode), settings.size, _pending.append)
+        _cache = StageCache(Path(settings.dir), CacheMode(settings.mode), settings.size, _pending.append, background)
+
+
+def flush_cache() -> None:
+    """Wait until this worker's entries are written (before it ends: harness.protocol's Flush)."""
+    if _cache is not None:
+        _cache.flush()
 
 
 def worker_cache() -> StageCache | None:
@@ -161,13 +170,22 @@ def _written(case: CaseContext, stage: Stage, compute: Callable[[], Any], cache:
     if cache.mode.writes:
         try:
             facts = json.dumps(stage.facts(value), sort_keys=True)
-            payload = f"{case.fingerprints.get(stage.name, '')}\n{facts}\n".encode() + stage.dump(value)
+            head = f"{case.fingerprints.get(stage.name, '')}\n{facts}\n".encode()
+            data = stage.dump(value)
         except Exception:  # noqa: BLE001 - a stage that does not serialise is computed each time
             case.cache[stage.name] = "uncacheable"
             return value
-        cache.put(key, payload, seconds)
+        cache.put(key, _after(head, data), seconds)
         _take_warnings(case)
     return value
+
+
+def _after(head: bytes, data: Payload) -> Payload:
+    """An entry's payload: its head lines, then the stage's bytes (made later, when a function)."""
+    if isinstance(data, bytes):
+        return head + data
+    make = data
+    return lambda: head + make()
 
 
 def _computed(case: CaseContext, stage: Stage, compute: Callable[[], Any], status: str) -> Any:

@@ -4,7 +4,9 @@ each case, computes golden values, compiles, runs and compares (harness.worker.e
 It speaks harness.protocol: requests on stdin, replies on the original stdout. fd 1 is then
 pointed at stderr, so whatever a case or compiler prints lands in the captured log and cannot
 corrupt the protocol. Its first request, Start, names the backends to create before Ready (which
-says those that could not be) and the stage cache the backends use.
+says those that could not be) and the stage cache the backends use. Before the controller ends a
+worker that ran cases it sends Flush: the worker writes the stage-cache entries its writer thread
+still holds (harness.stages.writer) and says Flushed.
 
 A worker dies with the controller (PR_SET_PDEATHSIG), even a SIGKILLed one; the processes it
 started (a compiler, say) would outlive both, so a keeper forked first waits for the controller's
@@ -57,8 +59,8 @@ def _keep_group() -> None:
 
 def main() -> None:
     _keep_group()   # before the harness's modules load: the keeper's copy of the pages stays small
-    from harness.protocol import Ready, RunRequest, Start, decode, encode
-    from harness.stages.reuse import use_cache
+    from harness.protocol import Flush, Flushed, Ready, RunRequest, Start, decode, encode
+    from harness.stages.reuse import flush_cache, use_cache
     from harness.worker.crash_handler import install_crash_dump
     from harness.worker.session import Session
 
@@ -82,13 +84,16 @@ def main() -> None:
         return
     start = decode(line)
     assert isinstance(start, Start), start
-    use_cache(start.cache)   # before the backends: Inductor's follows it from its __init__
+    use_cache(start.cache, background=True)   # before the backends: Inductor's follows it from its __init__
     problems = session.preload(start.preload)
     send(Ready(os.getpid(), problems))
     for line in sys.stdin:
         request = decode(line)
         if isinstance(request, RunRequest):
             send(session.run(request))
+        elif isinstance(request, Flush):
+            flush_cache()
+            send(Flushed())
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def test_a_worker_dying_after_a_flood_keeps_the_tail(flood_run):
 
 def test_captured_output_goes_through_a_pipe_and_only_its_tail_is_kept(flood_run):
     """Nothing the worker prints lands in a file that could grow: the controller drains a pipe into
-    a buffer of the last harness.controller.pool.OUTPUT_CAP_BYTES (the controller's RSS is checked above)."""
+    a buffer of the last harness.controller.worker_process.OUTPUT_CAP_BYTES (the controller's RSS is checked above)."""
     notes = flood_run.record("flood", "conv_forward/2d/tiny")["notes"]
     print(f"flood: {2 * FLOOD} bytes written in {notes['flood_seconds']} s")
     assert notes["output_is_pipe"] is True
