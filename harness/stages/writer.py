@@ -1,7 +1,9 @@
 """A worker's stage-cache entries written off the case's critical path: the case hands each entry
-to one background thread and goes on with its next stage. What the thread does releases the
-interpreter lock (hashing, writing the file, waiting for the C compiler that links the machine
-code), so on a machine with a core to spare the entries cost a first run almost nothing.
+to one background thread and goes on with its next stage. The thread hashes and writes the
+entry and waits for the C compiler that links the machine code, all of which release the
+interpreter lock. (The serialising of a stage's output stays on the case's path: torch.export.save
+is Python, and would only contend for the lock. Measured on 2026-12-07, a first run of the
+convolution-backward family gains about 0.6 s of 46: benchmarks/RESULTS.md.)
 
 Nothing is lost on the way out: the pool asks a worker to flush before it ends or recycles it
 (harness.protocol's Flush), and a lookup of a key still queued waits for it. A worker killed
