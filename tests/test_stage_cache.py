@@ -226,6 +226,28 @@ def test_a_hit_is_loaded_only_when_its_output_is_asked_for(worker_cache_in):
     assert unfaithful.value == "twelve chars" and unfaithful_case.cache == {"text": "miss"}
 
 
+def test_a_stage_kept_as_its_facts_gives_them_and_computes_its_output_when_asked(worker_cache_in):
+    """The MLIR backends' decomposed program: its entry holds the fingerprint and facts the import's
+    key and the record need, not the program; a case that needs the program computes it (a miss)."""
+    from harness.backend_interface import CaseContext
+
+    reuse, computed = worker_cache_in, []
+    stage = reuse.Stage("text", lambda: "its input", dict, {}, str.encode, bytes.decode, facts=lambda t: {"n": len(t)},
+                        kept=False)
+
+    def run(text: str):
+        case = CaseContext(enter=lambda phase: None)
+        return case, reuse.deferred(case, stage, lambda: computed.append(text) or text)
+
+    cold_case, cold = run("twelve chars")
+    warm_case, warm = run("twelve chars")
+    assert (warm.facts, warm_case.fingerprints, warm_case.cache) == ({"n": 12}, cold_case.fingerprints, {"text": "hit"})
+    assert computed == ["twelve chars"]   # the hit computed nothing
+    (entry,) = [path.read_bytes() for path in (reuse.worker_cache().root / "entries").glob("*/*")]
+    assert entry.endswith(b'{"n": 12}\n')   # the fingerprint and facts, then no output
+    assert warm.value == "twelve chars" and warm_case.cache == {"text": "miss"} and len(computed) == 2
+
+
 def test_a_golden_is_loaded_for_the_same_program_and_inputs_only(worker_cache_in):
     """The float64 golden's entry (harness.stages.goldens) is keyed on the program and on the input
     set's bytes, shapes and dtypes: another input set, of the same values in another shape, or

@@ -284,8 +284,10 @@ class MlirBackend(Backend):
             case.sizes["export_ops"] = exported.facts["ops"]
             case.ops = exported_ops(exported)
             case.enter(Phase.DECOMPOSE)   # what export_and_import would do first, as a phase of its own
+            # Kept as its fingerprint and facts: the import's entry has the same builds in its key, so
+            # the program is needed only when the import is computed anyway (its options changed).
             return deferred(case, Stage("decomposed", fingerprint_source(case, "exported"), torch_mlir_build, {},
-                                        save_exported, load_exported, facts=program_facts),
+                                        save_exported, load_exported, facts=program_facts, kept=False),
                             lambda: exported.value.run_decompositions(_decomposition_table()))
 
     def compile_onnx(self, model: Any, case: CaseContext, numpy_results: bool = False) -> MlirArtifact:

@@ -44,6 +44,9 @@ class Stage:
     fingerprinted: bool = True           # False: the machine's, not the compiler's (the JIT's machine
                                          # code): cached, never compared between two runs
     facts: Callable[[Any], Mapping[str, Any]] = lambda output: {}   # what later stages record of it (JSON)
+    kept: bool = True                    # False: its entry holds the fingerprint and facts alone (the next
+                                         # stage's key and records need no more); its output, asked for
+                                         # when the next stage misses, is computed then (a miss)
 
 
 _cache: StageCache | None = None
@@ -153,6 +156,8 @@ _UNLOADED = object()   # an entry's output that did not load, or is not what was
 def _faithful(stage: Stage, data: bytes, fingerprint: str) -> Any:
     """An entry's output loaded, when it loads and its fingerprint (if the stage has one) is the
     one written with it; else _UNLOADED."""
+    if not stage.kept:
+        return _UNLOADED
     try:
         value = stage.load(data)
         if not (stage.fingerprinted and fingerprint) or fingerprint_of(stage.shown(value)) == fingerprint:
@@ -171,7 +176,7 @@ def _written(case: CaseContext, stage: Stage, compute: Callable[[], Any], cache:
         try:
             facts = json.dumps(stage.facts(value), sort_keys=True)
             head = f"{case.fingerprints.get(stage.name, '')}\n{facts}\n".encode()
-            data = stage.dump(value)
+            data = stage.dump(value) if stage.kept else b""
         except Exception:  # noqa: BLE001 - a stage that does not serialise is computed each time
             case.cache[stage.name] = "uncacheable"
             return value
