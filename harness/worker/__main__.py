@@ -70,7 +70,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides when workers stop
     faulthandler.disable()  # PYTHONFAULTHANDLER enabled it at start-up; it must come after:
     install_crash_dump()    # it prints the Python stack, then chains to the native stack dump
-    faulthandler.enable(all_threads=True)
+    faulthandler.enable(all_threads=False)   # the crashing thread's: not the stage-cache writer's too
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the controller asks "where are you?" before a kill
     _die_with_parent()
 
