@@ -176,6 +176,7 @@ class Server:
         sys.stderr.flush()
         with contextlib.suppress(OSError):
             os.unlink(f"{base}.lock")
+        with contextlib.suppress(OSError):   # apart: a lock already gone must not keep an empty log
             if os.path.getsize(f"{base}.log") == 0:
                 os.unlink(f"{base}.log")
         os._exit(0)
